@@ -60,10 +60,7 @@ def _source_index(rank):
 @njit
 def _dest(b, rank, die, variant, highest):
     """Where a mover checker of source rank goes with die: 1..24, 0 = off, -1 = illegal."""
-    if rank >= _RANK_OUT:
-        dst = 25 - die
-    else:
-        dst = rank - die
+    dst = 25 - die if rank >= _RANK_OUT else rank - die
     if dst >= 1:
         if b[dst] < -1:
             return -1  # closed point
@@ -79,7 +76,7 @@ def _dest(b, rank, die, variant, highest):
     return -1
 
 
-@njit
+@njit(inline="always")  # inlined into _walk: ~25% faster
 def _apply(src_board, dst_board, rank, dst):
     """dst_board = src_board with one mover checker moved from rank to dst."""
     for i in range(SIZE):
@@ -94,27 +91,61 @@ def _apply(src_board, dst_board, rank, dst):
         dst_board[dst] += 1
 
 
+# Zobrist keys: a board's hash is the XOR of _ZOBRIST[i, b[i] + 16] over its entries, so
+# a move updates it with a few XORs instead of rehashing 30 bytes at every leaf.
+_ZOBRIST = np.random.default_rng(20261130).integers(0, 2**63, size=(SIZE, 32), dtype=np.int64)
+
+
 @njit
-def _hash(b, again):
-    h = np.uint64(1469598103934665603) ^ np.uint64(again)
+def _hash(b):
+    h = np.int64(0)
     for i in range(SIZE):
-        h = (h ^ np.uint64(np.int64(b[i]) + 128)) * np.uint64(1099511628211)
+        h ^= _ZOBRIST[i, b[i] + 16]
     return h
 
 
 @njit
-def _add(b, again, out, out_again, n, table, slots):
-    """Add (b, again) to out[:n] unless present. Return the new n, or -1 if out is full."""
+def _set(h, i, old, new):
+    return h ^ _ZOBRIST[i, old + 16] ^ _ZOBRIST[i, new + 16]
+
+
+@njit
+def _moved_hash(h, b, rank, dst):
+    """Hash of b after moving a mover checker from rank to dst (b itself unchanged)."""
+    src = _source_index(rank)
+    h = _set(h, src, b[src], b[src] - 1)
+    if dst == 0:
+        return _set(h, MY_OFF, b[MY_OFF], b[MY_OFF] + 1)
+    if b[dst] == -1:
+        h = _set(h, OPP_BAR, b[OPP_BAR], b[OPP_BAR] - 1)
+        return _set(h, dst, -1, 1)
+    return _set(h, dst, b[dst], b[dst] + 1)
+
+
+@njit(inline="always")  # inlined into _walk: ~25% faster
+def _insert(parent, rank, dst, key, again, acc, n, spare):
+    """Add the board `parent` after moving rank -> dst (rank 0: parent itself), whose hash
+    is key, to the outcomes unless present. Return the new n, or -1 when full.
+
+    The board is only built when its hash matches an outcome (to compare) or is new.
+    acc = (out, out_again, hashes, table, slots); spare: a (SIZE,) scratch board.
+    """
+    out, out_again, hashes, table, slots = acc
+    key ^= again
     mask = table.shape[0] - 1
-    j = np.int64(_hash(b, again) & np.uint64(mask))
+    j = key & mask
+    built = False
     while True:
         k = table[j]
         if k < 0:
             break
-        if out_again[k] == again:
+        if hashes[k] == key and out_again[k] == again:
+            if not built:
+                _build(parent, spare, rank, dst)
+                built = True
             same = True
             for i in range(SIZE):
-                if out[k, i] != b[i]:
+                if out[k, i] != spare[i]:
                     same = False
                     break
             if same:
@@ -122,31 +153,44 @@ def _add(b, again, out, out_again, n, table, slots):
         j = (j + 1) & mask
     if n >= out.shape[0]:
         return -1
-    for i in range(SIZE):
-        out[n, i] = b[i]
+    _build(parent, out[n], rank, dst)
     out_again[n] = again
+    hashes[n] = key
     table[j] = n
     slots[n] = j
     return n + 1
 
 
+@njit(inline="always")  # inlined into _walk: ~25% faster
+def _build(parent, child, rank, dst):
+    if rank == 0:
+        for i in range(SIZE):
+            child[i] = parent[i]
+    else:
+        _apply(parent, child, rank, dst)
+
+
 @njit
-def _walk(b, dice, ndice, target, ordered, variant, stack, nxt, high, again,
-          out, out_again, n, table, slots):  # fmt: skip
+def _walk(b, h, ndice, target, ordered, variant, again, acc, n, scratch, commuted=False):
     """Depth-first walk over the plays of dice[:ndice], one die per step.
 
     target < 0: probe; return the most dice any play can use (stops early at ndice).
-    target >= 0: add every board reached after exactly `target` dice to out; return
-    the new n (-1 on overflow). ordered: sources never increase along a play (a
-    doublet's moves commute, so this loses nothing and saves duplicates).
+    target >= 0: add every board reached after exactly `target` dice to the outcomes;
+    return the new n (-1 on overflow). ordered: sources never increase along a play (a
+    standard doublet's moves commute, so this loses nothing and saves duplicates).
+    commuted: the other order of these two dice was walked already; skip the two-move
+    plays that are that walk's plays in the other order (see _roll).
+    scratch = (dice, stack, nxt, high, hashes, landed): per-depth state.
     """
+    dice, stack, nxt, high, hs, landed = scratch
+    if target == 0:
+        return _insert(b, 0, 0, h, again, acc, n, stack[1])
     best = 0
     for i in range(SIZE):
         stack[0, i] = b[i]
-    if target == 0:
-        return _add(b, again, out, out_again, n, table, slots)
     nxt[0] = _RANK_BAR
     high[0] = _highest(b)
+    hs[0] = h
     depth = 0
     while depth >= 0:
         cur = stack[depth]
@@ -164,23 +208,26 @@ def _walk(b, dice, ndice, target, ordered, variant, stack, nxt, high, again,
             depth -= 1
             continue
         nxt[depth] = r - 1
-        child = stack[depth + 1]
-        _apply(cur, child, r, dst)
-        depth += 1
         if target < 0:
-            if depth > best:
-                best = depth
+            if depth + 1 > best:
+                best = depth + 1
                 if best == ndice:
                     return best
-        elif depth == target:
-            n = _add(child, again, out, out_again, n, table, slots)
+        elif depth + 1 == target:
+            if commuted and depth == 1 and dst >= 1 and landed[1] >= 1 and r != landed[1]:
+                continue
+            n = _insert(cur, r, dst, _moved_hash(hs[depth], cur, r, dst), again, acc, n,
+                        stack[depth + 1])  # fmt: skip
             if n < 0:
                 return -1
-            depth -= 1
             continue
-        if depth == ndice:
-            depth -= 1
+        if depth + 1 == ndice:
             continue
+        child = stack[depth + 1]
+        hs[depth + 1] = _moved_hash(hs[depth], cur, r, dst)
+        _apply(cur, child, r, dst)
+        depth += 1
+        landed[depth] = dst
         nxt[depth] = r if ordered else _RANK_BAR
         high[depth] = _highest(child)
     if target < 0:
@@ -189,98 +236,93 @@ def _walk(b, dice, ndice, target, ordered, variant, stack, nxt, high, again,
 
 
 @njit
-def _roll(b, d1, d2, variant, ordered_doublets, dice, stack, nxt, high, again,
-          out, out_again, n, table, slots):  # fmt: skip
+def _doublet(b, h, d, variant, ordered, again_if_all, acc, n, scratch):
+    """Add the plays of doublet d (up to four moves, maximal use). Return (n, dice used)."""
+    dice = scratch[0]
+    for i in range(_MAX_DEPTH):
+        dice[i] = d
+    m = _walk(b, h, 4, -1, ordered, variant, 0, acc, n, scratch)
+    again = 1 if (again_if_all and m == 4) else 0
+    return _walk(b, h, 4, m, ordered, variant, again, acc, n, scratch), m
+
+
+@njit
+def _roll(b, h, d1, d2, variant, acc, n, scratch):
     """Add the outcomes of playing d1-d2 (no 1-2 chain) to out. Return (n, dice used)."""
     if d1 == d2:
-        for i in range(_MAX_DEPTH):
-            dice[i] = d1
-        m = _walk(b, dice, 4, -1, ordered_doublets, variant, stack, nxt, high, again,
-                  out, out_again, n, table, slots)  # fmt: skip
-        n = _walk(b, dice, 4, m, ordered_doublets, variant, stack, nxt, high, again,
-                  out, out_again, n, table, slots)  # fmt: skip
-        return n, m
+        return _doublet(b, h, d1, variant, variant == STANDARD, False, acc, n, scratch)
+    dice = scratch[0]
     hi = max(d1, d2)
     lo = min(d1, d2)
     dice[0] = hi
     dice[1] = lo
-    m_hi = _walk(b, dice, 2, -1, False, variant, stack, nxt, high, again,
-                 out, out_again, n, table, slots)  # fmt: skip
+    m_hi = _walk(b, h, 2, -1, False, variant, 0, acc, n, scratch)
     m = m_hi
-    m_lo = 0
     if m_hi < 2:
         dice[0] = lo
         dice[1] = hi
-        m_lo = _walk(b, dice, 2, -1, False, variant, stack, nxt, high, again,
-                     out, out_again, n, table, slots)  # fmt: skip
-        m = max(m_hi, m_lo)
+        m = max(m, _walk(b, h, 2, -1, False, variant, 0, acc, n, scratch))
     if m == 2:
         dice[0] = hi
         dice[1] = lo
-        n = _walk(b, dice, 2, 2, False, variant, stack, nxt, high, again,
-                  out, out_again, n, table, slots)  # fmt: skip
+        n = _walk(b, h, 2, 2, False, variant, 0, acc, n, scratch)
         if n < 0:
             return n, m
         dice[0] = lo
         dice[1] = hi
-        n = _walk(b, dice, 2, 2, False, variant, stack, nxt, high, again,
-                  out, out_again, n, table, slots)  # fmt: skip
-        return n, m
+        # In standard play, with no checker on the bar, two moves that neither bear off nor
+        # move the same checker are legal in either order with the same result: the
+        # hi-lo walk has them already. (Not so in Acey-Deucey: the home rule.)
+        commuted = variant == STANDARD and b[MY_BAR] == 0
+        return _walk(b, h, 2, 2, False, variant, 0, acc, n, scratch, commuted), m
     if m == 1:
         # Only one die can be played: the higher one if it can be (seed 003).
         dice[0] = hi if m_hi == 1 else lo
-        n = _walk(b, dice, 1, 1, False, variant, stack, nxt, high, again,
-                  out, out_again, n, table, slots)  # fmt: skip
-        return n, m
-    return _add(b, again, out, out_again, n, table, slots), 0
+        return _walk(b, h, 1, 1, False, variant, 0, acc, n, scratch), m
+    return _insert(b, 0, 0, h, 0, acc, n, scratch[1][1]), 0
 
 
 @njit
-def _clear(table, slots, n):
-    for i in range(n):
+def _clear(acc, n):
+    """Empty the dedupe table after a call (only the slots used): O(n), not O(table)."""
+    table = acc[3]
+    slots = acc[4]
+    for i in range(min(n, slots.shape[0])):
         table[slots[i]] = -1
 
 
 @njit
-def _outcomes(b, d1, d2, variant, out, out_again, tmp, table, slots, dice, stack, nxt, high):
-    """Fill out[:n] (mover's view boards) and out_again[:n] with the distinct outcomes
-    of rolling d1-d2 in b. Return n, or -1 when out (or tmp) is too small.
+def _outcomes(b, d1, d2, variant, acc, tmp, scratch):
+    """Fill out[:n] (mover's view boards after the whole turn) and out_again[:n] with the
+    distinct outcomes of rolling d1-d2 in b. Return n, or -1 when the buffers are too small.
 
-    table: int64 (2^k >= 2 * len(out),) all -1 on entry and on return; slots: int64 (len(out),).
-    tmp: int8 (len(out), SIZE) scratch for the 1-2 chain.
+    acc = (out (C, SIZE) int8, out_again (C,) int8, hashes (C,) int64, table (2^k >= 2C,)
+    int64 all -1 on entry and on return, slots (C,) int64); tmp (C, SIZE) int8 scratch.
     """
-    ordered = variant == STANDARD  # see _walk; Acey-Deucey's home rule breaks commuting
+    h = _hash(b)
     if variant == ACEY_DEUCEY and min(d1, d2) == 1 and max(d1, d2) == 2:
-        n12, m = _roll(b, 2, 1, variant, ordered, dice, stack, nxt, high, 0,
-                       out, out_again, 0, table, slots)  # fmt: skip
+        n12, m = _roll(b, h, 2, 1, variant, acc, 0, scratch)
         if n12 < 0 or m < 2:
-            if n12 < 0:
-                _clear(table, slots, out.shape[0])
-            else:
-                _clear(table, slots, n12)
+            _clear(acc, acc[0].shape[0] if n12 < 0 else n12)
             return n12
-        # Both the 1 and the 2 were played: then any doublet, rolling again if all 4 play.
+        # The 1 and the 2 were both played: then any doublet, rolling again if all 4 play.
+        out = acc[0]
         for i in range(n12):
             for j in range(SIZE):
                 tmp[i, j] = out[i, j]
-        _clear(table, slots, n12)
+        _clear(acc, n12)
         n = 0
         for i in range(n12):
+            hi = _hash(tmp[i])
             for k in range(1, 7):
-                for j in range(_MAX_DEPTH):
-                    dice[j] = k
-                m = _walk(tmp[i], dice, 4, -1, ordered, variant, stack, nxt, high, 0,
-                          out, out_again, n, table, slots)  # fmt: skip
-                n = _walk(tmp[i], dice, 4, m, ordered, variant, stack, nxt, high,
-                          1 if m == 4 else 0, out, out_again, n, table, slots)  # fmt: skip
+                n, m = _doublet(tmp[i], hi, k, variant, False, True, acc, n, scratch)
                 if n < 0:
-                    _clear(table, slots, out.shape[0])
+                    _clear(acc, out.shape[0])
                     return -1
-        _clear(table, slots, n)
+        _clear(acc, n)
         return n
-    n, m = _roll(b, d1, d2, variant, ordered, dice, stack, nxt, high, 0,
-                 out, out_again, 0, table, slots)  # fmt: skip
-    _clear(table, slots, out.shape[0] if n < 0 else n)
+    n, m = _roll(b, h, d1, d2, variant, acc, 0, scratch)
+    _clear(acc, acc[0].shape[0] if n < 0 else n)
     return n
 
 
@@ -289,26 +331,28 @@ class Workspace:
 
     def __init__(self, capacity: int = INITIAL_CAPACITY) -> None:
         self.allocate(capacity)
-        self.dice = np.zeros(_MAX_DEPTH, np.int64)
-        self.stack = np.zeros((_MAX_DEPTH + 1, SIZE), np.int8)
-        self.nxt = np.zeros(_MAX_DEPTH + 1, np.int64)
-        self.high = np.zeros(_MAX_DEPTH + 1, np.int64)
+        self.scratch = (
+            np.zeros(_MAX_DEPTH, np.int64),  # dice of each step
+            np.zeros((_MAX_DEPTH + 1, SIZE), np.int8),  # board at each depth
+            np.zeros(_MAX_DEPTH + 1, np.int64),  # next source rank to try
+            np.zeros(_MAX_DEPTH + 1, np.int64),  # highest occupied point
+            np.zeros(_MAX_DEPTH + 1, np.int64),  # hash
+            np.zeros(_MAX_DEPTH + 1, np.int64),  # where the move into this depth landed
+        )
 
     def allocate(self, capacity: int) -> None:
         self.capacity = capacity
         self.out = np.zeros((capacity, SIZE), np.int8)
         self.again = np.zeros(capacity, np.int8)
         self.tmp = np.zeros((capacity, SIZE), np.int8)
-        self.table = np.full(1 << (2 * capacity - 1).bit_length(), -1, np.int64)
-        self.slots = np.zeros(capacity, np.int64)
+        table = np.full(1 << (2 * capacity - 1).bit_length(), -1, np.int64)
+        self.acc = (self.out, self.again, np.zeros(capacity, np.int64), table,
+                    np.zeros(capacity, np.int64))  # fmt: skip
 
     def run(self, board: Board, d1: int, d2: int, variant: int) -> int:
         """Generate into self.out / self.again, growing as needed; return the count."""
         while True:
-            n = int(
-                _outcomes(board, d1, d2, variant, self.out, self.again, self.tmp, self.table,
-                          self.slots, self.dice, self.stack, self.nxt, self.high)  # fmt: skip
-            )
+            n = int(_outcomes(board, d1, d2, variant, self.acc, self.tmp, self.scratch))
             if n >= 0:
                 return n
             self.allocate(self.capacity * 4)
@@ -337,13 +381,12 @@ def legal_outcomes(board: Board, d1: int, d2: int, variant: int = STANDARD
 
 
 @njit
-def _count_batch(boards, rolls, variants, out, out_again, tmp, table, slots, dice, stack,
-                 nxt, high):  # fmt: skip
-    """Benchmark and perft helper: total outcomes over many (board, roll) pairs."""
+def _count_batch(boards, rolls, variants, acc, tmp, scratch):
+    """Total outcomes over many (board, roll) pairs in one call (benchmarks, perft).
+    Returns -1 - i when pair i overflows the buffers."""
     total = 0
     for i in range(boards.shape[0]):
-        n = _outcomes(boards[i], rolls[i, 0], rolls[i, 1], variants[i], out, out_again, tmp,
-                      table, slots, dice, stack, nxt, high)  # fmt: skip
+        n = _outcomes(boards[i], rolls[i, 0], rolls[i, 1], variants[i], acc, tmp, scratch)
         if n < 0:
             return -1 - i
         total += n
@@ -354,12 +397,10 @@ def count_batch(boards: Boards, rolls: np.ndarray, variants: np.ndarray,
                 ws: Workspace | None = None) -> int:  # fmt: skip
     """Sum of outcome counts over the pairs, all inside one numba call."""
     ws = ws or Workspace()
+    rolls = np.ascontiguousarray(rolls, dtype=np.int64)
+    variants = np.ascontiguousarray(variants, dtype=np.int64)
     while True:
-        total = int(
-            _count_batch(boards, rolls.astype(np.int64), variants.astype(np.int64), ws.out,
-                         ws.again, ws.tmp, ws.table, ws.slots, ws.dice, ws.stack, ws.nxt,
-                         ws.high)  # fmt: skip
-        )
+        total = int(_count_batch(boards, rolls, variants, ws.acc, ws.tmp, ws.scratch))
         if total >= 0:
             return total
         ws.allocate(ws.capacity * 4)

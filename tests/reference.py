@@ -40,7 +40,7 @@ from engine.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, SIZE, STA
 # (hashable, so sets of positions remove duplicate plays), mover's view.
 State = tuple[int, ...]
 
-__all__ = ["reference_outcomes", "single_die_moves", "legal_plays"]
+__all__ = ["legal_plays", "reference_outcomes", "single_die_moves"]
 
 
 # ---------------------------------------------------------------------------
@@ -197,7 +197,9 @@ def _acey_deucey_chain(start: State) -> set[tuple[State, bool]]:
     return out
 
 
-def reference_outcomes(board: np.ndarray, d1: int, d2: int, variant: int) -> set[tuple[bytes, bool]]:
+def reference_outcomes(
+    board: np.ndarray, d1: int, d2: int, variant: int
+) -> set[tuple[bytes, bool]]:
     """Every distinct (position after the whole turn, mover rolls again) pair.
 
     ``board`` is the engine's int8 board (SIZE,) seen by the mover; each resulting
