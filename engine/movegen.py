@@ -27,6 +27,7 @@ from engine.board import (
     STANDARD,
     Board,
     Boards,
+    flip_into,
 )
 from engine.errors import InvalidDiceError
 from engine.jit import njit
@@ -376,7 +377,9 @@ def legal_outcomes(board: Board, d1: int, d2: int, variant: int = STANDARD
     if _WORKSPACE is None:
         _WORKSPACE = Workspace()
     ws = _WORKSPACE
-    n = ws.run(np.ascontiguousarray(board, dtype=np.int8), int(d1), int(d2), int(variant))
+    if board.dtype != np.int8 or not board.flags.writeable or not board.flags.c_contiguous:
+        board = board.astype(np.int8)  # one compiled signature: writeable int8 arrays
+    n = ws.run(board, int(d1), int(d2), int(variant))
     return ws.out[:n].copy(), ws.again[:n].astype(bool)
 
 
@@ -403,4 +406,49 @@ def count_batch(boards: Boards, rolls: np.ndarray, variants: np.ndarray,
         total = int(_count_batch(boards, rolls, variants, ws.acc, ws.tmp, ws.scratch))
         if total >= 0:
             return total
+        ws.allocate(ws.capacity * 4)
+
+
+@njit
+def _shots(board, point, variant, acc, tmp, scratch, flipped):
+    """How many of the 36 rolls let the opponent hit the mover's blot on `point` (1..24;
+    0 = any mover blot), counting every roll with any legal play that hits (seed 002),
+    so closed points, the bar and maximal use of the dice are taken into account.
+    Returns -1 if the buffers are too small."""
+    flip_into(board, flipped)  # the opponent to move: the blot on p sits on 25 - p
+    hits = 0
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            n = _outcomes(flipped, d1, d2, variant, acc, tmp, scratch)
+            if n < 0:
+                return -1
+            out = acc[0]
+            hit = False
+            for k in range(n):
+                if point > 0:
+                    hit = out[k, 25 - point] >= 0  # the blot is gone: only a hit removes it
+                else:
+                    hit = out[k, OPP_BAR] < flipped[OPP_BAR]  # more of ours on the bar
+                if hit:
+                    break
+            if hit:
+                hits += 1 if d1 == d2 else 2
+    return hits
+
+
+def shots(board: Board, point: int = 0, variant: int = STANDARD) -> int:
+    """Rolls out of 36 with which the opponent (next to roll) can hit the mover's blot on
+    `point`, or any of the mover's blots with point=0. The blot must be a single checker."""
+    if point and board[point] != 1:
+        raise ValueError(f"point {point} holds no blot of the mover")
+    global _WORKSPACE
+    if _WORKSPACE is None:
+        _WORKSPACE = Workspace()
+    ws = _WORKSPACE
+    flipped = np.empty(SIZE, np.int8)
+    board = board.astype(np.int8)
+    while True:
+        n = int(_shots(board, point, variant, ws.acc, ws.tmp, ws.scratch, flipped))
+        if n >= 0:
+            return n
         ws.allocate(ws.capacity * 4)

@@ -1,0 +1,204 @@
+"""The `doublet` command line. Strings, files and errors live here; the work is in the engine.
+
+Every user error (a bad position, dice, play or file) ends as one line
+``doublet: error: ...`` and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from engine import board as B
+from engine.errors import DoubletError, InvalidDiceError
+
+ENGINE_DIR = Path(__file__).resolve().parent
+
+
+def _kernels_cached(module: str, kernel: str) -> bool:
+    """Is a numba disk cache of engine/<module>.py's <kernel> newer than the source?"""
+    src = ENGINE_DIR / f"{module}.py"
+    try:
+        stamp = src.stat().st_mtime
+        found = list((ENGINE_DIR / "__pycache__").glob(f"{module}.{kernel}-*.nbi"))
+    except OSError:
+        return False
+    return any(f.stat().st_mtime >= stamp for f in found)
+
+
+def announce_compile(module: str = "movegen", kernel: str = "_outcomes") -> None:
+    """Say so on stderr when the kernels must be compiled (first run only)."""
+    if not _kernels_cached(module, kernel):
+        print(
+            "doublet: compiling the numba kernels (first run only, about a minute); "
+            "later runs start in about a second",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _dice(values: Sequence[Any]) -> tuple[int, int]:
+    if not isinstance(values, (list, tuple)) or len(values) != 2:
+        raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {values!r}")
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            v = v.strip()
+            if not v.isdigit():
+                raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
+            raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
+        out.append(v)
+    return out[0], out[1]
+
+
+def _plays_json(position: Any, d1: int, d2: int) -> list[dict[str, Any]]:
+    from engine.ids import position_id
+
+    rows = []
+    for p in position.plays(d1, d2):
+        mover, opponent = B.counts(p.board)
+        row: dict[str, Any] = {
+            "play": p.notation,
+            "board": {"mover": mover, "opponent": opponent},
+            "again": p.again,
+        }
+        if position.variant == B.STANDARD:
+            row["position_id"] = position_id(B.flip(p.board))
+        rows.append(row)
+    return rows
+
+
+def _batch_lines(lines: Iterator[str], variant: str | None) -> Iterator[str]:
+    from engine.position import Position
+
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            try:
+                req = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DoubletError(f"line is not JSON: {e.msg} at column {e.colno}") from None
+            if not isinstance(req, dict) or "position" not in req or "dice" not in req:
+                raise DoubletError('each line must be {"position": ..., "dice": [d1, d2]}')
+            pos = Position.parse(req["position"], req.get("variant", variant))
+            d1, d2 = _dice(req["dice"])
+            yield json.dumps({"plays": _plays_json(pos, d1, d2)})
+        except DoubletError as e:
+            yield json.dumps({"error": str(e)})
+
+
+def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
+    from engine.position import Position
+
+    announce_compile()
+    if args.batch is not None:
+        if args.position is not None:
+            raise DoubletError("give either POSITION D1 D2 or --batch FILE, not both")
+        if args.batch == "-":
+            src: TextIO = sys.stdin
+        else:
+            try:
+                src = open(args.batch, encoding="utf-8")  # noqa: SIM115 - closed below
+            except OSError as e:
+                raise DoubletError(f"cannot read batch file {args.batch!r}: {e.strerror}") from None
+        try:
+            for reply in _batch_lines(iter(src), args.variant):
+                out.write(reply + "\n")
+        finally:
+            if src is not sys.stdin:
+                src.close()
+        return 0
+    if args.position is None or args.dice is None or len(args.dice) != 2:
+        raise DoubletError("usage: doublet moves POSITION D1 D2 (or --batch FILE)")
+    pos = Position.parse(args.position, args.variant)
+    d1, d2 = _dice(args.dice)
+    if args.json:
+        doc = {
+            "position": pos.to_json(),
+            "dice": [d1, d2],
+            "plays": _plays_json(pos, d1, d2),
+        }
+        out.write(json.dumps(doc) + "\n")
+        return 0
+    plays = pos.plays(d1, d2)
+    name = B.VARIANT_NAMES[pos.variant]
+    where = pos.id() if pos.variant == B.STANDARD else json.dumps(pos.to_json()["mover"])
+    mine, theirs = pos.pip_counts()
+    legal = [p for p in plays if p.notation]
+    out.write(
+        f"{name} position {where}, roll {d1}-{d2}; pips {mine} (on roll) vs {theirs}\n"
+        f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}"
+        f"{'' if legal else ': no checker can move'}\n"
+    )
+    width = max([len(p.notation) for p in legal] + [4])
+    for i, p in enumerate(legal, 1):
+        if pos.variant == B.STANDARD:
+            after = p.position().id()
+        else:
+            mover, opponent = B.counts(p.board)
+            after = f"mover {_hex(mover)} opponent {_hex(opponent)}"
+        extra = "  (rolls again)" if p.again else ""
+        out.write(f"{i:4d}. {p.notation:<{width}}  {after}{extra}\n")
+    return 0
+
+
+def _hex(side: list[int]) -> str:
+    return "".join(f"{n:x}" for n in side)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="doublet",
+        description="Doublet: a backgammon engine (standard backgammon and Acey-Deucey).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    m = sub.add_parser(
+        "moves",
+        help="list the legal plays of a roll",
+        description="List every distinct legal play of a roll. POSITION is a gnubg Position "
+        "ID, an XGID or a JSON board. --batch reads one JSON request a line "
+        '({"position": ..., "dice": [d1, d2]}) and writes one JSON reply a line.',
+    )
+    m.add_argument("position", nargs="?", help="gnubg Position ID, XGID or JSON board")
+    m.add_argument("dice", nargs="*", help="the two dice, e.g. 3 1")
+    m.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
+    m.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    m.add_argument("--batch", metavar="FILE", help="JSON lines in ('-' for stdin), JSON lines out")
+    m.set_defaults(func=cmd_moves)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        status = int(args.func(args, sys.stdout))
+    except DoubletError as e:
+        print(f"doublet: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("doublet: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    if getattr(args, "timing", False):
+        print(f"({time.perf_counter() - start:.2f} s)", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    np.set_printoptions(linewidth=120)
+    sys.exit(main())
