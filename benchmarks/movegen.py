@@ -35,9 +35,14 @@ from tests.reference import reference_outcomes  # noqa: E402
 DATA = ROOT / "tests" / "data"
 
 
+def _rows(name: str) -> list[dict]:
+    with open(DATA / name) as f:
+        return [json.loads(line) for line in f]
+
+
 def load_mix() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]]:
     mixes = {}
-    rows = [json.loads(line) for line in open(DATA / "gnubg_refset.jsonl")]
+    rows = _rows("gnubg_refset.jsonl")
     boards = np.stack([board_from_position_id(r["pid"]) for r in rows])
     rolls = np.array([r["dice"] for r in rows], np.int64)
     mixes["standard (gnubg_refset)"] = (boards, rolls, np.full(len(rows), STANDARD), rows)
@@ -79,7 +84,7 @@ def cli_rate(rows: list[dict], key: str) -> float:
         path = f.name
     cmd = [sys.executable, "-m", "engine", "moves", "--batch", path]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run(cmd[:3] + ["moves", "--batch", os.devnull], env=env, check=True)  # warm
+    subprocess.run([*cmd[:3], "moves", "--batch", os.devnull], env=env, check=True)  # warm
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     dt = time.perf_counter() - t
