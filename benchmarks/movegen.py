@@ -46,10 +46,9 @@ def load_mix() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]
     boards = np.stack([board_from_position_id(r["pid"]) for r in rows])
     rolls = np.array([r["dice"] for r in rows], np.int64)
     mixes["standard (gnubg_refset)"] = (boards, rolls, np.full(len(rows), STANDARD), rows)
-    rows = [json.loads(line) for line in open(DATA / "acey_deucey.jsonl")]
-    boards = np.stack(
-        [from_counts(r["position"]["mover"], r["position"]["opponent"]) for r in rows]
-    )
+    rows = _rows("acey_deucey.jsonl")
+    sides = [(r["position"]["mover"], r["position"]["opponent"]) for r in rows]
+    boards = np.stack([from_counts(m, o) for m, o in sides])
     rolls = np.array([r["dice"] for r in rows], np.int64)
     mixes["acey-deucey (acey_deucey)"] = (boards, rolls, np.full(len(rows), ACEY_DEUCEY), rows)
     return mixes
