@@ -511,7 +511,7 @@ def _parse(text: str) -> tuple[_Text, _Text | None, int]:
             f"{text!r}: after a 1-2 the mover chooses a doublet, and {k1}-{k2} is not one"
         )
     head = _parse_parts(low[:cut])
-    if head is None:
+    if not head:
         raise NotationError(f"{text!r}: before 'then' comes the play of the 1 and the 2")
     tail_text = text[rest + dm.start(3) :]
     return (text[:cut], head), (tail_text, _parse_parts(dm.group(3))), k1

@@ -1,0 +1,347 @@
+"""The neural evaluator: a one-hidden-layer net run in numba from exported weights.
+
+A net maps the inputs of a board (engine.encode, the side on roll's view, before it
+rolls) to five probabilities for the side on roll:
+
+    P(win), P(win gammon), P(win backgammon), P(lose gammon), P(lose backgammon)
+
+(gammons include backgammons). A model holds a contact net and, optionally, a race
+net used once the sides can no longer hit each other. Models are `.npz` files:
+``{contact,race}_{w1,b1,w2,b2}`` float32 arrays and ``meta``, a JSON string with at
+least ``encoder_version``, ``hidden``, ``variant`` and ``games``.
+
+Kernels take nets as tuples ``(w1 (I, H), b1 (H,), w2 (H, 5), b2 (5,))``; the hidden
+layer is computed sparsely (most inputs are 0), which is what makes it fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.board import ACEY_DEUCEY, SIZE, STANDARD, VARIANT_NAMES, Boards, flip_into, has_contact
+from engine.board import outcome as _outcome
+from engine.encode import ENCODER_VERSION, ESCAPES, HITS_OPEN, N_INPUTS, _encode_into
+from engine.errors import DoubletError
+from engine.jit import njit
+from engine.movegen import Workspace, _outcomes, check_dice
+
+N_OUTPUTS = 5
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DEFAULT_MODELS = {STANDARD: "doublet-standard.npz", ACEY_DEUCEY: "doublet-acey-deucey.npz"}
+
+
+class ModelError(DoubletError):
+    """A model file that is missing, corrupt, or made for another encoder version."""
+
+
+Net = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    contact: Net
+    race: Net
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def variant(self) -> int:
+        return int(self.meta.get("variant", STANDARD))
+
+
+def random_net(hidden: int, seed: int = 0, n_inputs: int = N_INPUTS) -> Net:
+    rng = np.random.default_rng(seed)
+    w1 = (rng.standard_normal((n_inputs, hidden)) * (1.0 / math.sqrt(n_inputs))).astype(np.float32)
+    w2 = (rng.standard_normal((hidden, N_OUTPUTS)) * (1.0 / math.sqrt(hidden))).astype(np.float32)
+    return (w1, np.zeros(hidden, np.float32), w2, np.zeros(N_OUTPUTS, np.float32))
+
+
+def random_model(hidden: int = 40, seed: int = 0, variant: int = STANDARD) -> Model:
+    net = random_net(hidden, seed)
+    meta = {"encoder_version": ENCODER_VERSION, "hidden": hidden, "variant": variant, "games": 0}
+    return Model(net, net, meta)
+
+
+def save_model(path: str | os.PathLike[str], model: Model) -> None:
+    """Write a model `.npz` atomically (a crash never leaves half a file)."""
+    path = Path(path)
+    meta = {**model.meta, "encoder_version": model.meta.get("encoder_version", ENCODER_VERSION)}
+    arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
+    for name, net in (("contact", model.contact), ("race", model.race)):
+        for key, a in zip(("w1", "b1", "w2", "b2"), net, strict=True):
+            arrays[f"{name}_{key}"] = np.ascontiguousarray(a, dtype=np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_model(path: str | os.PathLike[str]) -> Model:
+    """Read a model `.npz`; ModelError says what is wrong with a bad file."""
+    path = Path(path)
+    if not path.exists():
+        raise ModelError(f"model file {str(path)!r} does not exist")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            nets = []
+            for name in ("contact", "race"):
+                nets.append(
+                    tuple(
+                        np.ascontiguousarray(z[f"{name}_{k}"], dtype=np.float32)
+                        for k in ("w1", "b1", "w2", "b2")
+                    )
+                )
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        raise ModelError(f"model file {str(path)!r} is not a Doublet model ({e})") from None
+    version = meta.get("encoder_version")
+    if version != ENCODER_VERSION:
+        raise ModelError(
+            f"model {str(path)!r} was trained with encoder version {version}, but this engine "
+            f"encodes positions with version {ENCODER_VERSION}: retrain it (doublet train) or "
+            "use a model made for this version"
+        )
+    for name, (w1, b1, w2, b2) in zip(("contact", "race"), nets, strict=True):
+        h = w1.shape[1] if w1.ndim == 2 else -1
+        if (w1.shape != (N_INPUTS, h) or b1.shape != (h,) or w2.shape != (h, N_OUTPUTS)
+                or b2.shape != (N_OUTPUTS,)):  # fmt: skip
+            raise ModelError(
+                f"model {str(path)!r}: the {name} net's weights have inconsistent shapes "
+                f"{w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} (inputs must be {N_INPUTS})"
+            )
+        if not all(np.isfinite(a).all() for a in (w1, b1, w2, b2)):
+            raise ModelError(f"model {str(path)!r}: the {name} net has NaN or infinite weights")
+    return Model(nets[0], nets[1], meta)  # type: ignore[arg-type]
+
+
+_LOADED: dict[int, Model] = {}
+
+
+def default_model(variant: int = STANDARD) -> Model:
+    """The shipped model for the variant (models/), loaded once."""
+    if variant not in _LOADED:
+        path = Path(os.environ.get("DOUBLET_MODEL_DIR", MODELS_DIR)) / DEFAULT_MODELS[variant]
+        if not path.exists() and variant == ACEY_DEUCEY:
+            path = Path(os.environ.get("DOUBLET_MODEL_DIR", MODELS_DIR)) / DEFAULT_MODELS[STANDARD]
+        _LOADED[variant] = load_model(path)
+    return _LOADED[variant]
+
+
+# --------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------
+
+
+@njit
+def _sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit
+def _forward(x, net, hidden, out):
+    """One position: inputs x (I,) float32 -> out (5,) float32 probabilities.
+    hidden: (H,) float32 scratch. Sums only over the nonzero inputs."""
+    w1, b1, w2, b2 = net
+    nh = b1.shape[0]
+    for j in range(nh):
+        hidden[j] = b1[j]
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v != 0.0:
+            for j in range(nh):
+                hidden[j] += v * w1[i, j]
+    for j in range(nh):
+        hidden[j] = _sigmoid(hidden[j])
+    for k in range(N_OUTPUTS):
+        s = b2[k]
+        for j in range(nh):
+            s += hidden[j] * w2[j, k]
+        out[k] = _sigmoid(s)
+    # Consistency: gammons within wins, backgammons within gammons.
+    out[1] = min(out[1], out[0])
+    out[2] = min(out[2], out[1])
+    out[3] = min(out[3], 1.0 - out[0])
+    out[4] = min(out[4], out[3])
+
+
+@njit
+def _terminal(b, out):
+    """Exact probabilities of a finished game for the side on roll; False if not finished."""
+    r = _outcome(b)
+    if r == 0:
+        return False
+    for k in range(N_OUTPUTS):
+        out[k] = 0.0
+    if r > 0:
+        out[0] = 1.0
+        out[1] = 1.0 if r >= 2 else 0.0
+        out[2] = 1.0 if r >= 3 else 0.0
+    else:
+        out[3] = 1.0 if r <= -2 else 0.0
+        out[4] = 1.0 if r <= -3 else 0.0
+    return True
+
+
+@njit
+def _evaluate_one(b, contact, race, x, hidden, flipped, out):
+    """out = probabilities for the side on roll of b. x, hidden, flipped: scratch."""
+    if _terminal(b, out):
+        return
+    _encode_into(b, x, flipped, HITS_OPEN, ESCAPES)
+    if has_contact(b):
+        _forward(x, contact, hidden, out)
+    else:
+        _forward(x, race, hidden, out)
+
+
+@njit
+def _evaluate_batch(boards, contact, race, out):
+    """Probabilities for the side on roll of each board: boards (N, SIZE) -> out (N, 5)."""
+    x = np.empty(N_INPUTS, np.float32)
+    hidden = np.empty(max(contact[1].shape[0], race[1].shape[0]), np.float32)
+    flipped = np.empty(SIZE, np.int8)
+    for i in range(boards.shape[0]):
+        _evaluate_one(boards[i], contact, race, x, hidden, flipped, out[i])
+
+
+@njit
+def _equity(p):
+    return 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
+
+
+@njit
+def _mover_probs(p, again, out):
+    """out = the mover's probabilities from p, those of the side on roll after its play
+    (the opponent's, unless the mover rolls again)."""
+    if again:
+        for k in range(N_OUTPUTS):
+            out[k] = p[k]
+    else:
+        out[0] = 1.0 - p[0]
+        out[1] = p[3]
+        out[2] = p[4]
+        out[3] = p[1]
+        out[4] = p[2]
+
+
+@njit
+def _score_outcomes(n, boards, again, contact, race, probs):
+    """probs[:n] = the mover's probabilities after each outcome boards[:n] (mover's view)."""
+    x = np.empty(N_INPUTS, np.float32)
+    hidden = np.empty(max(contact[1].shape[0], race[1].shape[0]), np.float32)
+    seen = np.empty(SIZE, np.int8)
+    flipped = np.empty(SIZE, np.int8)
+    p = np.empty(N_OUTPUTS, np.float32)
+    for i in range(n):
+        if again[i]:
+            _evaluate_one(boards[i], contact, race, x, hidden, flipped, p)
+        else:
+            flip_into(boards[i], seen)
+            _evaluate_one(seen, contact, race, x, hidden, flipped, p)
+        _mover_probs(p, again[i], probs[i])
+
+
+@njit
+def _choose(b, d1, d2, variant, contact, race, acc, tmp, scratch, probs):
+    """0-ply choice: index of the outcome of d1-d2 best for the mover (its cubeless
+    equity), and the count n; probs[:n] gets every outcome's probabilities for the mover.
+    Returns (-1, -1) when the buffers are too small."""
+    n = _outcomes(b, d1, d2, variant, acc, tmp, scratch)
+    if n < 0 or n > probs.shape[0]:
+        return -1, -1
+    _score_outcomes(n, acc[0], acc[1], contact, race, probs)
+    best = 0
+    best_eq = -1e9
+    for i in range(n):
+        e = _equity(probs[i])
+        if e > best_eq:
+            best_eq = e
+            best = i
+    return best, n
+
+
+# --------------------------------------------------------------------------------------
+# Wrappers
+# --------------------------------------------------------------------------------------
+
+
+def evaluate(boards: Boards, model: Model) -> np.ndarray:
+    """Probabilities (N, 5) for the side on roll of each board (N, SIZE) or one board."""
+    bs = np.ascontiguousarray(boards, dtype=np.int8)
+    single = bs.ndim == 1
+    if single:
+        bs = bs[None, :]
+    if not bs.flags.writeable:
+        bs = bs.copy()
+    out = np.empty((bs.shape[0], N_OUTPUTS), np.float32)
+    _evaluate_batch(bs, model.contact, model.race, out)
+    return out[0] if single else out
+
+
+def equity(probs: np.ndarray) -> np.ndarray | float:
+    """Cubeless money equity: 2 W - 1 + WG - LG + WBG - LBG (probs (..., 5))."""
+    p = np.asarray(probs, dtype=np.float64)
+    e = 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
+    return float(e) if e.ndim == 0 else e
+
+
+class Player:
+    """A 0-ply player: plays the outcome with the best cubeless equity for the mover."""
+
+    def __init__(self, model: Model, variant: int | None = None) -> None:
+        self.model = model
+        self.variant = model.variant if variant is None else variant
+        self.ws = Workspace()
+        self.probs = np.empty((self.ws.capacity, N_OUTPUTS), np.float32)
+
+    def choose(self, board: np.ndarray, d1: int, d2: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """(index of the chosen outcome, outcome boards (n, SIZE), again (n,) bool)."""
+        check_dice(d1, d2)
+        b = np.array(board, dtype=np.int8)
+        while True:
+            best, n = _choose(b, d1, d2, self.variant, self.model.contact, self.model.race,
+                              self.ws.acc, self.ws.tmp, self.ws.scratch, self.probs)  # fmt: skip
+            if n >= 0:
+                return int(best), self.ws.out[:n].copy(), self.ws.again[:n].astype(bool)
+            self.ws.allocate(self.ws.capacity * 4)
+            self.probs = np.empty((self.ws.capacity, N_OUTPUTS), np.float32)
+
+    def ranked(self, board: np.ndarray, d1: int, d2: int) -> list[tuple[int, float, np.ndarray]]:
+        """Every outcome as (index, equity, probs), best first."""
+        _, boards, _ = self.choose(board, d1, d2)
+        probs = self.probs[: len(boards)].copy()
+        eq = equity(probs)
+        order = np.argsort(-eq, kind="stable")
+        return [(int(i), float(eq[i]), probs[i]) for i in order]
+
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "MODELS_DIR",
+    "VARIANT_NAMES",
+    "Model",
+    "ModelError",
+    "Player",
+    "default_model",
+    "equity",
+    "evaluate",
+    "load_model",
+    "random_model",
+    "save_model",
+]
