@@ -152,6 +152,42 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _load_model(path: str | None, variant: int) -> Any:
+    from engine.eval import default_model, load_model
+
+    return load_model(path) if path else default_model(variant)
+
+
+def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from engine.eval import equity, evaluate
+    from engine.position import Position
+
+    pos = Position.parse(args.position, args.variant)
+    model = _load_model(args.model, pos.variant)
+    announce_compile("eval", "_evaluate_batch")
+    probs = evaluate(np.array(pos.board), model)
+    eq = equity(probs)
+    names = ["win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"]
+    mine, theirs = pos.pip_counts()
+    if args.json:
+        doc = {
+            "position": pos.to_json(),
+            "probabilities": dict(zip(names, (round(float(p), 6) for p in probs), strict=True)),
+            "equity": round(float(eq), 6),
+            "pips": {"mover": mine, "opponent": theirs},
+            "ply": 0,
+        }
+        out.write(json.dumps(doc) + "\n")
+        return 0
+    labels = ["Win", "Win gammon", "Win backgammon", "Lose gammon", "Lose backgammon"]
+    out.write(f"{B.VARIANT_NAMES[pos.variant]} position, side on roll, before the roll (0 ply)\n")
+    for label, p in zip(labels, probs, strict=True):
+        out.write(f"  {label:<16}{100 * float(p):6.2f} %\n")
+    out.write(f"  {'Equity':<16}{float(eq):+7.3f}  (cubeless)\n")
+    out.write(f"  {'Pips':<16}{mine} vs {theirs}\n")
+    return 0
+
+
 def _hex(side: list[int]) -> str:
     return "".join(f"{n:x}" for n in side)
 
@@ -177,6 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true", help="one JSON object instead of text")
     m.add_argument("--batch", metavar="FILE", help="JSON lines in ('-' for stdin), JSON lines out")
     m.set_defaults(func=cmd_moves)
+
+    e = sub.add_parser(
+        "eval",
+        help="probabilities and equity of a position",
+        description="The net's five probabilities (win, win gammon, win backgammon, lose "
+        "gammon, lose backgammon) and the cubeless equity for the side on roll, before it rolls.",
+    )
+    e.add_argument("position", help="gnubg Position ID, XGID or JSON board")
+    e.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
+    e.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_eval)
     return parser
 
 

@@ -17,17 +17,19 @@ from high to low; a move that starts where an earlier one ends joins it (one che
 two checkers that pass on, which reads the same): the point in between is dropped unless
 a blot was hit there (``13/5``, ``13/7*/5``); equal paths are written once with a count
 (``8/5(2)``); a destination holding an opposing blot gets ``*`` the first time only.
-Which of the plays that lead to one position gnubg picks does not matter: their moves
-are the same up to the order in which one checker uses two dice, and that order never
-shows. Checkers on the bar are ``bar``, borne off ``off``.
+Which of the plays that lead to one position gnubg picks does not matter: in standard
+backgammon their moves are the same up to the order in which one checker uses two dice,
+and that order never shows (checked on all of gnubg's texts in tests/data). Checkers on
+the bar are ``bar``, borne off ``off``.
 
 Acey-Deucey (no gnubg to follow, so decided here): unentered checkers enter as
-``in/22`` (written after any ``bar/..`` entries). A 1-2 whose 1 and 2 were both played
-reads ``<the 1 and the 2> then k-k: <the doublet>``, e.g. ``in/24 in/23 then 6-6:
-24/18(2) 23/17(2)``, and ``then 6-6: no play`` when the doublet could not be played.
-When one outcome can be reached with several doublets, the highest is written; with
-several plays of the 1 and the 2 for that doublet, the shortest text (then the first in
-alphabetical order).
+``in/22``, written after any ``bar/..`` entries; when both enter, the position does not
+show which went where, and the bar checkers are written on the higher points. A 1-2
+whose 1 and 2 were both played reads ``<the 1 and the 2> then k-k: <the doublet>``,
+e.g. ``in/24 in/23 then 6-6: in/19(2) 24/18 23/17``, and ``then 6-6: no play`` when
+the doublet could not be played. When one outcome can be reached with several
+doublets, the highest is written; with several plays of the 1 and the 2 for that
+doublet, the shortest text (then the first in alphabetical order).
 
 Reading is forgiving: parts in any order, upper or lower case, extra spaces or commas,
 ``bar``/``b``, ``off``/``o``, ``in``, chains (``24/18/13``), one checker with several dice
@@ -124,7 +126,7 @@ def _steps(b: State, die: int, variant: int) -> list[tuple[int, int, State]]:
 def _levels(b: State, dice: Sequence[int], variant: int) -> list[dict[State, Path]]:
     """States after 0, 1, ... dice played in this order, each with one path to it.
     Stops at the first die that no state can play. One path per state is enough: the
-    moves of every play leading to one position are the same (see the module doc)."""
+    plays leading to one position read the same (see the module doc and _bar_high)."""
     levels: list[dict[State, Path]] = [{b: ()}]
     for die in dice:
         nxt: dict[State, Path] = {}
@@ -249,7 +251,7 @@ class _Roll:
         return min(texts, key=lambda t: (len(t), t))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _roll_cached(key: bytes, d1: int, d2: int, variant: int) -> _Roll:
     return _Roll(tuple(np.frombuffer(key, np.int8).tolist()), d1, d2, variant)
 
@@ -277,6 +279,20 @@ def _code(src: int) -> int:
     return _CODE_BAR if src == MY_BAR else _CODE_IN if src == MY_OUT else src
 
 
+def _bar_high(path: Path) -> Path:
+    """Acey-Deucey: when checkers from the bar and unentered ones both enter, which
+    entered where does not show in the position; write the bar ones on the higher points."""
+    entering = [i for i, (s, _) in enumerate(path) if s in (MY_BAR, MY_OUT)]
+    sources = [path[i][0] for i in entering]
+    if len(set(sources)) < 2:
+        return path
+    moves = list(path)
+    points = sorted((path[i][1] for i in entering), reverse=True)
+    for i, s, d in zip(entering, sorted(sources, key=lambda s: s != MY_BAR), points, strict=True):
+        moves[i] = (s, d)
+    return tuple(moves)
+
+
 def _gnubg_text(before: State, path: Path) -> str:
     """gnubg's FormatMove (format.c), step by step: ``before`` is the board the moves
     start from (for the hit marks), ``path`` the single-die moves (at most four).
@@ -284,7 +300,7 @@ def _gnubg_text(before: State, path: Path) -> str:
     Like the C code it keeps each move as a row of four ints [source, destination, ...]
     in one flat array; a checker that hits on its way stores the later points in the
     next slots of its row."""
-    rows = sorted(((_code(s), d) for s, d in path), reverse=True)
+    rows = sorted(((_code(s), d) for s, d in _bar_high(path)), reverse=True)
     n = len(rows)
     arr = [-1] * 16
     for i, (s, d) in enumerate(rows):

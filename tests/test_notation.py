@@ -143,10 +143,16 @@ def test_gnubg_text_for_every_refset_play() -> None:
 @pytest.mark.parametrize(
     ("pid", "dice", "after", "move"),
     [
-        # Found in the refset: the intermediate point shows only where a blot was hit;
-        # equal paths get a count; parts sorted by source, then destination.
+        # From the refset. A point in between is written only where a blot was hit:
         ("wufgCRCM5+AAIw", (2, 1), "jOfgAAfgc/AESA", "24/23*/21"),
-        ("wufgCRCM5+AAIw", (2, 1), "jOfEACPC5+ABSA", "13/10*"),
+        ("I1dDQBXgCxyQTQ", (4, 4), "4EsYShqDYwiocg", "bar/21*/17* 22/18* 13/9"),
+        # Equal paths once, with a count; the count covers the whole path:
+        ("hq/IQQTg8+ABCg", (6, 6), "g8+DAQqGr8gBQg", "13/7*/1(2)"),
+        ("H09AigH+BcAADw", (3, 3), "/gXAxAgfDyDFQA", "22/19*/16 22/19(2)"),
+        ("swMAALkJAAAAAA", (5, 5), "MwAAYHYAAAAAAA", "6/1 4/off(2) 3/off"),
+        # Moves are joined after sorting, the parts are not sorted again:
+        ("34KYDBAfHECxYA", (5, 5), "HxyEYQPfgpgMEA", "bar/15 bar/20 16/11"),
+        ("gzkIgF+2dwcAAA", (2, 2), "7rYDAMBgDgLgFw", "5/3 4/off 4/2"),
     ],
 )
 def test_gnubg_examples(pid: str, dice: tuple[int, int], after: str, move: str) -> None:
@@ -278,7 +284,9 @@ def test_acey_deucey_entering() -> None:
     assert read(AD_START, 6, 5, "in/14", ACEY_DEUCEY) == "in/14"
     assert read(AD_START, 3, 3, "IN/22(3) in/22", ACEY_DEUCEY) == "in/22(4)"
     mixed = pos({24: 1}, {12: 5}, my_bar=1, my_out=13, opp_out=10)
+    # Which checker entered where does not show: the bar checker is written higher.
     assert read(mixed, 3, 1, "in/22 bar/24", ACEY_DEUCEY) == "bar/24 in/22"
+    assert read(mixed, 3, 1, "bar/22 in/24", ACEY_DEUCEY) == "bar/24 in/22"
 
 
 def test_acey_deucey_chain_text() -> None:
