@@ -15,6 +15,7 @@ s_k = (k - 1) + c1 + ... + ck, 0 <= s_1 < ... < s_6 <= 20; rank = sum C(s_k, k).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -28,7 +29,7 @@ from engine.movegen import Workspace, _outcomes
 
 N_POSITIONS = 54_264  # C(21, 6)
 MAX_TURNS = 32  # P(more turns) is below 1e-12 for every position
-DB_VERSION = 1
+DB_VERSION = 2
 _BINOM = np.array([[0 if k > n else 1 for k in range(8)] for n in range(22)], np.int64)
 for _n in range(22):
     for _k in range(1, 8):
@@ -146,6 +147,88 @@ def _build(binom, acc, tmp, scratch):
     return off, first
 
 
+SMALL_CHECKERS = 6  # both sides within this many checkers: the exact two-sided table
+
+
+@njit
+def _build_two_sided(binom, acc, tmp, scratch):
+    """Exact P(win) for the side on roll when both sides have at most 6 checkers left on
+    their home boards (as gnubg's two-sided database): each side plays to maximise its
+    chance to win, not to minimise its expected turns. Returns (small (N_POSITIONS,)
+    int64: index among the small positions or -1, table (S, S) float32: P(win) for the
+    side on roll with small position i against j)."""
+    counts = _unrank_all(binom)
+    small = np.full(N_POSITIONS, -1, np.int64)
+    ranks = np.zeros(N_POSITIONS, np.int64)
+    pips = np.zeros(N_POSITIONS, np.int64)
+    ns = 0
+    for r in range(N_POSITIONS):
+        total = 0
+        for k in range(6):
+            total += counts[r, k]
+            pips[r] += (k + 1) * counts[r, k]
+        if total <= SMALL_CHECKERS:
+            small[r] = ns
+            ranks[ns] = r
+            ns += 1
+    # children[i, roll, :nchild[i, roll]] = small indices after each legal play
+    maxc = 256
+    children = np.zeros((ns, 21, maxc), np.int64)
+    nchild = np.zeros((ns, 21), np.int64)
+    b = np.zeros(SIZE, np.int8)
+    weights = np.zeros(21, np.float64)
+    for i in range(ns):
+        r = ranks[i]
+        for x in range(SIZE):
+            b[x] = 0
+        total = 0
+        for k in range(6):
+            b[k + 1] = counts[r, k]
+            total += counts[r, k]
+        b[MY_OFF] = 15 - total
+        b[OPP_OFF] = 15
+        ri = 0
+        for d1 in range(1, 7):
+            for d2 in range(1, d1 + 1):
+                weights[ri] = (1.0 if d1 == d2 else 2.0) / 36.0
+                n = _outcomes(b, d1, d2, STANDARD, acc, tmp, scratch)
+                for j in range(min(n, maxc)):
+                    children[i, ri, j] = small[_rank(acc[0][j], 1, binom)]
+                nchild[i, ri] = min(n, maxc)
+                ri += 1
+    # pairs in order of total pips: every child pair has fewer
+    spips = np.zeros(ns, np.int64)
+    for i in range(ns):
+        spips[i] = pips[ranks[i]]
+    key = np.zeros(ns * ns, np.int64)
+    for i in range(ns):
+        for j in range(ns):
+            key[i * ns + j] = spips[i] + spips[j]
+    order = np.argsort(key, kind="mergesort")
+    table = np.zeros((ns, ns), np.float32)
+    empty_small = small[0]
+    for o in range(ns * ns):
+        i = order[o] // ns
+        j = order[o] % ns
+        if i == empty_small:
+            table[i, j] = 1.0  # already off (never on roll in play)
+            continue
+        if j == empty_small:
+            table[i, j] = 0.0
+            continue
+        p = 0.0
+        for ri in range(21):
+            best = 0.0
+            for c in range(nchild[i, ri]):
+                a = children[i, ri, c]
+                v = 1.0 if a == empty_small else 1.0 - table[j, a]
+                if v > best:
+                    best = v
+            p += weights[ri] * best
+        table[i, j] = p
+    return small, table
+
+
 def _cache_dir() -> Path:
     env = os.environ.get("DOUBLET_CACHE_DIR")
     if env:
@@ -160,9 +243,12 @@ def cache_path() -> Path:
 class BearoffDB:
     """The one-sided database: OFF and FIRST as float32 (N_POSITIONS, MAX_TURNS)."""
 
-    def __init__(self, off: np.ndarray, first: np.ndarray, build_seconds: float = 0.0) -> None:
+    def __init__(self, off: np.ndarray, first: np.ndarray, small: np.ndarray,
+                 two_sided: np.ndarray, build_seconds: float = 0.0) -> None:  # fmt: skip
         self.off = np.ascontiguousarray(off, dtype=np.float32)
         self.first = np.ascontiguousarray(first, dtype=np.float32)
+        self.small = np.ascontiguousarray(small, dtype=np.int64)
+        self.two_sided = np.ascontiguousarray(two_sided, dtype=np.float32)
         self.build_seconds = build_seconds
 
     @classmethod
@@ -170,14 +256,16 @@ class BearoffDB:
         ws = Workspace()
         t = time.perf_counter()
         off, first = _build(_BINOM, ws.acc, ws.tmp, ws.scratch)
-        return cls(off, first, time.perf_counter() - t)
+        small, two = _build_two_sided(_BINOM, ws.acc, ws.tmp, ws.scratch)
+        return cls(off, first, small, two, time.perf_counter() - t)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                np.savez_compressed(f, off=self.off, first=self.first,
+                np.savez_compressed(f, off=self.off, first=self.first, small=self.small,
+                                    two_sided=self.two_sided,
                                     build_seconds=np.float64(self.build_seconds))  # fmt: skip
             os.replace(tmp, path)
         except BaseException:
@@ -188,7 +276,7 @@ class BearoffDB:
     @classmethod
     def load(cls, path: Path) -> BearoffDB:
         with np.load(path, allow_pickle=False) as z:
-            db = cls(z["off"], z["first"], float(z["build_seconds"]))
+            db = cls(z["off"], z["first"], z["small"], z["two_sided"], float(z["build_seconds"]))
         if db.off.shape != (N_POSITIONS, MAX_TURNS) or db.first.shape != db.off.shape:
             raise ValueError(f"bear-off database {path} has the wrong shape")
         return db
@@ -208,10 +296,8 @@ def database(verbose: bool = False) -> BearoffDB:
             if verbose:
                 print("doublet: building the bear-off database (once)...", flush=True)
             _DB = BearoffDB.build()
-            try:
+            with contextlib.suppress(OSError):  # a read-only home: keep it in memory
                 _DB.save(path)
-            except OSError:
-                pass  # a read-only home: keep it in memory
     return _DB
 
 
@@ -234,10 +320,16 @@ def is_bearoff(b):
 
 
 @njit
-def _bearoff_probs(b, off, first, binom, out):
-    """Probabilities (5,) for the side on roll of a pure bear-off position b."""
+def _bearoff_probs(b, off, first, small, two_sided, binom, out):
+    """Probabilities (5,) for the side on roll of a pure bear-off position b: exact when
+    both sides have at most 6 checkers left, else the one-sided combination."""
     me = _rank(b, 1, binom)
     opp = _rank(b, -1, binom)
+    if small[me] >= 0 and small[opp] >= 0:
+        for k in range(5):
+            out[k] = 0.0
+        out[0] = two_sided[small[me], small[opp]]  # 9+ checkers off each: no gammons
+        return
     # P(I need exactly n turns) and P(the opponent needs >= n turns), n >= 1.
     win = 0.0
     opp_tail = 1.0  # P(opponent needs >= n)
@@ -272,8 +364,8 @@ def bearoff_probs(board: np.ndarray) -> np.ndarray:
         raise ValueError("not a pure bear-off position")
     db = database()
     out = np.zeros(5, np.float64)
-    _bearoff_probs(b, db.off, db.first, _BINOM, out)
+    _bearoff_probs(b, db.off, db.first, db.small, db.two_sided, _BINOM, out)
     return out
 
 
-__all__ = ["N_POSITIONS", "BearoffDB", "bearoff_probs", "database", "is_bearoff", "cache_path"]
+__all__ = ["N_POSITIONS", "BearoffDB", "bearoff_probs", "cache_path", "database", "is_bearoff"]
