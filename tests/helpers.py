@@ -74,4 +74,4 @@ def random_positions(n: int, variant: int = STANDARD, seed: int = 0) -> list[Boa
     return out[:n]
 
 
-__all__ = ["ACEY_DEUCEY", "random_positions", "pos", "load_jsonl"]
+__all__ = ["ACEY_DEUCEY", "load_jsonl", "pos", "random_positions"]
