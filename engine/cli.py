@@ -11,7 +11,6 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -19,23 +18,12 @@ import numpy as np
 from engine import board as B
 from engine.errors import DoubletError, InvalidDiceError
 
-ENGINE_DIR = Path(__file__).resolve().parent
-
-
-def _kernels_cached(module: str, kernel: str) -> bool:
-    """Is a numba disk cache of engine/<module>.py's <kernel> newer than the source?"""
-    src = ENGINE_DIR / f"{module}.py"
-    try:
-        stamp = src.stat().st_mtime
-        found = list((ENGINE_DIR / "__pycache__").glob(f"{module}.{kernel}-*.nbi"))
-    except OSError:
-        return False
-    return any(f.stat().st_mtime >= stamp for f in found)
-
 
 def announce_compile(module: str = "movegen", kernel: str = "_outcomes") -> None:
     """Say so on stderr when the kernels must be compiled (first run only)."""
-    if not _kernels_cached(module, kernel):
+    from engine.jit import is_cached
+
+    if not is_cached(module, kernel):
         print(
             "doublet: compiling the numba kernels (first run only, about a minute); "
             "later runs start in about a second",

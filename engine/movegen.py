@@ -198,6 +198,11 @@ def _walk(b, h, ndice, target, ordered, variant, again, acc, n, scratch, commute
         r = nxt[depth]
         die = dice[depth]
         lowest = _RANK_BAR if cur[MY_BAR] > 0 else 1  # bar first
+        if commuted and depth == 1 and landed[1] >= 1 and high[1] > 6:
+            # No bear-off is possible: only the checker just moved can make a play that
+            # the other order lacks (see the skip below).
+            lowest = landed[1]
+            r = min(r, lowest)
         dst = -1
         while r >= lowest:
             if cur[_source_index(r)] > 0:
@@ -242,6 +247,8 @@ def _doublet(b, h, d, variant, ordered, again_if_all, acc, n, scratch):
     dice = scratch[0]
     for i in range(_MAX_DEPTH):
         dice[i] = d
+    # Probe first: the outcomes may hold this doublet's plays already (the 1-2 chain), so
+    # "nothing new was added" would not mean "no play uses four dice".
     m = _walk(b, h, 4, -1, ordered, variant, 0, acc, n, scratch)
     again = 1 if (again_if_all and m == 4) else 0
     return _walk(b, h, 4, m, ordered, variant, again, acc, n, scratch), m
@@ -255,27 +262,27 @@ def _roll(b, h, d1, d2, variant, acc, n, scratch):
     dice = scratch[0]
     hi = max(d1, d2)
     lo = min(d1, d2)
+    # Most rolls play both dice: collect those plays in both orders at once (outcomes are
+    # empty on entry, so nothing added means no play uses both dice).
     dice[0] = hi
     dice[1] = lo
-    m_hi = _walk(b, h, 2, -1, False, variant, 0, acc, n, scratch)
-    m = m_hi
-    if m_hi < 2:
-        dice[0] = lo
-        dice[1] = hi
-        m = max(m, _walk(b, h, 2, -1, False, variant, 0, acc, n, scratch))
-    if m == 2:
-        dice[0] = hi
-        dice[1] = lo
-        n = _walk(b, h, 2, 2, False, variant, 0, acc, n, scratch)
-        if n < 0:
-            return n, m
-        dice[0] = lo
-        dice[1] = hi
-        # In standard play, with no checker on the bar, two moves that neither bear off nor
-        # move the same checker are legal in either order with the same result: the
-        # hi-lo walk has them already. (Not so in Acey-Deucey: the home rule.)
-        commuted = variant == STANDARD and b[MY_BAR] == 0
-        return _walk(b, h, 2, 2, False, variant, 0, acc, n, scratch, commuted), m
+    n2 = _walk(b, h, 2, 2, False, variant, 0, acc, n, scratch)
+    if n2 < 0:
+        return n2, 2
+    dice[0] = lo
+    dice[1] = hi
+    # In standard play, with no checker on the bar, two moves that neither bear off nor
+    # move the same checker are legal in either order with the same result: the hi-lo
+    # walk has them already. (Not so in Acey-Deucey: the home rule.)
+    commuted = variant == STANDARD and b[MY_BAR] == 0
+    n2 = _walk(b, h, 2, 2, False, variant, 0, acc, n2, scratch, commuted)
+    if n2 != n:
+        return n2, 2
+    # No play uses both dice.
+    dice[0] = hi
+    m_hi = _walk(b, h, 1, -1, False, variant, 0, acc, n, scratch)
+    dice[0] = lo
+    m = max(m_hi, _walk(b, h, 1, -1, False, variant, 0, acc, n, scratch))
     if m == 1:
         # Only one die can be played: the higher one if it can be (seed 003).
         dice[0] = hi if m_hi == 1 else lo

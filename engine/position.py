@@ -4,8 +4,10 @@ Search, self-play and batching stay on plain arrays (engine.board); this class
 validates, formats and explains.
 
 >>> pos = Position.from_id("4HPwATDgc/ABMA")
->>> [p.notation for p in pos.plays(3, 1)][:3]
-['8/5 6/5', '24/20', '24/21 24/23']
+>>> len(pos.plays(3, 1))
+16
+>>> pos.play("8/5 6/5", 3, 1).position()
+Position.from_id('sGfwATDgc/ABMA')
 """
 
 from __future__ import annotations

@@ -1,0 +1,123 @@
+"""Playing strength: cubeless money games between two players with duplicate dice.
+
+    python benchmarks/strength.py --a net[:path] --b pubeval --games 5000 --seed 1
+                                  [--variant standard|acey-deucey] [--chunk 256]
+
+Player specs: ``net`` (the shipped model, engine.eval.default_model), ``net:PATH`` (a
+model file), ``pubeval`` (Tesauro's pubeval), ``random`` (uniform over the distinct
+outcomes of each roll). Prints one table for player a: games, points per game +- its
+standard error (from the duplicate pairs), win rate, gammon and backgammon rates
+(a / b, gammons include backgammons), games per second (after a warm-up, single core),
+and the command line. The seed fixes every game: same command, same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.board import VARIANTS  # noqa: E402
+from engine.eval import ModelError, default_model, load_model  # noqa: E402
+from engine.match import (  # noqa: E402
+    MatchPlayer,
+    MatchResult,
+    net_player,
+    play_match,
+    pubeval_player,
+    random_player,
+)
+
+
+def parse_player(spec: str, variant: int) -> MatchPlayer:
+    """net | net:PATH | pubeval | random."""
+    kind, _, arg = spec.partition(":")
+    if kind == "net":
+        model = load_model(arg) if arg else default_model(variant)
+        return net_player(model, name=f"net:{arg}" if arg else "net")
+    if arg:
+        raise ValueError(f"player {kind!r} takes no argument: {spec!r}")
+    if kind == "pubeval":
+        return pubeval_player()
+    if kind == "random":
+        return random_player()
+    raise ValueError(f"unknown player {spec!r}: use net, net:PATH, pubeval or random")
+
+
+def run(a: MatchPlayer, b: MatchPlayer, games: int, seed: int, variant: int,
+        chunk: int) -> tuple[MatchResult, float]:  # fmt: skip
+    """(result, seconds), with a progress bar when tqdm is installed."""
+    play_match(a, b, 2, seed, variant)  # compile / load the kernels outside the timing
+    bar = None
+    try:
+        from tqdm import tqdm
+
+        bar = tqdm(total=games, unit="game", file=sys.stderr, leave=False)
+    except ImportError:
+        pass
+    done = 0
+
+    def progress(n: int) -> None:
+        nonlocal done
+        if bar is not None:
+            bar.update(n - done)
+        done = n
+
+    t = time.perf_counter()
+    result = play_match(a, b, games, seed, variant, progress=progress, chunk_pairs=chunk)
+    seconds = time.perf_counter() - t
+    if bar is not None:
+        bar.close()
+    return result, seconds
+
+
+def table(a: MatchPlayer, b: MatchPlayer, r: MatchResult, seconds: float, variant: str) -> str:
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    rows = [
+        ("variant", variant),
+        ("a vs b", f"{a.name} vs {b.name}"),
+        ("games", f"{r.games:,} ({r.games // 2:,} duplicate pairs)"),
+        ("ppg (a)", f"{r.ppg:+.4f} ± {r.se:.4f}"),
+        ("win rate (a)", f"{r.win_rate:.2%}"),
+        ("gammon rate a / b", f"{r.gammon_rate[0]:.2%} / {r.gammon_rate[1]:.2%}"),
+        ("backgammon rate a / b", f"{r.backgammon_rate[0]:.2%} / {r.backgammon_rate[1]:.2%}"),
+        ("rolls per game", f"{r.turns.mean():.1f}"),
+        ("games per second", f"{r.games / seconds:,.0f}"),
+        ("errors (turn cap)", f"{r.errors}"),
+        ("machine", machine),
+        ("command", shlex.join([Path(sys.executable).name, *sys.argv])),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--a", default="net", help="net | net:PATH | pubeval | random")
+    ap.add_argument("--b", default="pubeval", help="net | net:PATH | pubeval | random")
+    ap.add_argument("--games", type=int, default=5000, help="an even number")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--variant", choices=sorted(VARIANTS), default="standard")
+    ap.add_argument("--chunk", type=int, default=256, help="pairs per progress step")
+    args = ap.parse_args()
+    if args.games <= 0 or args.games % 2:
+        ap.error(f"--games must be a positive even number, got {args.games}")
+    variant = VARIANTS[args.variant]
+    try:
+        a = parse_player(args.a, variant)
+        b = parse_player(args.b, variant)
+    except (ValueError, ModelError) as e:
+        ap.error(str(e))
+    result, seconds = run(a, b, args.games, args.seed, variant, args.chunk)
+    print(table(a, b, result, seconds, args.variant))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""pubeval (engine.pubeval) and duplicate-dice matches (engine.match).
+
+- pubeval picks the same play as a plain-Python pubeval written here straight from
+  refdata/README.md, on 300 standard and 100 Acey-Deucey positions from random games
+  plus the 300 race positions of gnubg_race.jsonl (race weights), all with random dice;
+  its scores equal the plain ones; a play bearing off the last checker wins outright;
+- pubeval beats the random player by a wide margin over 200 duplicate games
+  (measured ppg 2.46 +- 0.05 with seed 1; the test asks for > 1.5 and a win rate > 90 %);
+- a deterministic player against itself with duplicate dice scores exactly 0 (pubeval
+  and a net): the two games of each pair mirror each other;
+- a seed gives the same games (whatever the chunking); another seed other games;
+- play_game records the same game as play_match, and its record replays through
+  legal_outcomes to the recorded result (standard and Acey-Deucey, 1-2 chains included);
+- the standard error comes from pair sums (a hand-computed case) and the rates add up;
+- Acey-Deucey matches run to completion; odd game counts are refused.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.board import (
+    ACEY_DEUCEY,
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    OPP_BAR,
+    OPP_OUT,
+    STANDARD,
+    flip,
+    outcome,
+)
+from engine.eval import random_model
+from engine.ids import board_from_position_id
+from engine.match import (
+    GameRecord,
+    MatchPlayer,
+    MatchResult,
+    net_player,
+    play_game,
+    play_match,
+    ppg_and_se,
+    pubeval_player,
+    random_player,
+)
+from engine.movegen import legal_outcomes
+from engine.pubeval import load_weights, pubeval_choose, pubeval_score
+from tests.helpers import DATA, load_jsonl, pos, random_positions
+
+WEIGHTS = load_weights(DATA / "pubeval_weights.json")
+
+
+# --------------------------------------------------------------------------------------
+# A plain-Python pubeval, from refdata/README.md
+# --------------------------------------------------------------------------------------
+
+
+def plain_inputs(b: np.ndarray) -> list[float]:
+    """The 122 inputs of the position after the play, mover's view. Acey-Deucey (our
+    documented extension): the opponent's unentered checkers count as on the bar."""
+    x = [0.0] * 122
+    for j in range(1, 25):
+        n = int(b[25 - j])
+        k = 5 * (j - 1)
+        if n == -1:
+            x[k] = 1.0
+        if n == 1:
+            x[k + 1] = 1.0
+        if n >= 2:
+            x[k + 2] = 1.0
+        if n == 3:
+            x[k + 3] = 1.0
+        if n >= 4:
+            x[k + 4] = (n - 3) / 2.0
+    x[120] = (-int(b[OPP_BAR]) + int(b[OPP_OUT])) / 2.0
+    x[121] = int(b[MY_OFF]) / 15.0
+    return x
+
+
+def plain_contact(b: np.ndarray) -> bool:
+    """Some mover checker (bar and unentered: 25) lies above some opponent checker
+    (bar and unentered: 0)."""
+    mine = [25] * (int(b[MY_BAR]) + int(b[MY_OUT])) + [p for p in range(1, 25) if b[p] > 0]
+    theirs = [0] * (-int(b[OPP_BAR]) + int(b[OPP_OUT])) + [p for p in range(1, 25) if b[p] < 0]
+    return bool(mine) and bool(theirs) and max(mine) > min(theirs)
+
+
+def plain_score(after: np.ndarray, race: bool) -> float:
+    if after[MY_OFF] == 15:
+        return math.inf
+    w = WEIGHTS.race if race else WEIGHTS.contact
+    s = 0.0
+    for wi, xi in zip(w.tolist(), plain_inputs(after), strict=True):
+        s += wi * xi  # in input order, like the C code
+    return s
+
+
+def plain_choose(before: np.ndarray, d1: int, d2: int, variant: int) -> int:
+    """First outcome with the highest score."""
+    boards, _ = legal_outcomes(before, d1, d2, variant)
+    race = not plain_contact(before)
+    scores = [plain_score(a, race) for a in boards]
+    return scores.index(max(scores))
+
+
+def _cases() -> list[tuple[str, np.ndarray, int, int, int]]:
+    rng = np.random.default_rng(7)
+    cases = []
+    for variant, n in ((STANDARD, 300), (ACEY_DEUCEY, 100)):
+        for i, b in enumerate(random_positions(n, variant, seed=11)):
+            d1, d2 = (int(x) for x in rng.integers(1, 7, size=2))
+            cases.append((f"{variant}-{i}", b, d1, d2, variant))
+    for row in load_jsonl("gnubg_race.jsonl"):
+        d1, d2 = (int(x) for x in rng.integers(1, 7, size=2))
+        cases.append((f"race-{row['case']}", board_from_position_id(row["pid"]), d1, d2, 0))
+    return cases
+
+
+CASES = _cases()
+
+
+def test_cases_cover_both_weight_sets() -> None:
+    races = sum(not plain_contact(b) for _, b, _, _, _ in CASES)
+    assert 300 <= races < len(CASES)
+
+
+def test_pubeval_matches_plain_python() -> None:
+    wrong = []
+    for name, b, d1, d2, variant in CASES:
+        got = pubeval_choose(b, d1, d2, variant, WEIGHTS)
+        want = plain_choose(b, d1, d2, variant)
+        if got != want:
+            wrong.append((name, d1, d2, got, want))
+    assert not wrong, wrong[:5]
+
+
+def test_pubeval_scores_match_plain_python() -> None:
+    for _, b, d1, d2, variant in CASES[::7]:
+        race = not plain_contact(b)
+        for after in legal_outcomes(b, d1, d2, variant)[0]:
+            want = plain_score(after, race)
+            got = pubeval_score(after, race, WEIGHTS)
+            assert got == want or (math.isinf(want) and got > 1e20)
+
+
+def test_bearing_off_the_last_checker_beats_every_other_play() -> None:
+    # Mover: 6 and 1 point; 6-5 plays 6/off 1/off (all off) or 6/1 1/off (one left).
+    b = pos({6: 1, 1: 1}, {24: 15})
+    boards, _ = legal_outcomes(b, 6, 5)
+    assert len(boards) == 2
+    assert boards[pubeval_choose(b, 6, 5, STANDARD, WEIGHTS)][MY_OFF] == 15
+
+
+# --------------------------------------------------------------------------------------
+# Matches
+# --------------------------------------------------------------------------------------
+
+
+def test_pubeval_beats_random_by_a_wide_margin() -> None:
+    r = play_match(pubeval_player(), random_player(), 200, seed=1)
+    assert r.errors == 0
+    assert r.ppg > 1.5, (r.ppg, r.se)  # measured 2.46 +- 0.05; a random player gets ~0
+    assert r.win_rate > 0.9
+    mirrored = play_match(random_player(), pubeval_player(), 200, seed=1)
+    assert mirrored.ppg < -1.5
+
+
+@pytest.mark.parametrize("player", [pubeval_player(), net_player(random_model(8, seed=3))],
+                         ids=["pubeval", "net"])  # fmt: skip
+def test_deterministic_player_against_itself_scores_exactly_zero(player: MatchPlayer) -> None:
+    r = play_match(player, player, 100, seed=5)
+    assert r.ppg == 0.0 and r.se == 0.0
+    assert (r.points[0::2] == -r.points[1::2]).all()
+    assert (r.points != 0).all()  # every game decided
+    assert r.gammon_rate[0] == r.gammon_rate[1]
+
+
+def test_same_seed_same_games() -> None:
+    a, b = random_player(), pubeval_player()
+    r1 = play_match(a, b, 40, seed=3)
+    r2 = play_match(a, b, 40, seed=3, chunk_pairs=3)
+    assert (r1.points == r2.points).all() and (r1.turns == r2.turns).all()
+    r3 = play_match(a, b, 40, seed=4)
+    assert (r1.turns != r3.turns).any()
+
+
+def test_random_against_random_is_even_and_seeded() -> None:
+    r = play_match(random_player(), random_player(), 200, seed=2)
+    assert r.errors == 0 and abs(r.ppg) < 4 * r.se + 0.05
+    assert (r.points != play_match(random_player(), random_player(), 200, seed=9).points).any()
+
+
+def _replay(g: GameRecord, variant: int) -> None:
+    """Walk the record through legal_outcomes; the last play ends the game."""
+    for t, (b, (d1, d2), k) in enumerate(g.steps()):
+        boards, again = legal_outcomes(b, d1, d2, variant)
+        assert 0 <= k < len(boards)
+        after = boards[k]
+        if t + 1 == len(g.choices):
+            r = outcome(after)
+            assert r != 0 and g.result == (r if g.seats[t] == 0 else -r)
+        else:
+            assert outcome(after) == 0
+            nxt = after if again[k] else flip(after)
+            assert (g.boards[t + 1] == nxt).all()
+            assert g.seats[t + 1] == (g.seats[t] if again[k] else 1 - g.seats[t])
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY], ids=["standard", "acey-deucey"])
+def test_play_game_is_the_match_game_and_replays(variant: int) -> None:
+    a, b = pubeval_player(), random_player()
+    games = 6 if variant == STANDARD else 4  # Acey-Deucey's 1-2 rolls are slow to replay
+    r = play_match(a, b, games, seed=8, variant=variant)
+    for game in range(games):
+        g = play_game(a, b, seed=8, pair=game // 2, swapped=bool(game % 2), variant=variant)
+        assert not g.error
+        assert g.points_a == r.points[game] and len(g.choices) == r.turns[game]
+        lo, hi = g.opening
+        assert lo != hi and g.seats[0] == (0 if lo > hi else 1)
+        if variant == STANDARD:
+            assert tuple(g.dice[0]) == g.opening
+        _replay(g, variant)
+    # Both games of a pair share the dice: the same opening throws.
+    assert play_game(a, b, 8, 1).opening == play_game(a, b, 8, 1, swapped=True).opening
+
+
+def test_acey_deucey_match_runs_to_completion() -> None:
+    # Few games: a 1-2 roll has ~15,000 outcomes in mid-game (tens of ms to generate).
+    for a, b, n in ((pubeval_player(), random_player(), 10), (random_player(), random_player(), 4)):
+        r = play_match(a, b, n, seed=1, variant=ACEY_DEUCEY)
+        assert r.games == n and r.errors == 0 and (r.points != 0).all()
+        assert (r.turns > 0).all()
+
+
+def test_standard_error_comes_from_pair_sums() -> None:
+    points = [1, -1, 2, 0, -1, 3, 1, 1]  # pair sums 0, 2, 2, 2
+    ppg, se = ppg_and_se(points)
+    assert ppg == 0.75
+    assert se == pytest.approx(0.25)  # sd(0, 2, 2, 2) = 1 (ddof 1), / (2 sqrt(4))
+    r = MatchResult.from_points(points)
+    assert (r.games, r.ppg, r.win_rate) == (8, 0.75, 5 / 8)
+    assert r.gammon_rate == (2 / 8, 0.0) and r.backgammon_rate == (1 / 8, 0.0)
+    assert math.isnan(ppg_and_se([2, -1])[1])
+    with pytest.raises(ValueError):
+        ppg_and_se([1, 2, 3])
+
+
+def test_odd_number_of_games_is_refused() -> None:
+    with pytest.raises(ValueError, match="even"):
+        play_match(pubeval_player(), random_player(), 7, seed=1)
