@@ -1,0 +1,333 @@
+"""Expectiminimax over the dice: n-ply evaluation and move choice.
+
+    V0(b)  = the net's probabilities for the side on roll of b (exact for finished games,
+             and for pure bear-offs from the bear-off database, standard variant only)
+    Vn(b)  = sum over the 21 rolls r (weights 1/36, 2/36) of the probabilities of the
+             mover's best play of r, judged by V(n-1) of the position after it (seen by
+             the side to roll next: the opponent, or the mover again after an
+             Acey-Deucey 1-2 chain), converted back to b's side on roll.
+
+A play is chosen at ply N by Vn of the positions after each candidate. Move filtering
+as in GNU Backgammon: every play is scored at 0 ply; only the best few (at most
+``keep`` within ``width`` equity of the best) are searched deeper, at each level.
+A position cache (keyed by board and depth, full board compared) avoids repeated work.
+Everything is deterministic: ties go to the lower outcome index.
+
+Kernels use one workspace per search level (``levels`` x capacity buffers) because a
+level's outcomes stay in use while the level below generates its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.bearoff import _BINOM, _bearoff_probs, database, is_bearoff
+from engine.board import SIZE, STANDARD, flip_into, has_contact
+from engine.encode import ESCAPES, HITS_OPEN, N_INPUTS, _encode_into
+from engine.eval import N_OUTPUTS, Model, _equity, _forward, _mover_probs, _terminal
+from engine.jit import njit
+from engine.movegen import _hash, _outcomes, check_dice
+
+MAX_PLY = 4
+CACHE_BITS = 18
+# Filters (GNU Backgammon's "normal" move filter keeps up to 8 plays within 0.16 at the
+# root; deeper levels keep fewer).
+ROOT_KEEP, ROOT_WIDTH = 8, 0.16
+INNER_KEEP, INNER_WIDTH = 2, 0.04
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How deep and how wide to search."""
+
+    ply: int = 0
+    root_keep: int = ROOT_KEEP
+    root_width: float = ROOT_WIDTH
+    inner_keep: int = INNER_KEEP
+    inner_width: float = INNER_WIDTH
+
+
+@njit
+def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
+    """Static probabilities for the side on roll of b (out (5,) float32)."""
+    if _terminal(b, out):
+        return
+    if use_bo and variant == STANDARD and is_bearoff(b):
+        tmp = np.zeros(N_OUTPUTS, np.float64)
+        _bearoff_probs(b, bo[0], bo[1], bo[2], bo[3], bo[4], tmp)
+        for k in range(N_OUTPUTS):
+            out[k] = tmp[k]
+        return
+    _encode_into(b, x, flipped, HITS_OPEN, ESCAPES)
+    if has_contact(b):
+        _forward(x, contact, hidden, out)
+    else:
+        _forward(x, race, hidden, out)
+
+
+@njit
+def _cache_find(b, depth, ck, cb, cp, out):
+    """Look b at depth up in the cache; True and out filled on a hit."""
+    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1)
+    slot = h & (ck.shape[0] - 1)
+    if ck[slot] != h:
+        return False
+    for i in range(SIZE):
+        if cb[slot, i] != b[i]:
+            return False
+    for k in range(N_OUTPUTS):
+        out[k] = cp[slot, k]
+    return True
+
+
+@njit
+def _cache_store(b, depth, ck, cb, cp, p):
+    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1)
+    slot = h & (ck.shape[0] - 1)
+    ck[slot] = h
+    for i in range(SIZE):
+        cb[slot, i] = b[i]
+    for k in range(N_OUTPUTS):
+        cp[slot, k] = p[k]
+
+
+@njit
+def _score_level(level, n, variant, contact, race, bo, use_bo, ws, cache, stats):
+    """probs[level][:n] = the mover's 0-ply probabilities after each outcome of level."""
+    outs, agains, probs, views = ws[0], ws[1], ws[6], ws[8]
+    x, hidden, flipped = ws[9], ws[10], ws[11]
+    p = np.empty(N_OUTPUTS, np.float32)
+    for i in range(n):
+        view = views[level]
+        if agains[level, i]:
+            for j in range(SIZE):
+                view[j] = outs[level, i, j]
+        else:
+            flip_into(outs[level, i], view)
+        if not _cache_find(view, 0, cache[0], cache[1], cache[2], p):
+            _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
+            stats[0] += 1
+            _cache_store(view, 0, cache[0], cache[1], cache[2], p)
+        _mover_probs(p, agains[level, i], probs[level, i])
+
+
+@njit
+def _generate(b, d1, d2, variant, level, ws):
+    """Outcomes of d1-d2 into level's buffers; n, or -1 if they are too small."""
+    acc = (ws[0][level], ws[1][level], ws[2][level], ws[3][level], ws[4][level])
+    scratch = (ws[12][level], ws[13][level], ws[14][level], ws[15][level], ws[16][level],
+               ws[17][level])  # fmt: skip
+    return _outcomes(b, d1, d2, variant, acc, ws[5][level], scratch)
+
+
+@njit
+def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, cache, stats,
+        out):  # fmt: skip
+    """out = V_depth(b) for the side on roll of b, using buffers of levels >= level.
+    Returns False on buffer overflow."""
+    if depth == 0 or _terminal(b, out):
+        if depth == 0 and not _cache_find(b, 0, cache[0], cache[1], cache[2], out):
+            _v0(b, variant, contact, race, bo, use_bo, ws[9], ws[10], ws[11], out)
+            stats[0] += 1
+            _cache_store(b, 0, cache[0], cache[1], cache[2], out)
+        return True
+    if use_bo and variant == STANDARD and is_bearoff(b):
+        _v0(b, variant, contact, race, bo, use_bo, ws[9], ws[10], ws[11], out)
+        return True  # exact already
+    if _cache_find(b, depth, cache[0], cache[1], cache[2], out):
+        return True
+    acc = np.zeros(N_OUTPUTS, np.float64)
+    probs = ws[6]
+    order = ws[7][level]
+    best_p = np.empty(N_OUTPUTS, np.float32)
+    deep = np.empty(N_OUTPUTS, np.float32)
+    mp = np.empty(N_OUTPUTS, np.float32)
+    view = np.empty(SIZE, np.int8)
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            w = (1.0 if d1 == d2 else 2.0) / 36.0
+            n = _generate(b, d1, d2, variant, level, ws)
+            if n < 0 or n > probs.shape[1]:
+                return False
+            _score_level(level, n, variant, contact, race, bo, use_bo, ws, cache, stats)
+            k = _filter(probs[level], n, keep, width, order)
+            if depth == 1:
+                for j in range(N_OUTPUTS):
+                    best_p[j] = probs[level, order[0], j]
+            else:
+                best_eq = -1e9
+                for c in range(k):
+                    i = order[c]
+                    if ws[1][level, i]:
+                        for j in range(SIZE):
+                            view[j] = ws[0][level, i, j]
+                    else:
+                        flip_into(ws[0][level, i], view)
+                    ok = _vn(view, depth - 1, level + 1, variant, contact, race, bo, use_bo,
+                             keep, width, ws, cache, stats, deep)  # fmt: skip
+                    if not ok:
+                        return False
+                    _mover_probs(deep, ws[1][level, i], mp)
+                    e = _equity(mp)
+                    if e > best_eq:
+                        best_eq = e
+                        for j in range(N_OUTPUTS):
+                            best_p[j] = mp[j]
+            for j in range(N_OUTPUTS):
+                acc[j] += w * best_p[j]
+    for j in range(N_OUTPUTS):
+        out[j] = acc[j]
+    _cache_store(b, depth, cache[0], cache[1], cache[2], out)
+    return True
+
+
+@njit
+def _filter(probs, n, keep, width, order):
+    """order[:k] = the indices of the best plays by equity (stable), at most `keep`
+    within `width` of the best. Returns k (>= 1)."""
+    eq = np.empty(n, np.float64)
+    for i in range(n):
+        eq[i] = _equity(probs[i])
+    idx = np.argsort(-eq, kind="mergesort")
+    best = eq[idx[0]]
+    k = 0
+    for c in range(min(n, keep)):
+        if c > 0 and eq[idx[c]] < best - width:
+            break
+        order[c] = idx[c]
+        k += 1
+    return k
+
+
+@njit
+def _analyse_root(b, d1, d2, variant, ply, contact, race, bo, use_bo, root_keep, root_width,
+                  keep, width, ws, cache, stats, result_probs, result_ply):  # fmt: skip
+    """Rank every play of d1-d2 in b. result_probs[:n] = the mover's probabilities after
+    each outcome (at the deepest ply it was searched to), result_ply[:n] = that ply.
+    Returns n, or -1 on buffer overflow. Outcomes are in ws[0][0][:n]."""
+    n = _generate(b, d1, d2, variant, 0, ws)
+    if n < 0 or n > ws[6].shape[1]:
+        return -1
+    _score_level(0, n, variant, contact, race, bo, use_bo, ws, cache, stats)
+    probs = ws[6]
+    for i in range(n):
+        for j in range(N_OUTPUTS):
+            result_probs[i, j] = probs[0, i, j]
+        result_ply[i] = 0
+    if ply == 0:
+        return n
+    order = ws[7][0]
+    k = _filter(probs[0], n, root_keep, root_width, order)
+    deep = np.empty(N_OUTPUTS, np.float32)
+    view = np.empty(SIZE, np.int8)
+    mp = np.empty(N_OUTPUTS, np.float32)
+    for c in range(k):
+        i = order[c]
+        if ws[1][0, i]:
+            for j in range(SIZE):
+                view[j] = ws[0][0, i, j]
+        else:
+            flip_into(ws[0][0, i], view)
+        if not _vn(view, ply, 1, variant, contact, race, bo, use_bo, keep, width, ws, cache,
+                   stats, deep):  # fmt: skip
+            return -1
+        _mover_probs(deep, ws[1][0, i], mp)
+        for j in range(N_OUTPUTS):
+            result_probs[i, j] = mp[j]
+        result_ply[i] = ply
+    return n
+
+
+class Searcher:
+    """Holds the buffers and the cache; `analyse` ranks the plays of a roll, `evaluate`
+    gives Vn of a position. One instance serves one thread."""
+
+    def __init__(self, model: Model, variant: int | None = None, capacity: int = 4096,
+                 use_bearoff: bool = True) -> None:  # fmt: skip
+        self.model = model
+        self.variant = model.variant if variant is None else variant
+        self.use_bearoff = bool(use_bearoff and self.variant == STANDARD)
+        if self.use_bearoff:
+            db = database()
+            self.bo = (db.off, db.first, db.small, db.two_sided, _BINOM)
+        else:
+            z = np.zeros((1, 1), np.float32)
+            self.bo = (z, z, np.zeros(1, np.int64), z, _BINOM)
+        size = 1 << CACHE_BITS
+        self.cache = (np.full(size, -1, np.int64), np.zeros((size, SIZE), np.int8),
+                      np.zeros((size, N_OUTPUTS), np.float32))  # fmt: skip
+        self.stats = np.zeros(2, np.int64)
+        self._allocate(capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        levels = MAX_PLY + 2
+        table = 1 << (2 * capacity - 1).bit_length()
+        hidden = max(self.model.contact[1].shape[0], self.model.race[1].shape[0])
+        self.capacity = capacity
+        self.ws = (
+            np.zeros((levels, capacity, SIZE), np.int8),  # 0 outcomes
+            np.zeros((levels, capacity), np.int8),  # 1 again flags
+            np.zeros((levels, capacity), np.int64),  # 2 hashes
+            np.full((levels, table), -1, np.int64),  # 3 dedupe table
+            np.zeros((levels, capacity), np.int64),  # 4 slots
+            np.zeros((levels, capacity, SIZE), np.int8),  # 5 tmp (1-2 chain)
+            np.zeros((levels, capacity, N_OUTPUTS), np.float32),  # 6 mover's probs
+            np.zeros((levels, capacity), np.int64),  # 7 filter order
+            np.zeros((levels, SIZE), np.int8),  # 8 view scratch
+            np.zeros(N_INPUTS, np.float32),  # 9 inputs
+            np.zeros(hidden, np.float32),  # 10 hidden
+            np.zeros(SIZE, np.int8),  # 11 flipped
+            np.zeros((levels, 4), np.int64),  # 12 dice
+            np.zeros((levels, 5, SIZE), np.int8),  # 13 stack
+            np.zeros((levels, 5), np.int64),  # 14 nxt
+            np.zeros((levels, 5), np.int64),  # 15 high
+            np.zeros((levels, 5), np.int64),  # 16 hashes
+            np.zeros((levels, 5), np.int64),  # 17 landed
+        )
+        self.result_probs = np.zeros((capacity, N_OUTPUTS), np.float32)
+        self.result_ply = np.zeros(capacity, np.int64)
+
+    def clear_cache(self) -> None:
+        self.cache[0].fill(-1)
+
+    def analyse(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """(outcome boards (n, SIZE) in the mover's view, again (n,), the mover's
+        probabilities (n, 5) after each, the ply each was searched to (n,))."""
+        check_dice(d1, d2)
+        if not 0 <= limits.ply <= MAX_PLY:
+            raise ValueError(f"ply must be 0..{MAX_PLY}, got {limits.ply}")
+        b = np.array(board, dtype=np.int8)
+        m = self.model
+        while True:
+            n = _analyse_root(b, d1, d2, self.variant, limits.ply, m.contact, m.race, self.bo,
+                              self.use_bearoff, limits.root_keep, limits.root_width,
+                              limits.inner_keep, limits.inner_width, self.ws, self.cache,
+                              self.stats, self.result_probs, self.result_ply)  # fmt: skip
+            if n >= 0:
+                break
+            self._allocate(self.capacity * 4)
+        return (self.ws[0][0, :n].copy(), self.ws[1][0, :n].astype(bool),
+                self.result_probs[:n].copy(), self.result_ply[:n].copy())  # fmt: skip
+
+    def evaluate(self, board: np.ndarray, limits: Limits = Limits()) -> np.ndarray:
+        """V_ply of the position for the side on roll (before it rolls): (5,) float32."""
+        if not 0 <= limits.ply <= MAX_PLY:
+            raise ValueError(f"ply must be 0..{MAX_PLY}, got {limits.ply}")
+        b = np.array(board, dtype=np.int8)
+        out = np.zeros(N_OUTPUTS, np.float32)
+        m = self.model
+        while not _vn(b, limits.ply, 1, self.variant, m.contact, m.race, self.bo,
+                      self.use_bearoff, limits.inner_keep, limits.inner_width, self.ws,
+                      self.cache, self.stats, out):  # fmt: skip
+            self._allocate(self.capacity * 4)
+        return out
+
+    def best(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()) -> int:
+        """Index (into the outcomes of the roll) of the play chosen at limits.ply."""
+        _, _, probs, ply = self.analyse(board, d1, d2, limits)
+        eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
+        eq = np.where(ply == ply.max(), eq, -np.inf)
+        return int(np.argmax(eq))
