@@ -176,6 +176,87 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
+    from engine.analysis import analyse_roll, evaluate_position, render
+    from engine.position import Position
+
+    pos = Position.parse(args.position, args.variant)
+    model = _load_model(args.model, pos.variant)
+    if not 0 <= args.ply <= 4:
+        raise DoubletError(f"--ply must be 0..4, got {args.ply}")
+    announce_compile("search", "_analyse_root")
+    if args.dice:
+        d1, d2 = _dice(args.dice)
+        doc = analyse_roll(pos, d1, d2, args.ply, model)
+    else:
+        doc = evaluate_position(pos, args.ply, model)
+    if args.json:
+        out.write(json.dumps(doc) + "\n")
+    else:
+        out.write(render(doc, np.array(pos.board), limit=10**9 if args.all else 20) + "\n")
+    return 0
+
+
+def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
+    from engine.analysis import analyse_roll, evaluate_position
+    from engine.position import Position
+
+    if not isinstance(req, dict):
+        raise DoubletError("a request is a JSON object with a 'cmd'")
+    cmd = req.get("cmd")
+    if cmd not in ("best", "eval", "analyse", "moves"):
+        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves or quit")
+    if "position" not in req:
+        raise DoubletError(f"'{cmd}' needs a 'position'")
+    pos = Position.parse(req["position"], req.get("variant"))
+    ply = req.get("ply", 0)
+    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= 4:
+        raise DoubletError(f"'ply' must be an integer 0..4, got {ply!r}")
+    model = None
+    if req.get("model"):
+        path = str(req["model"])
+        if path not in models:
+            models[path] = _load_model(path, pos.variant)
+        model = models[path]
+    if cmd == "eval":
+        return evaluate_position(pos, ply, model)
+    if "dice" not in req:
+        raise DoubletError(f"'{cmd}' needs 'dice': [d1, d2]")
+    d1, d2 = _dice(req["dice"])
+    if cmd == "moves":
+        return {"plays": _plays_json(pos, d1, d2)}
+    doc = analyse_roll(pos, d1, d2, ply, model)
+    if cmd == "analyse":
+        return doc
+    top = doc["plays"][0]
+    keys = ("play", "equity", "again", "probabilities", "ply", "board")
+    reply = {k: top[k] for k in keys}
+    if "position_id" in top:
+        reply["position_id"] = top["position_id"]
+    return reply
+
+
+def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
+    announce_compile("search", "_analyse_root")
+    models: dict[str, Any] = {}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            try:
+                req = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DoubletError(f"request is not JSON: {e.msg} at column {e.colno}") from None
+            if isinstance(req, dict) and req.get("cmd") == "quit":
+                break
+            reply = _engine_reply(req, models)
+        except DoubletError as e:
+            reply = {"error": str(e)}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+    return 0
+
+
 def _hex(side: list[int]) -> str:
     return "".join(f"{n:x}" for n in side)
 
@@ -213,6 +294,34 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_eval)
+
+    a = sub.add_parser(
+        "analyse",
+        aliases=["analyze"],
+        help="rank the plays of a roll, or evaluate a position, at a chosen depth",
+        description="Without dice: the side on roll's chances before it rolls. With dice: "
+        "every legal play ranked by equity, with its five probabilities, its loss against "
+        "the best play and the depth used; pip counts; the shots at each blot left by the "
+        "best play. --json prints the documented JSON (engine/analysis.py).",
+    )
+    a.add_argument("position", help="gnubg Position ID, XGID or JSON board")
+    a.add_argument("dice", nargs="*", help="optional roll, e.g. 3 1")
+    a.add_argument("--ply", type=int, default=2, help="search depth 0..4 (default 2)")
+    a.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
+    a.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
+    a.add_argument("--json", action="store_true")
+    a.add_argument("--all", action="store_true", help="list every play, not the best 20")
+    a.set_defaults(func=cmd_analyse)
+
+    g = sub.add_parser(
+        "engine",
+        help="a JSON line protocol on stdin/stdout for other programs",
+        description="One JSON request a line on stdin, one JSON reply a line on stdout. "
+        'Requests: {"cmd": "best"|"analyse"|"eval"|"moves"|"quit", "position": ..., '
+        '"dice": [d1, d2], "ply": 0..4, "variant": ..., "model": PATH}. A bad request '
+        'gets {"error": ...} and the engine goes on.',
+    )
+    g.set_defaults(func=cmd_engine)
     return parser
 
 
