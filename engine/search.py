@@ -123,64 +123,119 @@ def _generate(b, d1, d2, variant, level, ws):
 
 
 @njit
-def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, cache, stats,
-        out):  # fmt: skip
-    """out = V_depth(b) for the side on roll of b, using buffers of levels >= level.
-    Returns False on buffer overflow."""
-    if depth == 0 or _terminal(b, out):
-        if depth == 0 and not _cache_find(b, 0, cache[0], cache[1], cache[2], out):
+def _immediate(b, depth, variant, contact, race, bo, use_bo, ws, cache, stats, out):
+    """Fill out with V_depth(b) when no search is needed: depth 0, a finished game, an
+    exact bear-off, or a cache hit. Returns True then."""
+    if _terminal(b, out):
+        return True
+    if depth == 0 or (use_bo and variant == STANDARD and is_bearoff(b)):
+        if not _cache_find(b, 0, cache[0], cache[1], cache[2], out):
             _v0(b, variant, contact, race, bo, use_bo, ws[9], ws[10], ws[11], out)
             stats[0] += 1
             _cache_store(b, 0, cache[0], cache[1], cache[2], out)
         return True
-    if use_bo and variant == STANDARD and is_bearoff(b):
-        _v0(b, variant, contact, race, bo, use_bo, ws[9], ws[10], ws[11], out)
-        return True  # exact already
-    if _cache_find(b, depth, cache[0], cache[1], cache[2], out):
+    return _cache_find(b, depth, cache[0], cache[1], cache[2], out)
+
+
+@njit
+def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, cache, stats,
+        out):  # fmt: skip
+    """out = V_depth(b) for the side on roll of b, using the buffers of levels >= level.
+    Returns False on buffer overflow.
+
+    Iterative with an explicit stack of frames (numba cannot load a cached recursive
+    function safely): frame f holds a position searched to depth - f on level level + f,
+    the roll it is at, the candidate play it is at, and its running sums.
+    """
+    if _immediate(b, depth, variant, contact, race, bo, use_bo, ws, cache, stats, out):
         return True
-    acc = np.zeros(N_OUTPUTS, np.float64)
-    probs = ws[6]
-    order = ws[7][level]
-    best_p = np.empty(N_OUTPUTS, np.float32)
+    boards = np.empty((depth, SIZE), np.int8)
+    roll = np.zeros(depth, np.int64)  # index of the roll being worked on, 0..21
+    cand = np.full(depth, -1, np.int64)  # candidate play being searched; -1: new roll
+    count = np.zeros(depth, np.int64)  # candidates kept for this roll
+    sums = np.zeros((depth, N_OUTPUTS), np.float64)
+    best_eq = np.zeros(depth, np.float64)
+    best_p = np.zeros((depth, N_OUTPUTS), np.float32)
     deep = np.empty(N_OUTPUTS, np.float32)
     mp = np.empty(N_OUTPUTS, np.float32)
-    view = np.empty(SIZE, np.int8)
+    dice = np.empty((21, 2), np.int64)
+    weight = np.empty(21, np.float64)
+    r = 0
     for d1 in range(1, 7):
         for d2 in range(1, d1 + 1):
-            w = (1.0 if d1 == d2 else 2.0) / 36.0
-            n = _generate(b, d1, d2, variant, level, ws)
+            dice[r, 0] = d1
+            dice[r, 1] = d2
+            weight[r] = (1.0 if d1 == d2 else 2.0) / 36.0
+            r += 1
+    probs = ws[6]
+    for i in range(SIZE):
+        boards[0, i] = b[i]
+    f = 0
+    while True:
+        lv = level + f
+        if roll[f] == 21:  # frame done: V of its position
+            for j in range(N_OUTPUTS):
+                deep[j] = sums[f, j]
+            _cache_store(boards[f], depth - f, cache[0], cache[1], cache[2], deep)
+            if f == 0:
+                for j in range(N_OUTPUTS):
+                    out[j] = deep[j]
+                return True
+            f -= 1
+            lv = level + f
+            i = ws[7][lv, cand[f]]
+            _mover_probs(deep, ws[1][lv, i], mp)
+            e = _equity(mp)
+            if e > best_eq[f]:
+                best_eq[f] = e
+                for j in range(N_OUTPUTS):
+                    best_p[f, j] = mp[j]
+            cand[f] += 1
+            continue
+        if cand[f] < 0:  # start a roll: every play at 0 ply, then the filter
+            n = _generate(boards[f], dice[roll[f], 0], dice[roll[f], 1], variant, lv, ws)
             if n < 0 or n > probs.shape[1]:
                 return False
-            _score_level(level, n, variant, contact, race, bo, use_bo, ws, cache, stats)
-            k = _filter(probs[level], n, keep, width, order)
-            if depth == 1:
+            _score_level(lv, n, variant, contact, race, bo, use_bo, ws, cache, stats)
+            count[f] = _filter(probs[lv], n, keep, width, ws[7][lv])
+            if depth - f == 1:  # the best play at 0 ply is the answer
+                i = ws[7][lv, 0]
                 for j in range(N_OUTPUTS):
-                    best_p[j] = probs[level, order[0], j]
+                    sums[f, j] += weight[roll[f]] * probs[lv, i, j]
+                roll[f] += 1
+                continue
+            cand[f] = 0
+            best_eq[f] = -1e9
+        if cand[f] < count[f]:  # search the next candidate one level deeper
+            i = ws[7][lv, cand[f]]
+            view = ws[8][lv]
+            if ws[1][lv, i]:
+                for j in range(SIZE):
+                    view[j] = ws[0][lv, i, j]
             else:
-                best_eq = -1e9
-                for c in range(k):
-                    i = order[c]
-                    if ws[1][level, i]:
-                        for j in range(SIZE):
-                            view[j] = ws[0][level, i, j]
-                    else:
-                        flip_into(ws[0][level, i], view)
-                    ok = _vn(view, depth - 1, level + 1, variant, contact, race, bo, use_bo,
-                             keep, width, ws, cache, stats, deep)  # fmt: skip
-                    if not ok:
-                        return False
-                    _mover_probs(deep, ws[1][level, i], mp)
-                    e = _equity(mp)
-                    if e > best_eq:
-                        best_eq = e
-                        for j in range(N_OUTPUTS):
-                            best_p[j] = mp[j]
+                flip_into(ws[0][lv, i], view)
+            if _immediate(view, depth - f - 1, variant, contact, race, bo, use_bo, ws, cache,
+                          stats, deep):  # fmt: skip
+                _mover_probs(deep, ws[1][lv, i], mp)
+                e = _equity(mp)
+                if e > best_eq[f]:
+                    best_eq[f] = e
+                    for j in range(N_OUTPUTS):
+                        best_p[f, j] = mp[j]
+                cand[f] += 1
+                continue
+            for j in range(SIZE):  # depth - f - 1 >= 1 here, so frame f + 1 exists
+                boards[f + 1, j] = view[j]
+            f += 1
+            roll[f] = 0
+            cand[f] = -1
             for j in range(N_OUTPUTS):
-                acc[j] += w * best_p[j]
-    for j in range(N_OUTPUTS):
-        out[j] = acc[j]
-    _cache_store(b, depth, cache[0], cache[1], cache[2], out)
-    return True
+                sums[f, j] = 0.0
+            continue
+        for j in range(N_OUTPUTS):  # all candidates of this roll searched
+            sums[f, j] += weight[roll[f]] * best_p[f, j]
+        roll[f] += 1
+        cand[f] = -1
 
 
 @njit

@@ -1,0 +1,125 @@
+"""Expectiminimax search (engine.search) and analysis (engine.analysis).
+
+- 1-ply evaluation equals a brute-force Python expectiminimax over legal_outcomes and
+  engine.eval.evaluate (no filtering at 1 ply), on random positions of both variants;
+- 2-ply with unbounded filters equals the brute force at 2 ply (small positions);
+- the position cache changes nothing: the same answers with a cold and a warm cache,
+  and results are deterministic;
+- the bear-off database is used at the leaves of pure bear-offs (exact values);
+- analyse_roll ranks plays by equity with non-negative losses, marks depths, and
+  reports shots at the blots of the best play; the Acey-Deucey 1-2 chain is searched
+  with the mover on roll after a 'roll again' play.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.analysis import analyse_roll, evaluate_position
+from engine.bearoff import bearoff_probs
+from engine.board import ACEY_DEUCEY, STANDARD, flip
+from engine.eval import equity, evaluate, random_model
+from engine.movegen import legal_outcomes
+from engine.position import Position
+from engine.search import Limits, Searcher
+from tests.helpers import pos, random_positions
+
+ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
+MODEL = random_model(24, seed=3)
+
+
+def _mover(p: np.ndarray, again: bool) -> np.ndarray:
+    if again:
+        return p
+    return np.array([1 - p[0], p[3], p[4], p[1], p[2]])
+
+
+def brute(b: np.ndarray, depth: int, variant: int) -> np.ndarray:
+    """V_depth(b) for the side on roll, no filtering, no cache, no bear-off database."""
+    if depth == 0:
+        return evaluate(b, MODEL).astype(np.float64)
+    total = np.zeros(5)
+    for d1, d2 in ROLLS:
+        boards, again = legal_outcomes(b, d1, d2, variant)
+        best, best_eq = None, -np.inf
+        for x, a in zip(boards, again, strict=True):
+            view = x if a else flip(x)
+            if depth == 1:
+                p = _mover(evaluate(view, MODEL).astype(np.float64), a)
+            else:
+                p = _mover(brute(view, depth - 1, variant), a)
+            e = equity(p)
+            if e > best_eq:
+                best, best_eq = p, e
+        total += (1 if d1 == d2 else 2) / 36 * best
+    return total
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY], ids=["std", "acey"])
+def test_one_ply_equals_brute_force(variant: int) -> None:
+    s = Searcher(MODEL, variant, use_bearoff=False)
+    for b in random_positions(60, variant, seed=7)[20::8]:
+        if variant == ACEY_DEUCEY and b[28] > 6:
+            continue  # long 1-2 chains: slow in the brute force
+        got = s.evaluate(b, Limits(ply=1))
+        assert np.allclose(got, brute(b, 1, variant), atol=2e-6), b
+
+
+def test_two_ply_equals_brute_force_without_filters() -> None:
+    s = Searcher(MODEL, STANDARD, use_bearoff=False)
+    wide = Limits(ply=2, inner_keep=10_000, inner_width=100.0)
+    for b in (pos({3: 2, 5: 1, 20: 1}, {1: 1, 22: 2, 24: 1}), pos({2: 2, 22: 1}, {3: 1, 24: 2})):
+        assert np.allclose(s.evaluate(b, wide), brute(b, 2, STANDARD), atol=5e-6)
+
+
+def test_cache_and_determinism() -> None:
+    b = random_positions(30, STANDARD, seed=9)[-1]
+    s = Searcher(MODEL, STANDARD)
+    first = s.analyse(b, 5, 2, Limits(ply=2))
+    again = s.analyse(b, 5, 2, Limits(ply=2))  # warm cache
+    s.clear_cache()
+    cold = s.analyse(b, 5, 2, Limits(ply=2))
+    fresh = Searcher(MODEL, STANDARD).analyse(b, 5, 2, Limits(ply=2))
+    for other in (again, cold, fresh):
+        for x, y in zip(first, other, strict=True):
+            assert np.array_equal(x, y)
+
+
+def test_bearoff_positions_are_exact() -> None:
+    b = pos({1: 2, 3: 1}, {24: 2, 22: 1})
+    s = Searcher(MODEL, STANDARD)
+    assert np.allclose(s.evaluate(b, Limits(ply=0)), bearoff_probs(b), atol=1e-6)
+    assert np.allclose(s.evaluate(b, Limits(ply=2)), bearoff_probs(b), atol=1e-6)
+
+
+def test_analyse_roll_ranks_and_reports() -> None:
+    p = Position.from_id("4HPwATDgc/ABMA")
+    doc = analyse_roll(p, 3, 1, ply=1, model=MODEL)
+    plays = doc["plays"]
+    assert len(plays) == 16 and doc["dice"] == [3, 1] and doc["ply"] == 1
+    assert plays[0]["loss"] == 0.0 and all(r["loss"] >= 0 for r in plays)
+    deep = [r for r in plays if r["ply"] == 1]
+    assert deep and [r["equity"] for r in deep] == sorted((r["equity"] for r in deep), reverse=True)
+    assert {"win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"} == set(
+        plays[0]["probabilities"]
+    )
+    assert doc["pips"] == {"mover": 167, "opponent": 167}
+    best = Position.from_id(plays[0]["position_id"]).flip()
+    blots = [q for q in range(1, 25) if best.board[q] == 1]
+    assert [s["point"] for s in doc["shots"]] == blots
+    ev = evaluate_position(p, 0, MODEL)["evaluation"]
+    assert ev["equity"] == pytest.approx(float(equity(evaluate(p.board, MODEL))), abs=1e-5)
+
+
+def test_acey_deucey_chain_is_searched_with_the_mover_on_roll() -> None:
+    p = Position.parse(
+        {
+            "variant": "acey-deucey",
+            "mover": [11] + [0] * 19 + [1, 1, 1, 1, 0, 0],
+            "opponent": [12] + [0] * 21 + [1, 1, 1, 0],
+        }
+    )
+    doc = analyse_roll(p, 2, 1, ply=1, model=MODEL)
+    assert any(r["again"] for r in doc["plays"])
+    assert all(" then " in r["play"] for r in doc["plays"] if r["again"])
