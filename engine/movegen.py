@@ -38,13 +38,19 @@ _RANK_OUT = 25
 _MAX_DEPTH = 4
 
 
+# The hot kernels below address boards as rows of 2-D arrays (stack[depth, i], out[n, i])
+# rather than taking 1-D views: every view numba creates costs reference-count updates,
+# which made a roll with no legal play cost microseconds.
+
+
 @njit
-def _highest(b):
-    """Highest point holding a mover checker; 25 while any is on the bar or unentered."""
-    if b[MY_BAR] > 0 or b[MY_OUT] > 0:
+def _highest(s, r):
+    """Highest point holding a mover checker of board s[r]; 25 while any is on the bar or
+    unentered."""
+    if s[r, MY_BAR] > 0 or s[r, MY_OUT] > 0:
         return 25
     for p in range(24, 0, -1):
-        if b[p] > 0:
+        if s[r, p] > 0:
             return p
     return 0
 
@@ -59,11 +65,12 @@ def _source_index(rank):
 
 
 @njit
-def _dest(b, rank, die, variant, highest):
-    """Where a mover checker of source rank goes with die: 1..24, 0 = off, -1 = illegal."""
+def _dest(s, r, rank, die, variant, highest):
+    """Where a mover checker of source rank in board s[r] goes with die: 1..24, 0 = off,
+    -1 = illegal."""
     dst = 25 - die if rank >= _RANK_OUT else rank - die
     if dst >= 1:
-        if b[dst] < -1:
+        if s[r, dst] < -1:
             return -1  # closed point
         if variant == ACEY_DEUCEY and highest <= 6:
             return -1  # Acey-Deucey: all home, dice only bear off
@@ -77,19 +84,21 @@ def _dest(b, rank, die, variant, highest):
     return -1
 
 
-@njit(inline="always")  # inlined into _walk: ~25% faster
-def _apply(src_board, dst_board, rank, dst):
-    """dst_board = src_board with one mover checker moved from rank to dst."""
+@njit(inline="always")
+def _apply(s, r, t, q, rank, dst):
+    """t[q] = s[r] with one mover checker moved from rank to dst (rank 0: a plain copy)."""
     for i in range(SIZE):
-        dst_board[i] = src_board[i]
-    dst_board[_source_index(rank)] -= 1
+        t[q, i] = s[r, i]
+    if rank == 0:
+        return
+    t[q, _source_index(rank)] -= 1
     if dst == 0:
-        dst_board[MY_OFF] += 1
+        t[q, MY_OFF] += 1
     else:
-        if dst_board[dst] == -1:  # hit a blot
-            dst_board[dst] = 0
-            dst_board[OPP_BAR] -= 1
-        dst_board[dst] += 1
+        if t[q, dst] == -1:  # hit a blot
+            t[q, dst] = 0
+            t[q, OPP_BAR] -= 1
+        t[q, dst] += 1
 
 
 # Zobrist keys: a board's hash is the XOR of _ZOBRIST[i, b[i] + 16] over its entries, so
@@ -99,6 +108,7 @@ _ZOBRIST = np.random.default_rng(20261130).integers(0, 2**63, size=(SIZE, 32), d
 
 @njit
 def _hash(b):
+    """Zobrist hash of a (SIZE,) board."""
     h = np.int64(0)
     for i in range(SIZE):
         h ^= _ZOBRIST[i, b[i] + 16]
@@ -111,27 +121,26 @@ def _set(h, i, old, new):
 
 
 @njit
-def _moved_hash(h, b, rank, dst):
-    """Hash of b after moving a mover checker from rank to dst (b itself unchanged)."""
+def _moved_hash(h, s, r, rank, dst):
+    """Hash of board s[r] after moving a mover checker from rank to dst."""
     src = _source_index(rank)
-    h = _set(h, src, b[src], b[src] - 1)
+    h = _set(h, src, s[r, src], s[r, src] - 1)
     if dst == 0:
-        return _set(h, MY_OFF, b[MY_OFF], b[MY_OFF] + 1)
-    if b[dst] == -1:
-        h = _set(h, OPP_BAR, b[OPP_BAR], b[OPP_BAR] - 1)
+        return _set(h, MY_OFF, s[r, MY_OFF], s[r, MY_OFF] + 1)
+    if s[r, dst] == -1:
+        h = _set(h, OPP_BAR, s[r, OPP_BAR], s[r, OPP_BAR] - 1)
         return _set(h, dst, -1, 1)
-    return _set(h, dst, b[dst], b[dst] + 1)
+    return _set(h, dst, s[r, dst], s[r, dst] + 1)
 
 
-@njit(inline="always")  # inlined into _walk: ~25% faster
-def _insert(parent, rank, dst, key, again, acc, n, spare):
-    """Add the board `parent` after moving rank -> dst (rank 0: parent itself), whose hash
-    is key, to the outcomes unless present. Return the new n, or -1 when full.
+@njit(inline="always")
+def _insert(s, r, rank, dst, key, again, out, out_again, hashes, table, slots, n, spare):
+    """Add board s[r] after moving rank -> dst (rank 0: s[r] itself), whose hash is key, to
+    the outcomes out[:n] unless present. Return the new n, or -1 when out is full.
 
-    The board is only built when its hash matches an outcome (to compare) or is new.
-    acc = (out, out_again, hashes, table, slots); spare: a (SIZE,) scratch board.
+    The board is only built when its hash matches an outcome (into s[spare], to compare)
+    or when it is new (straight into out[n]).
     """
-    out, out_again, hashes, table, slots = acc
     key ^= again
     mask = table.shape[0] - 1
     j = key & mask
@@ -142,11 +151,11 @@ def _insert(parent, rank, dst, key, again, acc, n, spare):
             break
         if hashes[k] == key and out_again[k] == again:
             if not built:
-                _build(parent, spare, rank, dst)
+                _apply(s, r, s, spare, rank, dst)
                 built = True
             same = True
             for i in range(SIZE):
-                if out[k, i] != spare[i]:
+                if out[k, i] != s[spare, i]:
                     same = False
                     break
             if same:
@@ -154,21 +163,12 @@ def _insert(parent, rank, dst, key, again, acc, n, spare):
         j = (j + 1) & mask
     if n >= out.shape[0]:
         return -1
-    _build(parent, out[n], rank, dst)
+    _apply(s, r, out, n, rank, dst)
     out_again[n] = again
     hashes[n] = key
     table[j] = n
     slots[n] = j
     return n + 1
-
-
-@njit(inline="always")  # inlined into _walk: ~25% faster
-def _build(parent, child, rank, dst):
-    if rank == 0:
-        for i in range(SIZE):
-            child[i] = parent[i]
-    else:
-        _apply(parent, child, rank, dst)
 
 
 @njit
@@ -181,23 +181,23 @@ def _walk(b, h, ndice, target, ordered, variant, again, acc, n, scratch, commute
     standard doublet's moves commute, so this loses nothing and saves duplicates).
     commuted: the other order of these two dice was walked already; skip the two-move
     plays that are that walk's plays in the other order (see _roll).
-    scratch = (dice, stack, nxt, high, hashes, landed): per-depth state.
+    b: (SIZE,) board, h its hash; scratch = (dice, stack, nxt, high, hashes, landed).
     """
     dice, stack, nxt, high, hs, landed = scratch
-    if target == 0:
-        return _insert(b, 0, 0, h, again, acc, n, stack[1])
-    best = 0
+    out, out_again, hashes, table, slots = acc
     for i in range(SIZE):
         stack[0, i] = b[i]
+    if target == 0:
+        return _insert(stack, 0, 0, 0, h, again, out, out_again, hashes, table, slots, n, 1)
+    best = 0
     nxt[0] = _RANK_BAR
-    high[0] = _highest(b)
+    high[0] = _highest(stack, 0)
     hs[0] = h
     depth = 0
     while depth >= 0:
-        cur = stack[depth]
         r = nxt[depth]
         die = dice[depth]
-        lowest = _RANK_BAR if cur[MY_BAR] > 0 else 1  # bar first
+        lowest = _RANK_BAR if stack[depth, MY_BAR] > 0 else 1  # bar first
         if commuted and depth == 1 and landed[1] >= 1 and high[1] > 6:
             # No bear-off is possible: only the checker just moved can make a play that
             # the other order lacks (see the skip below).
@@ -205,8 +205,8 @@ def _walk(b, h, ndice, target, ordered, variant, again, acc, n, scratch, commute
             r = min(r, lowest)
         dst = -1
         while r >= lowest:
-            if cur[_source_index(r)] > 0:
-                dst = _dest(cur, r, die, variant, high[depth])
+            if stack[depth, _source_index(r)] > 0:
+                dst = _dest(stack, depth, r, die, variant, high[depth])
                 if dst >= 0:
                     break
             r -= 1
@@ -222,20 +222,20 @@ def _walk(b, h, ndice, target, ordered, variant, again, acc, n, scratch, commute
         elif depth + 1 == target:
             if commuted and depth == 1 and dst >= 1 and landed[1] >= 1 and r != landed[1]:
                 continue
-            n = _insert(cur, r, dst, _moved_hash(hs[depth], cur, r, dst), again, acc, n,
-                        stack[depth + 1])  # fmt: skip
+            key = _moved_hash(hs[depth], stack, depth, r, dst)
+            n = _insert(stack, depth, r, dst, key, again, out, out_again, hashes, table,
+                        slots, n, depth + 1)  # fmt: skip
             if n < 0:
                 return -1
             continue
         if depth + 1 == ndice:
             continue
-        child = stack[depth + 1]
-        hs[depth + 1] = _moved_hash(hs[depth], cur, r, dst)
-        _apply(cur, child, r, dst)
+        hs[depth + 1] = _moved_hash(hs[depth], stack, depth, r, dst)
+        _apply(stack, depth, stack, depth + 1, r, dst)
         depth += 1
         landed[depth] = dst
         nxt[depth] = r if ordered else _RANK_BAR
-        high[depth] = _highest(child)
+        high[depth] = _highest(stack, depth)
     if target < 0:
         return best
     return n
@@ -287,7 +287,7 @@ def _roll(b, h, d1, d2, variant, acc, n, scratch):
         # Only one die can be played: the higher one if it can be (seed 003).
         dice[0] = hi if m_hi == 1 else lo
         return _walk(b, h, 1, 1, False, variant, 0, acc, n, scratch), m
-    return _insert(b, 0, 0, h, 0, acc, n, scratch[1][1]), 0
+    return _walk(b, h, 0, 0, False, variant, 0, acc, n, scratch), 0
 
 
 @njit
