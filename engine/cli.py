@@ -268,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    sub.add_parser(
+        "train",
+        help="self-play TD(lambda) training (python -m training --help)",
+        add_help=False,
+    )
 
     m = sub.add_parser(
         "moves",
@@ -325,9 +330,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _train(rest: list[str]) -> int:
+    """`doublet train ...` runs `python -m training ...` in this process's place: the
+    engine never imports training (torch is only needed there)."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("torch") is None:
+        print(
+            "doublet: error: training needs torch: pip install -e '.[train]' "
+            "(it pins torch==2.13.0, the CPU build)",
+            file=sys.stderr,
+        )
+        return 2
+    os.execv(sys.executable, [sys.executable, "-m", "training", *rest])
+    return 0  # not reached
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["train"]:
+        return _train(args_list[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     start = time.perf_counter()
     try:
         status = int(args.func(args, sys.stdout))
