@@ -1,0 +1,104 @@
+"""Training checkpoints: one torch file per run directory, written atomically.
+
+A checkpoint holds everything a run needs to go on exactly where it stopped: the torch
+net and optimizer state, the config, the games learned, the weights the next blocks of
+self-play are played with (training.train's lagged schedule), the strength checks still
+running, the strength curve so far, the torch RNG state and the encoder version. Self-play
+dice come from (seed, game index), so no other RNG state exists.
+
+It is written to a temporary file in the same directory, flushed to disk and renamed
+over the old one (``os.replace``), so a crash or a SIGKILL at any moment leaves either
+the old checkpoint or the new one, never half of one: a killed run loses only the games
+after its last checkpoint. Loading refuses a checkpoint of another format or encoder
+version and says what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.encode import ENCODER_VERSION
+from engine.errors import DoubletError
+from engine.eval import Net
+
+FORMAT = 1
+FILENAME = "checkpoint.pt"
+
+
+class CheckpointError(DoubletError):
+    """A checkpoint that is missing, unreadable, or made for another encoder version."""
+
+
+def net_to_tensors(net: Net) -> list[torch.Tensor]:
+    """An engine net as tensors (torch.load(weights_only=True) reads no numpy arrays)."""
+    return [torch.from_numpy(np.array(a, dtype=np.float32)) for a in net]
+
+
+def tensors_to_net(ts: list[torch.Tensor]) -> Net:
+    return tuple(np.ascontiguousarray(t.numpy(), dtype=np.float32) for t in ts)  # type: ignore[return-value]
+
+
+def save(path: str | os.PathLike[str], state: dict[str, Any]) -> None:
+    """Write state (plain Python, tensors) atomically: temp file, fsync, os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {**state, "format": FORMAT, "encoder_version": ENCODER_VERSION}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(doc, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a checkpoint written by save(); CheckpointError says what is wrong."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"no checkpoint at {str(path)!r}")
+    try:
+        doc = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds for a corrupt file
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has format {got}, this trainer reads format {FORMAT}"
+        )
+    if doc.get("encoder_version") != ENCODER_VERSION:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} was trained with encoder version "
+            f"{doc.get('encoder_version')}, but the engine now encodes positions with version "
+            f"{ENCODER_VERSION}: its net cannot continue; start a new run (another --out)"
+        )
+    return doc
+
+
+__all__ = [
+    "FILENAME",
+    "FORMAT",
+    "CheckpointError",
+    "load",
+    "net_to_tensors",
+    "save",
+    "tensors_to_net",
+]

@@ -1,0 +1,631 @@
+"""The training run: self-play in worker processes, TD(lambda) in this one, checkpoints.
+
+    python -m training --config td-h80 --out runs/h80            # start
+    python -m training --config td-h80 --out runs/h80 --resume   # go on after a stop
+
+Schedule. Games are numbered 0, 1, ... and played in blocks of ``cfg.block`` games; block
+k is played with the weights learned after block k - ``cfg.lag`` (the initial weights
+for k < lag), and the learner learns the blocks in order, games in index order, one step
+per ``cfg.games_per_step`` games (training.td). Game i's dice come from (seed, i). So the
+weights after any number of games depend on nothing but the config: not on the number
+of worker processes, their timing, or stops and resumes in between. With lag 2 the
+workers always have the next block to play while the learner learns the last one.
+
+Processes. ``cfg.workers`` spawn-started processes (training.workers, no torch) play the
+games with the kernels of engine.eval; the main process learns (torch, one thread),
+writes checkpoints, and hands strength checks (engine.match against pubeval, duplicate
+dice, the same dice seed for every check so that the curve's points compare) to the same
+pool. workers=0 runs everything in the main process, with the same results.
+
+Files in --out: checkpoint.pt (training.checkpoint, every ``cfg.checkpoint_every`` games,
+at the end and on Ctrl-C/SIGTERM), curve.csv and curve.png (one row/point per strength
+check), and at the end the exported model.npz (engine.eval's format, or --export PATH)
+with a model card model.md beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.board import VARIANT_NAMES
+from engine.encode import ENCODER_VERSION
+from engine.errors import DoubletError
+from engine.eval import Model, Net, load_model, save_model
+from training import checkpoint, configs, workers
+from training.arena import Strength, command, strength
+from training.configs import Config
+from training.model import TDNet
+from training.selfplay import Trajectory
+from training.td import Learner
+
+CURVE_FIELDS = (
+    "games",
+    "ppg",
+    "se",
+    "win_rate",
+    "gammon_rate",
+    "gammon_rate_against",
+    "check_games",
+    "seed",
+    "train_seconds",
+    "loss",
+    "plies",
+    "stopped",
+)
+GOAL_PPG = 0.60  # the issue's goal for the shipped model against pubeval, at 0 ply
+FINAL_SEED_OFFSET = 1_000_003  # the export's strength uses other dice than the curve
+
+
+def final_seed(cfg: Config) -> int:
+    return cfg.seed + FINAL_SEED_OFFSET
+
+
+# --------------------------------------------------------------------------------------
+# Where the games are played: worker processes, or inline
+# --------------------------------------------------------------------------------------
+
+
+class TrainingError(DoubletError):
+    """A run that cannot go on (the checkpoint on disk is whole)."""
+
+
+class _Done:
+    """A finished inline task, with AsyncResult's two methods."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def ready(self) -> bool:
+        return True
+
+    def get(self) -> Any:
+        return self.value
+
+
+class _Inline:
+    """workers=0: each task runs when submitted, in this process."""
+
+    def __init__(self, variant: int, epsilon: float) -> None:
+        from training.selfplay import SelfPlay
+
+        self.player = SelfPlay(variant, epsilon)
+
+    def play(self, contact: Net, race: Net, seed: int, first: int, count: int) -> Any:
+        return _Done(
+            [self.player.game(contact, race, seed, i) for i in range(first, first + count)]
+        )
+
+    def check(self, *args: Any) -> Any:
+        return _Done(workers.check(*args))
+
+    def close(self) -> None:
+        pass
+
+    def terminate(self) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------------------
+# The trainer
+# --------------------------------------------------------------------------------------
+
+
+class _Stop:
+    """Ctrl-C / SIGTERM set a flag that the loop reads between blocks (so a checkpoint never
+    holds half a block); a second signal interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+class Trainer:
+    """One run: the net, the learner, the schedule's state, the curve; see the module doc."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        out: str | os.PathLike[str],
+        *,
+        progress: bool = True,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.out = Path(out)
+        self.progress = progress
+        self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+        torch.manual_seed(cfg.seed)
+        self.net = TDNet(cfg.hidden, race_net=cfg.race_net, seed=cfg.seed)
+        self.learner = Learner(self.net, cfg.lam, cfg.lr, cfg.optimizer, cfg.loss)
+        self.games = 0  # games learned (a multiple of cfg.block)
+        self.history: dict[int, tuple[Net, Net]] = {-1: self.net.to_engine()}
+        self.pending: list[dict[str, Any]] = []  # strength checks handed out, not back yet
+        self.curve: list[dict[str, Any]] = []
+        self.train_seconds = 0.0
+        self.loss_sum = 0.0
+        self.loss_n = 0
+        self.plies = 0  # rolls in the games since the last strength check
+        self.stopped = 0  # games stopped at MAX_PLIES since then
+        self.interrupted = False
+        self._warned_plot = False
+
+    # ---- state ----------------------------------------------------------------------
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.out / checkpoint.FILENAME
+
+    def state(self) -> dict[str, Any]:
+        def nets(cr: tuple[Net, Net]) -> list[list[torch.Tensor]]:
+            return [checkpoint.net_to_tensors(cr[0]), checkpoint.net_to_tensors(cr[1])]
+
+        return {
+            "config": self.cfg.to_dict(),
+            "games": self.games,
+            "net": self.net.state_dict(),
+            "optimizer": self.learner.opt.state_dict(),
+            "history": {int(k): nets(v) for k, v in self.history.items()},
+            "pending": [
+                {
+                    **{k: v for k, v in p.items() if k not in ("nets", "handle")},
+                    "nets": nets(p["nets"]),
+                }
+                for p in self.pending
+            ],
+            "curve": list(self.curve),
+            "torch_rng": torch.get_rng_state(),
+            "train_seconds": self.train_seconds,
+            "loss": [self.loss_sum, self.loss_n, self.plies, self.stopped],
+        }
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | os.PathLike[str], out: str | os.PathLike[str], **kwargs: Any
+    ) -> Trainer:
+        doc = checkpoint.load(path)
+        cfg = Config.from_dict(doc["config"])
+        t = cls(cfg, out, **kwargs)
+        t.load_state(doc)
+        return t
+
+    def load_state(self, doc: dict[str, Any]) -> None:
+        def nets(v: list[list[torch.Tensor]]) -> tuple[Net, Net]:
+            return checkpoint.tensors_to_net(v[0]), checkpoint.tensors_to_net(v[1])
+
+        self.net.load_state_dict(doc["net"])
+        self.learner.opt.load_state_dict(doc["optimizer"])
+        self.games = int(doc["games"])
+        self.history = {int(k): nets(v) for k, v in doc["history"].items()}
+        self.pending = [{**p, "nets": nets(p["nets"])} for p in doc["pending"]]
+        self.curve = list(doc["curve"])
+        torch.set_rng_state(doc["torch_rng"])
+        self.train_seconds = float(doc["train_seconds"])
+        self.loss_sum, self.loss_n = float(doc["loss"][0]), int(doc["loss"][1])
+        self.plies, self.stopped = int(doc["loss"][2]), int(doc["loss"][3])
+
+    def save_checkpoint(self) -> None:
+        checkpoint.save(self.checkpoint_path, self.state())
+        self.write_curve()
+
+    # ---- the loop -------------------------------------------------------------------
+
+    def weights_for(self, block: int) -> tuple[Net, Net]:
+        return self.history[max(block - self.cfg.lag, -1)]
+
+    def _submit_check(self, pool: Any) -> None:
+        entry = {
+            "games": self.games,
+            "nets": self.net.to_engine(),
+            "train_seconds": round(self.train_seconds, 3),
+            "loss": (self.loss_sum / self.loss_n) if self.loss_n else float("nan"),
+            "plies": (self.plies / self.loss_n) if self.loss_n else float("nan"),
+            "stopped": self.stopped,
+        }
+        self.loss_sum, self.loss_n, self.plies, self.stopped = 0.0, 0, 0, 0
+        self.pending.append(entry)
+        self._hand_out(pool, entry)
+
+    def _hand_out(self, pool: Any, entry: dict[str, Any]) -> None:
+        c, r = entry["nets"]
+        meta = {
+            "encoder_version": ENCODER_VERSION,
+            "hidden": self.cfg.hidden,
+            "variant": self.cfg.variant,
+            "games": entry["games"],
+        }
+        entry["handle"] = pool.check(
+            c, r, meta, self.cfg.check_games, self.cfg.seed, self.cfg.variant
+        )
+
+    def _collect(self, wait: bool) -> Strength | None:
+        latest = None
+        while self.pending and (wait or self.pending[0]["handle"].ready()):
+            entry = self.pending.pop(0)
+            s: Strength = entry["handle"].get()
+            row = {
+                "games": entry["games"],
+                "ppg": round(s.ppg, 5),
+                "se": round(s.se, 5),
+                "win_rate": round(s.win_rate, 5),
+                "gammon_rate": round(s.gammon_rate, 5),
+                "gammon_rate_against": round(s.gammon_rate_against, 5),
+                "check_games": s.games,
+                "seed": s.seed,
+                "train_seconds": entry["train_seconds"],
+                "loss": _num(entry["loss"], 6),
+                "plies": _num(entry["plies"], 1),
+                "stopped": entry["stopped"],
+            }
+            self.curve.append(row)
+            latest = s
+            self.write_curve()
+        return latest
+
+    def _learn(self, games: list[Trajectory]) -> None:
+        k = self.cfg.games_per_step
+        self.plies += sum(len(g) for g in games)
+        self.stopped += sum(g.result == 0 for g in games)
+        for i in range(0, len(games), k):
+            m = self.learner.step(games[i : i + k], self.games + i)
+            self.loss_sum += m["loss"] * len(games[i : i + k])
+            self.loss_n += len(games[i : i + k])
+
+    def run(self, total: int) -> int:
+        """Train until `total` games are learned (rounded up to whole blocks) or a stop is
+        asked for. Returns the games learned."""
+        cfg = self.cfg
+        b = cfg.block
+        last = math.ceil(total / b)
+        if last * b != total:
+            self.log(f"training to {last * b} games (whole blocks of {b})")
+        torch.set_num_threads(1)
+        pool: Any = (
+            workers.Pool(cfg.workers, cfg.variant, cfg.epsilon)
+            if cfg.workers > 0
+            else _Inline(cfg.variant, cfg.epsilon)
+        )
+        bar = None
+        ok = False
+        try:
+            with _Stop() as stop:
+                for entry in self.pending:  # checks that were running at the last checkpoint
+                    self._hand_out(pool, entry)
+                if self.games == 0 and not self.curve and not self.pending and cfg.check_every:
+                    self._submit_check(pool)
+                if self.progress:
+                    from tqdm import tqdm  # type: ignore[import-untyped]
+
+                    bar = tqdm(
+                        total=last * b,
+                        initial=self.games,
+                        unit="game",
+                        smoothing=0.05,
+                        dynamic_ncols=True,
+                    )
+                inflight: dict[int, list[Any]] = {}
+                learned = self.games // b
+                nxt = learned
+                t0 = time.perf_counter()
+                while learned < last and not stop.requested:
+                    while nxt < last and nxt < learned + cfg.lag:
+                        c, r = self.weights_for(nxt)
+                        per = max(1, math.ceil(b / max(1, cfg.workers)))
+                        inflight[nxt] = [
+                            pool.play(c, r, cfg.seed, g, min(per, (nxt + 1) * b - g))
+                            for g in range(nxt * b, (nxt + 1) * b, per)
+                        ]
+                        nxt += 1
+                    try:
+                        games = [t for h in inflight.pop(learned) for t in h.get()]
+                    except workers.WorkerError as e:
+                        self.save_checkpoint()  # between blocks: the state is whole
+                        raise TrainingError(
+                            f"{e}; checkpoint written at {self.games} games, go on with --resume"
+                        ) from None
+                    self._learn(games)
+                    self.history[learned] = self.net.to_engine()
+                    learned += 1
+                    before, self.games = self.games, learned * b
+                    for k in [k for k in self.history if k < max(learned - cfg.lag, -1)]:
+                        del self.history[k]
+                    now = time.perf_counter()
+                    self.train_seconds += now - t0
+                    t0 = now
+                    if (
+                        cfg.check_every
+                        and self.games // cfg.check_every > before // cfg.check_every
+                    ):
+                        self._submit_check(pool)
+                    s = self._collect(wait=False)
+                    if bar is not None:
+                        bar.update(self.games - before)
+                        if s is not None:
+                            bar.set_postfix_str(
+                                f"ppg {s.ppg:+.3f}±{s.se:.3f} @{self.curve[-1]['games']}"
+                            )
+                    if (
+                        cfg.checkpoint_every
+                        and self.games // cfg.checkpoint_every > before // cfg.checkpoint_every
+                        and self.games < last * b
+                    ):
+                        self.save_checkpoint()
+                if stop.requested:
+                    self.interrupted = True
+                    self.save_checkpoint()
+                    self.log(
+                        f"stopped at {self.games} games; checkpoint written to "
+                        f"{self.checkpoint_path} (go on with --resume)"
+                    )
+                else:
+                    if (
+                        cfg.check_every
+                        and (not self.curve or self.curve[-1]["games"] != self.games)
+                        and not any(p["games"] == self.games for p in self.pending)
+                    ):
+                        self._submit_check(pool)
+                    self._collect(wait=True)
+                    self.save_checkpoint()
+            ok = True
+        finally:
+            if bar is not None:
+                bar.close()
+            if ok and not self.interrupted:
+                pool.close()
+            else:
+                pool.terminate()
+        return self.games
+
+    # ---- curve and export -----------------------------------------------------------
+
+    def write_curve(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=CURVE_FIELDS, lineterminator="\n")
+        w.writeheader()
+        for row in self.curve:
+            w.writerow({k: row.get(k, "") for k in CURVE_FIELDS})
+        _atomic_write(self.out / "curve.csv", buf.getvalue().encode())
+        if self.curve and not plot_curve(
+            self.curve, self.out / "curve.png", f"{self.cfg.name} vs pubeval"
+        ):
+            if not self._warned_plot:
+                self.log("matplotlib is not installed: curve.png is not drawn (curve.csv is)")
+            self._warned_plot = True
+
+    def model(self) -> Model:
+        cfg = self.cfg
+        return self.net.to_model(
+            {
+                "games": self.games,
+                "config_name": cfg.name,
+                "config": cfg.to_dict(),
+                "race_net": cfg.race_net,
+                "train_seconds": round(self.train_seconds, 1),
+            },
+            variant=cfg.variant,
+        )
+
+    def export(self, path: str | os.PathLike[str], games: int | None = None) -> Strength:
+        """Save the net to path (engine.eval's .npz) with its strength against pubeval in
+        the meta, measured on the saved file, and a model card path.with_suffix('.md')."""
+        path = Path(path)
+        cfg = self.cfg
+        n = cfg.final_check_games if games is None else games
+        seed = final_seed(cfg)
+        save_model(path, self.model())
+        s = strength(load_model(path), n, seed, cfg.variant)
+        cmd = command(str(path), n, seed, cfg.variant)
+        model = self.model()
+        model.meta["strength"] = {**s.to_dict(), "command": cmd}
+        save_model(path, model)
+        _atomic_write(path.with_suffix(".md"), model_card(path, model, s, cmd, self).encode())
+        return s
+
+
+def model_card(path: Path, model: Model, s: Strength, cmd: str, t: Trainer) -> str:
+    cfg = t.cfg
+    rows = "\n".join(f"| {k} | {v} |" for k, v in cfg.to_dict().items())
+    last = t.curve[-1] if t.curve else None
+    curve = (
+        (
+            f"Last strength check during training: {last['ppg']:+.3f} ppg (se {last['se']:.3f}) "
+            f"after {last['games']} games, {last['check_games']} games with seed {last['seed']} "
+            "(curve.csv in the run directory)."
+        )
+        if last
+        else ""
+    )
+    return f"""# {path.name}
+
+A 0-ply backgammon net for Doublet ({VARIANT_NAMES[cfg.variant]}), trained by self-play
+TD(lambda) (training/td.py).
+
+- encoder version: {ENCODER_VERSION}
+- games of self-play: {t.games}
+- training time: {t.train_seconds / 3600:.2f} h
+- config: `{cfg.name}` (below)
+- nets: {"a contact net and a race net" if cfg.race_net else "one net"}, {cfg.hidden} hidden units
+
+## Strength
+
+{s.ppg:+.3f} points per game (standard error {s.se:.3f}) against pubeval over {s.games}
+cubeless money games with duplicate dice (seed {s.seed}); the net won {s.win_rate:.1%} of
+the games, {s.gammon_rate:.1%} with a gammon or backgammon ({s.gammon_rate_against:.1%}
+against). Measured with:
+
+    {cmd}
+
+{curve}
+
+## Config
+
+| field | value |
+| --- | --- |
+{rows}
+"""
+
+
+def plot_curve(curve: list[dict[str, Any]], path: Path, title: str) -> bool:
+    """Draw the strength curve to path (PNG); False when matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    g = np.array([float(r["games"]) for r in curve])
+    p = np.array([float(r["ppg"]) for r in curve])
+    se = np.array([float(r["se"]) if r["se"] == r["se"] else 0.0 for r in curve])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.errorbar(g, p, yerr=2 * se, marker="o", ms=3, capsize=2, lw=1)
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.axhline(GOAL_PPG, color="green", lw=0.8, ls="--", label=f"goal {GOAL_PPG:+.2f}")
+    ax.legend(loc="lower right")
+    ax.set_xlabel("self-play games")
+    ax.set_ylabel("points per game vs pubeval (±2 se)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    _atomic_write(path, buf.getvalue())
+    return True
+
+
+def _num(x: float, digits: int) -> float | str:
+    return round(x, digits) if x == x else ""
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m training",
+        description="Self-play TD(lambda) training of a Doublet net (see training/train.py).",
+    )
+    p.add_argument("--config", help=f"named config: {', '.join(configs.CONFIGS)}")
+    p.add_argument("--out", required=True, help="run directory (checkpoint, curve, model)")
+    p.add_argument("--games", type=int, help="train until this many games (default: config's)")
+    p.add_argument("--resume", action="store_true", help="go on from --out's checkpoint")
+    p.add_argument("--seed", type=int, help="seed (default: config's; fixed once started)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="self-play processes (default: config's; changes the speed, never the result)",
+    )
+    p.add_argument(
+        "--export",
+        metavar="PATH",
+        help="where to export the model (default OUT/model.npz), with a model card PATH.md",
+    )
+    p.add_argument("--no-export", action="store_true", help="do not export at the end")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Path(args.out)
+
+    def log(s: str) -> None:
+        print(f"train: {s}", file=sys.stderr, flush=True)
+
+    try:
+        ck = out / checkpoint.FILENAME
+        if args.resume:
+            if not ck.exists():
+                raise DoubletError(f"--resume: no checkpoint in {str(out)!r}")
+            t = Trainer.from_checkpoint(ck, out, progress=not args.no_progress, log=log)
+            if args.config and args.config != t.cfg.name:
+                raise DoubletError(
+                    f"{str(out)!r} holds a run of config {t.cfg.name!r}, not {args.config!r}"
+                )
+            if args.seed is not None and args.seed != t.cfg.seed:
+                raise DoubletError(
+                    f"{str(out)!r} was started with seed {t.cfg.seed}; a resumed run keeps its seed"
+                )
+            if args.workers is not None:
+                t.cfg = t.cfg.replace(workers=args.workers)
+            log(f"resuming {t.cfg.name} at {t.games} games")
+        else:
+            if ck.exists():
+                raise DoubletError(
+                    f"{str(out)!r} already holds a run: pass --resume to go on "
+                    "with it, or choose another --out"
+                )
+            if not args.config:
+                raise DoubletError("--config NAME is needed to start a run")
+            try:
+                cfg = configs.get(args.config)
+            except KeyError as e:
+                raise DoubletError(str(e.args[0])) from None
+            changes: dict[str, Any] = {}
+            if args.seed is not None:
+                changes["seed"] = args.seed
+            if args.workers is not None:
+                changes["workers"] = args.workers
+            if args.games is not None:
+                changes["games"] = args.games
+            t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
+        total = args.games if args.games is not None else t.cfg.games
+        if args.games is not None and args.resume:
+            t.cfg = t.cfg.replace(games=args.games)
+        t.run(total)
+        if t.interrupted:
+            return 130
+        if not args.no_export:
+            path = Path(args.export) if args.export else out / "model.npz"
+            s = t.export(path)
+            log(f"exported {path} ({t.games} games): {s.line()}")
+        return 0
+    except DoubletError as e:
+        print(f"train: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("train: interrupted", file=sys.stderr)
+        return 130
+
+
+__all__ = ["Trainer", "build_parser", "main", "model_card", "plot_curve"]
