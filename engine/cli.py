@@ -65,17 +65,24 @@ def _plays_json(position: Any, d1: int, d2: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _batch_lines(lines: Iterator[str], variant: str | None) -> Iterator[str]:
-    from engine.position import Position
-
+def _json_requests(lines: Iterator[str]) -> Iterator[tuple[Any, str | None]]:
+    """(request, None) for each non-blank JSON line, or (None, error) for a bad one."""
     for line in lines:
         if not line.strip():
             continue
         try:
-            try:
-                req = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DoubletError(f"line is not JSON: {e.msg} at column {e.colno}") from None
+            yield json.loads(line), None
+        except json.JSONDecodeError as e:
+            yield None, f"line is not JSON: {e.msg} at column {e.colno}"
+
+
+def _batch_lines(lines: Iterator[str], variant: str | None) -> Iterator[str]:
+    from engine.position import Position
+
+    for req, bad in _json_requests(lines):
+        try:
+            if bad:
+                raise DoubletError(bad)
             if not isinstance(req, dict) or "position" not in req or "dice" not in req:
                 raise DoubletError('each line must be {"position": ..., "dice": [d1, d2]}')
             pos = Position.parse(req["position"], req.get("variant", variant))
@@ -239,14 +246,10 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     announce_compile("search", "_analyse_root")
     models: dict[str, Any] = {}
-    for line in sys.stdin:
-        if not line.strip():
-            continue
+    for req, bad in _json_requests(iter(sys.stdin)):
         try:
-            try:
-                req = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DoubletError(f"request is not JSON: {e.msg} at column {e.colno}") from None
+            if bad:
+                raise DoubletError(bad)
             if isinstance(req, dict) and req.get("cmd") == "quit":
                 break
             reply = _engine_reply(req, models)

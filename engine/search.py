@@ -138,6 +138,18 @@ def _immediate(b, depth, variant, contact, race, bo, use_bo, ws, cache, stats, o
 
 
 @njit
+def _take_if_better(deep, again, mp, best_eq, best_p, f):
+    """A candidate play's value `deep` (for the side to roll after it) becomes frame f's
+    best play when its equity for the mover beats the best so far. mp: (5,) scratch."""
+    _mover_probs(deep, again, mp)
+    e = _equity(mp)
+    if e > best_eq[f]:
+        best_eq[f] = e
+        for j in range(N_OUTPUTS):
+            best_p[f, j] = mp[j]
+
+
+@njit
 def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, cache, stats,
         out):  # fmt: skip
     """out = V_depth(b) for the side on roll of b, using the buffers of levels >= level.
@@ -183,13 +195,7 @@ def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, ca
                 return True
             f -= 1
             lv = level + f
-            i = ws[7][lv, cand[f]]
-            _mover_probs(deep, ws[1][lv, i], mp)
-            e = _equity(mp)
-            if e > best_eq[f]:
-                best_eq[f] = e
-                for j in range(N_OUTPUTS):
-                    best_p[f, j] = mp[j]
+            _take_if_better(deep, ws[1][lv, ws[7][lv, cand[f]]], mp, best_eq, best_p, f)
             cand[f] += 1
             continue
         if cand[f] < 0:  # start a roll: every play at 0 ply, then the filter
@@ -216,12 +222,7 @@ def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, ca
                 flip_into(ws[0][lv, i], view)
             if _immediate(view, depth - f - 1, variant, contact, race, bo, use_bo, ws, cache,
                           stats, deep):  # fmt: skip
-                _mover_probs(deep, ws[1][lv, i], mp)
-                e = _equity(mp)
-                if e > best_eq[f]:
-                    best_eq[f] = e
-                    for j in range(N_OUTPUTS):
-                        best_p[f, j] = mp[j]
+                _take_if_better(deep, ws[1][lv, i], mp, best_eq, best_p, f)
                 cand[f] += 1
                 continue
             for j in range(SIZE):  # depth - f - 1 >= 1 here, so frame f + 1 exists
