@@ -264,6 +264,16 @@ def _hex(side: list[int]) -> str:
     return "".join(f"{n:x}" for n in side)
 
 
+def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None) -> None:
+    """POSITION [D1 D2] --variant --model --json, shared by eval and analyse."""
+    p.add_argument("position", help="gnubg Position ID, XGID or JSON board")
+    if dice_help:
+        p.add_argument("dice", nargs="*", help=dice_help)
+    p.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
+    p.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
+    p.add_argument("--json", action="store_true")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="doublet",
@@ -297,10 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The net's five probabilities (win, win gammon, win backgammon, lose "
         "gammon, lose backgammon) and the cubeless equity for the side on roll, before it rolls.",
     )
-    e.add_argument("position", help="gnubg Position ID, XGID or JSON board")
-    e.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
-    e.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
-    e.add_argument("--json", action="store_true")
+    _position_arguments(e)
     e.set_defaults(func=cmd_eval)
 
     a = sub.add_parser(
@@ -312,12 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the best play and the depth used; pip counts; the shots at each blot left by the "
         "best play. --json prints the documented JSON (engine/analysis.py).",
     )
-    a.add_argument("position", help="gnubg Position ID, XGID or JSON board")
-    a.add_argument("dice", nargs="*", help="optional roll, e.g. 3 1")
+    _position_arguments(a, dice_help="optional roll, e.g. 3 1")
     a.add_argument("--ply", type=int, default=2, help="search depth 0..4 (default 2)")
-    a.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
-    a.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
-    a.add_argument("--json", action="store_true")
     a.add_argument("--all", action="store_true", help="list every play, not the best 20")
     a.set_defaults(func=cmd_analyse)
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.bearoff import _BINOM, _bearoff_probs, database, is_bearoff
-from engine.board import SIZE, STANDARD, flip_into, has_contact
-from engine.encode import ESCAPES, HITS_OPEN, N_INPUTS, _encode_into
-from engine.eval import N_OUTPUTS, Model, _equity, _forward, _mover_probs, _terminal
+from engine.board import SIZE, STANDARD, flip_into
+from engine.encode import N_INPUTS
+from engine.eval import N_OUTPUTS, Model, _equity, _evaluate_one, _mover_probs, _terminal
 from engine.jit import njit
 from engine.movegen import _hash, _outcomes, check_dice
 
@@ -60,11 +60,7 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
         for k in range(N_OUTPUTS):
             out[k] = tmp[k]
         return
-    _encode_into(b, x, flipped, HITS_OPEN, ESCAPES)
-    if has_contact(b):
-        _forward(x, contact, hidden, out)
-    else:
-        _forward(x, race, hidden, out)
+    _evaluate_one(b, contact, race, x, hidden, flipped, out)
 
 
 @njit

@@ -33,27 +33,31 @@ def load_jsonl(name: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def pos(mover: dict, opponent: dict, variant: int = STANDARD) -> Board:
-    """Both sides in the MOVER's numbering ('bar' and 'out' allowed as keys); the rest
-    is borne off. The start position is pos({24: 2, 13: 5, 8: 3, 6: 5},
-    {19: 5, 17: 3, 12: 5, 1: 2})."""
+def pos(
+    mover: dict,
+    opponent: dict,
+    *,
+    my_bar: int = 0,
+    opp_bar: int = 0,
+    my_out: int = 0,
+    opp_out: int = 0,
+) -> Board:
+    """Both sides in the MOVER's numbering; the rest is borne off. The bar and unentered
+    checkers go in as keys 'bar' and 'out' or as the keyword arguments. The start
+    position is pos({24: 2, 13: 5, 8: 3, 6: 5}, {19: 5, 17: 3, 12: 5, 1: 2})."""
+    mover, opponent = dict(mover), dict(opponent)
+    my_bar += mover.pop("bar", 0)
+    my_out += mover.pop("out", 0)
+    opp_bar += opponent.pop("bar", 0)
+    opp_out += opponent.pop("out", 0)
     b = empty()
     for p, n in mover.items():
-        if p == "bar":
-            b[MY_BAR] = n
-        elif p == "out":
-            b[MY_OUT] = n
-        else:
-            b[p] += n
+        b[p] += n
     for p, n in opponent.items():
-        if p == "bar":
-            b[OPP_BAR] = -n
-        elif p == "out":
-            b[OPP_OUT] = n
-        else:
-            b[p] -= n
-    b[MY_OFF] = CHECKERS - sum(mover.values())
-    b[OPP_OFF] = CHECKERS - sum(opponent.values())
+        b[p] -= n
+    b[MY_BAR], b[OPP_BAR], b[MY_OUT], b[OPP_OUT] = my_bar, -opp_bar, my_out, opp_out
+    b[MY_OFF] = CHECKERS - sum(mover.values()) - my_bar - my_out
+    b[OPP_OFF] = CHECKERS - sum(opponent.values()) - opp_bar - opp_out
     return b
 
 

@@ -65,32 +65,11 @@ from engine.ids import (
     validate,
     xgid_dice,
 )
+from tests.helpers import pos
 
 DATA = Path(__file__).parent / "data"
 START_ID = "4HPwATDgc/ABMA"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
-
-
-def pos(
-    mover: dict[int, int],
-    opponent: dict[int, int],
-    *,
-    my_bar: int = 0,
-    opp_bar: int = 0,
-    my_out: int = 0,
-    opp_out: int = 0,
-) -> Board:
-    """Both sides in the mover's numbering; borne off = 15 - the rest. The start
-    position is pos({24: 2, 13: 5, 8: 3, 6: 5}, {19: 5, 17: 3, 12: 5, 1: 2})."""
-    b = empty()
-    for p, n in mover.items():
-        b[p] = n
-    for p, n in opponent.items():
-        b[p] = -n
-    b[MY_BAR], b[OPP_BAR], b[MY_OUT], b[OPP_OUT] = my_bar, -opp_bar, my_out, opp_out
-    b[MY_OFF] = CHECKERS - sum(mover.values()) - my_bar - my_out
-    b[OPP_OFF] = CHECKERS - sum(opponent.values()) - opp_bar - opp_out
-    return b
 
 
 def same(a: Board, b: Board) -> bool:

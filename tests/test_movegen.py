@@ -260,5 +260,5 @@ def test_results(mover: dict, opponent: dict, expected: int) -> None:
 
 
 def test_acey_deucey_unentered_count_as_bar_for_backgammon() -> None:
-    b = pos({}, {"out": 1, 18: 14}, ACEY_DEUCEY)
+    b = pos({}, {"out": 1, 18: 14})
     assert outcome(b) == 3

@@ -38,17 +38,9 @@ import pytest
 
 from engine.board import (
     ACEY_DEUCEY,
-    CHECKERS,
-    MY_BAR,
-    MY_OFF,
-    MY_OUT,
-    OPP_BAR,
-    OPP_OFF,
-    OPP_OUT,
     STANDARD,
     STARTING,
     Board,
-    empty,
     flip,
     from_counts,
     starting,
@@ -57,6 +49,7 @@ from engine.errors import IllegalPlayError, NotationError
 from engine.ids import board_from_position_id
 from engine.movegen import legal_outcomes
 from engine.notation import _roll, describe_outcomes, format_play, parse_play
+from tests.helpers import pos
 from tests.reference import legal_plays
 
 DATA = Path(__file__).parent / "data"
@@ -73,28 +66,6 @@ def refset() -> list[dict[str, Any]]:
 def acey_deucey() -> list[dict[str, Any]]:
     with open(DATA / "acey_deucey.jsonl") as f:
         return [json.loads(line) for line in f]
-
-
-def pos(
-    mover: dict[int, int],
-    opponent: dict[int, int],
-    *,
-    my_bar: int = 0,
-    opp_bar: int = 0,
-    my_out: int = 0,
-    opp_out: int = 0,
-) -> Board:
-    """Both sides in the mover's numbering; borne off = 15 - the rest. The start
-    position is pos({24: 2, 13: 5, 8: 3, 6: 5}, {19: 5, 17: 3, 12: 5, 1: 2})."""
-    b = empty()
-    for p, n in mover.items():
-        b[p] = n
-    for p, n in opponent.items():
-        b[p] = -n
-    b[MY_BAR], b[OPP_BAR], b[MY_OUT], b[OPP_OUT] = my_bar, -opp_bar, my_out, opp_out
-    b[MY_OFF] = CHECKERS - sum(mover.values()) - my_bar - my_out
-    b[OPP_OFF] = CHECKERS - sum(opponent.values()) - opp_bar - opp_out
-    return b
 
 
 def read(board: Board, d1: int, d2: int, text: str, variant: int = STANDARD) -> str:
