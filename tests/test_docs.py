@@ -32,3 +32,10 @@ def test_position_doctests() -> None:
 
     failures, tried = doctest.testmod(engine.position)
     assert tried > 0 and failures == 0
+
+
+def test_game_doctests() -> None:
+    import engine.game
+
+    failures, tried = doctest.testmod(engine.game)
+    assert tried > 0 and failures == 0

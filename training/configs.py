@@ -54,6 +54,7 @@ class Config:
     block: int = 8  # games per block (the unit of the parallel schedule)
     lag: int = 2  # block k is played with the weights after block k - lag (see above)
     workers: int = 2  # self-play worker processes (0: everything in the main process)
+    init: str = ""  # start from this exported model's weights (a path); "" = random weights
     notes: str = ""
 
     def __post_init__(self) -> None:
@@ -119,7 +120,22 @@ CONFIGS: dict[str, Config] = {
         Config("td-h80", hidden=80, games=500_000, lr=_H80_LR),
         # The same with a separate race net.
         Config("td-h80-race", hidden=80, race_net=True, games=500_000, lr=_H80_LR),
-        Config("acey-h80", hidden=80, variant=ACEY_DEUCEY, games=300_000, lr=_H80_LR),
+        # Acey-Deucey, started from the shipped standard net (same encoding: unentered
+        # checkers have their own inputs). From random weights the first games are very
+        # long and each 1-2 chain has up to ~96,000 outcomes, so self-play starts at about
+        # 2 games/s on 2 cores; the standard net's play shortens the games at once.
+        Config(
+            "acey-h80",
+            hidden=80,
+            variant=ACEY_DEUCEY,
+            games=100_000,
+            lr=((0, 0.01), (60_000, 0.01), (100_000, 0.004)),
+            checkpoint_every=1000,
+            check_every=5000,
+            check_games=400,
+            final_check_games=2000,
+            init="models/doublet-standard.npz",
+        ),
     )
 }
 

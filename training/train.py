@@ -165,6 +165,8 @@ class Trainer:
         self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
         torch.manual_seed(cfg.seed)
         self.net = TDNet(cfg.hidden, race_net=cfg.race_net, seed=cfg.seed)
+        if cfg.init:
+            self._initialise(cfg.init)
         self.learner = Learner(self.net, cfg.lam, cfg.lr, cfg.optimizer, cfg.loss)
         self.games = 0  # games learned (a multiple of cfg.block)
         self.history: dict[int, tuple[Net, Net]] = {-1: self.net.to_engine()}
@@ -177,6 +179,16 @@ class Trainer:
         self.stopped = 0  # games stopped at MAX_PLIES since then
         self.interrupted = False
         self._warned_plot = False
+
+    def _initialise(self, path: str) -> None:
+        """Start from an exported model's weights (its net size must match the config's)."""
+        model = load_model(path)
+        hidden = int(model.contact[1].shape[0])
+        if hidden != self.cfg.hidden:
+            raise ValueError(
+                f"{path}: the model has {hidden} hidden units, the config {self.cfg.hidden}"
+            )
+        self.net.from_engine(model.contact, model.race)
 
     # ---- state ----------------------------------------------------------------------
 
