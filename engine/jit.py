@@ -5,9 +5,11 @@ must not depend on how LLVM reorders sums.
 
 numba's disk cache only notices changes to a kernel's own source file, not to the
 kernels it calls in other files; a stale cache could run old rules. So the cache lives
-in a folder named after a hash of every engine/ and training/ source file and the
-numba version (under $DOUBLET_CACHE_DIR or ~/.cache/doublet): any change to the code
-starts a fresh cache, and older folders are removed.
+in a folder named after a hash of every engine/ and training/ source file that uses
+njit (only those can hold or call kernels) and the numba version (under
+$DOUBLET_CACHE_DIR or ~/.cache/doublet): any change to kernel code starts a fresh
+cache, and folders unused for a day are removed (not at once: another checkout of other
+code may be using its own folder at the same time).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ import numba
 
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}
 _ROOT = Path(__file__).resolve().parent.parent
+_UNUSED_SECONDS = 24 * 3600
 
 
 def cache_base() -> Path:
@@ -36,8 +40,10 @@ def _source_hash() -> str:
     h = hashlib.sha256(numba.__version__.encode())
     for folder in ("engine", "training"):
         for f in sorted((_ROOT / folder).glob("*.py")):
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
+            text = f.read_bytes()
+            if b"njit" in text:
+                h.update(f.name.encode())
+                h.update(text)
     return h.hexdigest()[:16]
 
 
@@ -47,9 +53,11 @@ def _setup_cache() -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
         return Path(numba.config.CACHE_DIR or "")
+    os.utime(path)
+    now = time.time()
     for old in path.parent.glob("numba-*"):
-        if old != path:
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):
+            if old != path and now - old.stat().st_mtime > _UNUSED_SECONDS:
                 shutil.rmtree(old)
     numba.config.CACHE_DIR = str(path)
     return path
