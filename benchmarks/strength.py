@@ -2,12 +2,18 @@
 
     python benchmarks/strength.py --a net[:path] --b pubeval --games 5000 --seed 1
                                   [--variant standard|acey-deucey] [--chunk 256]
+    python benchmarks/strength.py --a search:2 --b search:0 --games 1000 --workers 2
 
 Player specs: ``net`` (the shipped model, engine.eval.default_model), ``net:PATH`` (a
 model file), ``pubeval`` (Tesauro's pubeval), ``random`` (uniform over the distinct
-outcomes of each roll). Prints one table for player a: games, points per game +- its
-standard error (from the duplicate pairs), win rate, gammon and backgammon rates
-(a / b, gammons include backgammons), games per second (after a warm-up, single core),
+outcomes of each roll), ``search:PLY`` or ``search:PLY:PATH`` (engine.search at PLY, with
+the bear-off database in standard backgammon). Matches without a searching player run
+inside numba (engine.match); with one, a Python game loop over the same dice
+(engine.searchmatch) in --workers processes.
+
+Prints one table for player a: games, points per game +- its standard error (from the
+duplicate pairs), win rate, gammon and backgammon rates (a / b, gammons include
+backgammons), games per second (after a warm-up for numba players),
 and the command line. The seed fixes every game: same command, same numbers.
 """
 
@@ -34,6 +40,7 @@ from engine.match import (  # noqa: E402
     pubeval_player,
     random_player,
 )
+from engine.searchmatch import play_match_with, player  # noqa: E402
 
 
 def parse_player(spec: str, variant: int) -> MatchPlayer:
@@ -51,10 +58,13 @@ def parse_player(spec: str, variant: int) -> MatchPlayer:
     raise ValueError(f"unknown player {spec!r}: use net, net:PATH, pubeval or random")
 
 
-def run(a: MatchPlayer, b: MatchPlayer, games: int, seed: int, variant: int,
-        chunk: int) -> tuple[MatchResult, float]:  # fmt: skip
-    """(result, seconds), with a progress bar when tqdm is installed."""
-    play_match(a, b, 2, seed, variant)  # compile / load the kernels outside the timing
+def run(a: MatchPlayer | str, b: MatchPlayer | str, games: int, seed: int, variant: int,
+        chunk: int, workers: int = 1) -> tuple[MatchResult, float]:  # fmt: skip
+    """(result, seconds), with a progress bar when tqdm is installed. String players are
+    search specs (engine.searchmatch)."""
+    searching = isinstance(a, str)
+    if not searching:
+        play_match(a, b, 2, seed, variant)  # compile / load the kernels outside the timing
     bar = None
     try:
         from tqdm import tqdm
@@ -71,25 +81,32 @@ def run(a: MatchPlayer, b: MatchPlayer, games: int, seed: int, variant: int,
         done = n
 
     t = time.perf_counter()
-    result = play_match(a, b, games, seed, variant, progress=progress, chunk_pairs=chunk)
+    if isinstance(a, str) and isinstance(b, str):
+        result = play_match_with(a, b, games, seed, variant, workers=workers,
+                                 chunk_pairs=chunk, progress=progress)  # fmt: skip
+    else:
+        assert isinstance(a, MatchPlayer) and isinstance(b, MatchPlayer)
+        result = play_match(a, b, games, seed, variant, progress=progress, chunk_pairs=chunk)
     seconds = time.perf_counter() - t
     if bar is not None:
         bar.close()
     return result, seconds
 
 
-def table(a: MatchPlayer, b: MatchPlayer, r: MatchResult, seconds: float, variant: str) -> str:
+def table(a: MatchPlayer | str, b: MatchPlayer | str, r: MatchResult, seconds: float,
+          variant: str, workers: int = 1) -> str:  # fmt: skip
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    names = [p if isinstance(p, str) else p.name for p in (a, b)]
     rows = [
         ("variant", variant),
-        ("a vs b", f"{a.name} vs {b.name}"),
+        ("a vs b", f"{names[0]} vs {names[1]}"),
         ("games", f"{r.games:,} ({r.games // 2:,} duplicate pairs)"),
         ("ppg (a)", f"{r.ppg:+.4f} ± {r.se:.4f}"),
         ("win rate (a)", f"{r.win_rate:.2%}"),
         ("gammon rate a / b", f"{r.gammon_rate[0]:.2%} / {r.gammon_rate[1]:.2%}"),
         ("backgammon rate a / b", f"{r.backgammon_rate[0]:.2%} / {r.backgammon_rate[1]:.2%}"),
         ("rolls per game", f"{r.turns.mean():.1f}"),
-        ("games per second", f"{r.games / seconds:,.0f}"),
+        ("games per second", f"{r.games / seconds:,.1f} ({workers} process(es))"),
         ("errors (turn cap)", f"{r.errors}"),
         ("machine", machine),
         ("command", shlex.join([Path(sys.executable).name, *sys.argv])),
@@ -100,23 +117,44 @@ def table(a: MatchPlayer, b: MatchPlayer, r: MatchResult, seconds: float, varian
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--a", default="net", help="net | net:PATH | pubeval | random")
-    ap.add_argument("--b", default="pubeval", help="net | net:PATH | pubeval | random")
+    specs = "net | net:PATH | pubeval | random | search:PLY | search:PLY:PATH"
+    ap.add_argument("--a", default="net", help=specs)
+    ap.add_argument("--b", default="pubeval", help=specs)
     ap.add_argument("--games", type=int, default=5000, help="an even number")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", choices=sorted(VARIANTS), default="standard")
-    ap.add_argument("--chunk", type=int, default=256, help="pairs per progress step")
+    ap.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        help="pairs per progress step (default 256; 8 with a search player)",
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes for matches with a search player (default 1)",
+    )
     args = ap.parse_args()
     if args.games <= 0 or args.games % 2:
         ap.error(f"--games must be a positive even number, got {args.games}")
     variant = VARIANTS[args.variant]
+    searching = args.a.startswith("search") or args.b.startswith("search")
+    a: MatchPlayer | str
+    b: MatchPlayer | str
     try:
-        a = parse_player(args.a, variant)
-        b = parse_player(args.b, variant)
+        if searching:
+            a, b = args.a, args.b
+            player(a, variant)
+            player(b, variant)
+        else:
+            a = parse_player(args.a, variant)
+            b = parse_player(args.b, variant)
     except (ValueError, ModelError) as e:
         ap.error(str(e))
-    result, seconds = run(a, b, args.games, args.seed, variant, args.chunk)
-    print(table(a, b, result, seconds, args.variant))
+    chunk = args.chunk or (8 if searching else 256)
+    result, seconds = run(a, b, args.games, args.seed, variant, chunk, args.workers)
+    print(table(a, b, result, seconds, args.variant, args.workers if searching else 1))
 
 
 if __name__ == "__main__":
