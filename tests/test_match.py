@@ -251,3 +251,31 @@ def test_standard_error_comes_from_pair_sums() -> None:
 def test_odd_number_of_games_is_refused() -> None:
     with pytest.raises(ValueError, match="even"):
         play_match(pubeval_player(), random_player(), 7, seed=1)
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY])
+def test_python_game_loop_plays_the_kernel_games(variant: int) -> None:
+    from engine.searchmatch import play_match_with
+
+    # The same dice streams and choices: identical games, point for point, roll for roll.
+    fast = play_match(pubeval_player(), random_player(), 12, 21, variant)
+    slow = play_match_with("pubeval", "random", 12, 21, variant)
+    assert np.array_equal(fast.points, slow.points)
+    assert np.array_equal(fast.turns, slow.turns)
+
+
+def test_search_matches_do_not_depend_on_the_workers() -> None:
+    from engine.searchmatch import play_match_with
+
+    one = play_match_with("search:0", "pubeval", 8, 3, chunk_pairs=1)
+    two = play_match_with("search:0", "pubeval", 8, 3, chunk_pairs=2, workers=2)
+    assert np.array_equal(one.points, two.points)
+    assert np.array_equal(one.turns, two.turns)
+
+
+def test_bad_search_specs_are_refused() -> None:
+    from engine.searchmatch import player
+
+    for spec in ("search:9", "search:x", "pubeval:3", "nobody"):
+        with pytest.raises(ValueError):
+            player(spec, STANDARD)
