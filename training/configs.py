@@ -113,6 +113,22 @@ CONFIGS: dict[str, Config] = {
             workers=0,
             block=8,
         ),
+        # The same for Acey-Deucey, in CI: beats the random player after 300 games.
+        Config(
+            "tiny-acey",
+            hidden=16,
+            lam=0.9,
+            loss="bce",
+            lr=((0, 0.03),),
+            games=300,
+            checkpoint_every=100,
+            check_every=100,
+            check_games=50,
+            final_check_games=100,
+            workers=0,
+            block=8,
+            variant=ACEY_DEUCEY,
+        ),
         Config(
             "td-h40", hidden=40, games=200_000, lr=((0, 0.02), (100_000, 0.02), (200_000, 0.005))
         ),
