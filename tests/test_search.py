@@ -21,6 +21,7 @@ from engine.bearoff import bearoff_probs
 from engine.board import ACEY_DEUCEY, STANDARD, flip
 from engine.eval import equity, evaluate, random_model
 from engine.movegen import legal_outcomes
+from engine.notation import describe_outcomes
 from engine.position import Position
 from engine.search import Limits, Searcher
 from tests.helpers import pos, random_positions
@@ -123,3 +124,59 @@ def test_acey_deucey_chain_is_searched_with_the_mover_on_roll() -> None:
     doc = analyse_roll(p, 2, 1, ply=1, model=MODEL)
     assert any(r["again"] for r in doc["plays"])
     assert all(" then " in r["play"] for r in doc["plays"] if r["again"])
+
+
+def _chain_by_doublet(b: np.ndarray) -> dict[int, list[tuple[np.ndarray, bool]]]:
+    """The slow reference's 1-2 chain, grouped by the chosen doublet: k -> [(board, again)]."""
+    from tests.reference import _play_in_order, legal_plays
+
+    after_1_2, used = legal_plays(tuple(int(x) for x in b), 1, 2, ACEY_DEUCEY)
+    assert used == 2
+    out: dict[int, list[tuple[np.ndarray, bool]]] = {k: [] for k in range(1, 7)}
+    for s in after_1_2:
+        for k in range(1, 7):
+            levels = _play_in_order(s, (k, k, k, k), ACEY_DEUCEY)
+            again = len(levels) - 1 == 4
+            out[k] += [(np.array(e, dtype=np.int8), again) for e in levels[-1]]
+    return out
+
+
+@pytest.mark.parametrize("ply", [0, 1])
+def test_acey_deucey_chosen_doublet_is_the_best_ranked(ply: int) -> None:
+    """After a 1-2 the engine's play names the doublet whose best continuation the search
+    values highest. Each doublet's best value is computed here on its own: the slow
+    reference's chain grouped by doublet, each end valued by the searcher at `ply` from
+    the side then on roll (the mover again after a 'roll again'). The play ranked first
+    (no root filtering) must name the doublet with the highest value, at that value."""
+    s = Searcher(MODEL, ACEY_DEUCEY)
+    limits = Limits(ply=ply, root_keep=1 << 20, root_width=100.0)
+    most, wanted = (3000, 6) if ply == 0 else (800, 4)
+    checked = 0
+    for b in random_positions(60, ACEY_DEUCEY, seed=4):
+        if checked == wanted or not _both_dice_play(b):
+            continue
+        chain = _chain_by_doublet(b)
+        if sum(len(v) for v in chain.values()) > most:
+            continue
+        value = {}
+        for k, ends in chain.items():
+            if ends:
+                value[k] = max(
+                    equity(_mover(s.evaluate(e if again else flip(e), Limits(ply=ply)), again))
+                    for e, again in ends
+                )
+        boards, again, probs, _ = s.analyse(b, 1, 2, limits)
+        eq = np.asarray(equity(probs)).reshape(-1)
+        i = int(np.argmax(eq))
+        text = describe_outcomes(b, boards[i : i + 1], again[i : i + 1], 1, 2, ACEY_DEUCEY)[0]
+        chosen = int(text.split(" then ")[1][0])
+        assert value[chosen] == pytest.approx(max(value.values()), abs=1e-5), (text, value)
+        assert eq[i] == pytest.approx(value[chosen], abs=1e-5)
+        checked += 1
+    assert checked == wanted
+
+
+def _both_dice_play(b: np.ndarray) -> bool:
+    from tests.reference import legal_plays
+
+    return legal_plays(tuple(int(x) for x in b), 1, 2, ACEY_DEUCEY)[1] == 2
