@@ -333,6 +333,10 @@ def build_parser() -> argparse.ArgumentParser:
         'gets {"error": ...} and the engine goes on.',
     )
     g.set_defaults(func=cmd_engine)
+
+    from engine import serve  # its arguments and command; starlette only when it runs
+
+    serve.add_parser(sub)
     return parser
 
 

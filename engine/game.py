@@ -217,7 +217,9 @@ class Game:
         pos = self.position()
         if isinstance(play, Play):
             legal = pos.plays(*self.dice)
-            match = [p for p in legal if np.array_equal(p.board, play.board)]
+            match = [
+                p for p in legal if np.array_equal(p.board, play.board) and p.again == play.again
+            ]
             if not match:
                 raise IllegalPlayError(f"{play.notation!r} is not a legal play of {self.dice}")
             chosen = match[0]
@@ -453,12 +455,12 @@ def engine_play(game: Game, ply: int = 0, model: Any = None) -> Play:
         return plays[0]
     assert game.dice is not None
     s = searcher(model, game.variant)
-    boards, _, probs, plies = s.analyse(game.board, *game.dice, Limits(ply=ply))
+    boards, again, probs, plies = s.analyse(game.board, *game.dice, Limits(ply=ply))
     eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
     eq = np.where(plies == plies.max(), eq, -np.inf)
-    best = boards[int(np.argmax(eq))]
+    i = int(np.argmax(eq))
     for p in plays:
-        if np.array_equal(p.board, best):
+        if np.array_equal(p.board, boards[i]) and p.again == bool(again[i]):
             return p
     raise AssertionError("the search chose a board that is not a legal play")
 

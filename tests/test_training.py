@@ -14,7 +14,8 @@
   by the side on roll; the winner is on roll at the last one);
 - a tiny net (config "tiny": 16 hidden units) trained for 1000 games (about 2 s) beats
   the random player by more than +1.5 ppg over 200 duplicate games, and by 1.0 ppg more
-  than before training (measured +2.0 to +2.6 with seeds 1 to 5);
+  than before training (measured +2.0 to +2.6 with seeds 1 to 5); the same for
+  Acey-Deucey ("tiny-acey", 400 games from the tiny standard net);
 - the schedule: 2N games in one run equal N games, a checkpoint, a resume and N more
   (weights, optimizer, curve, lagged weights), and the same with 2 worker processes;
 - the command line: a SIGKILL mid-run loses only the games after the last checkpoint and
@@ -231,6 +232,28 @@ def test_tiny_net_learns_to_beat_random(tmp_path: Path) -> None:
     # happen to score +0.82 here. Trained: +2.46 (seed 1; +2.0 to +2.6 over seeds 1 to 5).
     assert after.ppg > 1.5, f"{after.ppg:+.3f} ppg (se {after.se:.3f}) vs random"
     assert after.ppg > before.ppg + 1.0
+
+
+def test_tiny_acey_deucey_run_beats_random(tmp_path: Path) -> None:
+    """Acey-Deucey self-play from random weights is slow at first (long games, 1-2 chains
+    with thousands of outcomes), so the tiny run starts from a tiny standard net (1000
+    games, 2 s) like the shipped acey-h80 starts from the shipped standard net."""
+    from engine.eval import save_model
+
+    std = Trainer(configs.get("tiny").replace(check_every=0, checkpoint_every=0),
+                  tmp_path / "std", progress=False)  # fmt: skip
+    std.run(1000)
+    save_model(tmp_path / "std.npz", std.model())
+    cfg = configs.get("tiny-acey").replace(
+        check_every=0, checkpoint_every=0, games=400, init=str(tmp_path / "std.npz")
+    )
+    t = Trainer(cfg, tmp_path / "acey", progress=False)
+    before = play_match(_player(t), random_player(), 100, seed=5, variant=ACEY_DEUCEY)
+    t.run(cfg.games)
+    after = play_match(_player(t), random_player(), 100, seed=5, variant=ACEY_DEUCEY)
+    # Measured (seeds 1, 2, 3): +1.86 -> +2.29, +1.48 -> +2.04, +2.13 -> +2.28 (se 0.1).
+    assert after.ppg > 1.5, f"{after.ppg:+.3f} ppg (se {after.se:.3f}) vs random"
+    assert after.ppg > before.ppg + 0.2, f"{before.ppg:+.3f} -> {after.ppg:+.3f}"
 
 
 def _player(t: Trainer):  # type: ignore[no-untyped-def]
