@@ -75,6 +75,7 @@ YOU, ENGINE = 0, 1
 SIDES = ("you", "engine")
 MAX_PLY = 2
 HINT_PLAYS = 5
+TEXT_LIMIT = 20_000  # hints with more plays than this read as their steps (see hint)
 WEB = Path(__file__).parent / "web"
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _WEB_EXTRA = "pip install -e '.[web]' (starlette and uvicorn)"
@@ -180,9 +181,10 @@ def state(gid: str, s: Series) -> dict[str, Any]:
         last.append(t)
     no_play = False
     if not g.over and g.turn == YOU:
+        from engine.steps import can_move
+
         assert g.dice is not None
-        boards, _ = legal_outcomes(g.board, *g.dice, g.variant)
-        no_play = len(boards) == 1 and bool(np.array_equal(boards[0], g.board))
+        no_play = not can_move(g.board, *g.dice, g.variant)
     return {
         "id": gid,
         "variant": VARIANT_NAMES[s.variant],
@@ -311,31 +313,46 @@ def play(s: Series, body: Any) -> None:
 
 
 def hint(s: Series) -> dict[str, Any]:
-    from engine.analysis import analyse_roll
+    """The best plays, ranked as `doublet analyse` ranks them (deepest ply, then equity).
+    Only the plays shown are written out: an Acey-Deucey 1-2 can have 100,000 plays, and
+    for more than TEXT_LIMIT of them even one play's text takes seconds (all the chain's
+    texts are found at once), so there a play reads as its steps."""
+    from engine.analysis import PROB_NAMES, searcher
+    from engine.eval import equity
+    from engine.notation import format_play
+    from engine.search import Limits
     from engine.steps import Turn as Steps
 
     _your_turn(s)
     g = s.game
     assert g.dice is not None
     ply = engine_depth(g.variant, g.dice, s.ply)
-    doc = analyse_roll(g.position(), *g.dice, ply)
-    plays = doc["plays"][:HINT_PLAYS]
-    boards, again = legal_outcomes(g.board, *g.dice, g.variant)
-    index = {(b.tobytes(), bool(a)): i for i, (b, a) in enumerate(zip(boards, again, strict=True))}
+    boards, again, probs, plies = searcher(None, g.variant).analyse(g.board, *g.dice,
+                                                                    Limits(ply=ply))  # fmt: skip
+    eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+    order = sorted(range(len(boards)), key=lambda i: (-int(plies[i]), -eq[i], i))
+    legal, legal_again = legal_outcomes(g.board, *g.dice, g.variant)
+    rows = zip(legal.tolist(), legal_again.tolist(), strict=True)
+    index = {(tuple(b), bool(a)): k for k, (b, a) in enumerate(rows)}
     t = Steps(g.board, *g.dice, g.variant)
     out = []
-    for r in plays:
-        after = B.from_counts(r["board"]["mover"], r["board"]["opponent"])
-        path = t.path(index[(after.tobytes(), r["again"])])
+    for rank, i in enumerate(order[:HINT_PLAYS], 1):
+        path = t.path(index[(tuple(boards[i].tolist()), bool(again[i]))])
+        if len(legal) <= TEXT_LIMIT:
+            text = format_play(g.board, boards[i], *g.dice, g.variant, bool(again[i]))
+        else:
+            text = Steps(g.board, *g.dice, g.variant, path).notation()
         out.append({
-            "rank": r["rank"],
-            "play": r["play"],
-            "equity": r["equity"],
-            "probabilities": r["probabilities"],
-            "again": r["again"],
+            "rank": rank,
+            "play": text,
+            "equity": round(float(eq[i]), 6),
+            "probabilities": {k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs[i],
+                                                                      strict=True)},
+            "again": bool(again[i]),
+            "ply": int(plies[i]),
             "steps": [x.to_json() if not isinstance(x, int) else {"doublet": x} for x in path],
         })  # fmt: skip
-    return {"ply": ply, "dice": list(g.dice), "count": len(doc["plays"]), "plays": out}
+    return {"ply": ply, "dice": list(g.dice), "count": len(boards), "plays": out}
 
 
 def resign(s: Series, body: Any) -> None:

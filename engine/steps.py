@@ -40,7 +40,7 @@ from engine.errors import DoubletError, IllegalPlayError
 from engine.movegen import check_dice, legal_outcomes
 from engine.notation import _steps as _die_moves  # the single-die moves, one set of rules
 
-__all__ = ["BAR", "IN", "OFF", "Options", "Step", "Turn", "parse_steps"]
+__all__ = ["BAR", "IN", "OFF", "Options", "Step", "Turn", "can_move", "parse_steps"]
 
 BAR = MY_BAR  # a step's source: the mover's bar (board index 25)
 IN = MY_OUT  # a step's source: the unentered checkers (Acey-Deucey; board index 28)
@@ -362,6 +362,13 @@ class Turn:
                 head = [s.text() for s in self.done[:i] if isinstance(s, Step)]
                 return f"{' '.join(head)} then {it}-{it}: {' '.join(tail) or 'no play'}"
         return " ".join(head)
+
+
+def can_move(board: Board, d1: int, d2: int, variant: int = STANDARD) -> bool:
+    """Whether the roll has a legal play (a checker can move with either die): cheap,
+    unlike the full list of plays."""
+    b: State = tuple(np.asarray(board, np.int8).tolist())
+    return any(_die_moves(b, d, variant) for d in {d1, d2})
 
 
 def _doublets(ks: Sequence[int]) -> str:

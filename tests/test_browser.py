@@ -8,7 +8,8 @@ What this module checks:
   best play) and clicks each checker's point, then its destination, then Done (Done
   alone when there is no legal play); highlights mark the legal sources and destinations.
   The result is shown on the page and matches the server's.
-- Hint shows the ranked plays with their chances; Undo takes back a step.
+- Hint shows the ranked plays with their chances; Undo takes back a step; a step can
+  also be made by dragging a checker.
 - A screenshot of the page in the middle of the game is written to docs/screenshot.png
   (shown in the README).
 
@@ -123,6 +124,20 @@ def click_steps(page: Any, steps: list[dict[str, Any]]) -> None:
         idle(page)
 
 
+def drag_step(page: Any, s: dict[str, Any]) -> None:
+    """One step by dragging the checker from its point to its destination."""
+
+    def centre(where: Any) -> tuple[float, float]:
+        box = point(page, where).bounding_box()
+        return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    page.mouse.move(*centre(s["from"]))
+    page.mouse.down()
+    page.mouse.move(*centre(s["to"]), steps=5)
+    page.mouse.up()
+    idle(page)
+
+
 def test_a_whole_game_by_clicks(server: str, page: Any) -> None:
     r = httpx.post(f"{server}/api/games", json={"variant": "standard", "ply": 0, "seed": 2024})
     gid = r.json()["id"]
@@ -144,6 +159,11 @@ def test_a_whole_game_by_clicks(server: str, page: Any) -> None:
                 page.click("#undo")
                 idle(page)
                 assert page.is_disabled("#undo")
+            if turns == 4:  # the first step by dragging
+                drag_step(page, steps[0])
+                made = {k: steps[0][k] for k in ("from", "to", "die")}
+                assert page.evaluate("S.steps") == [made], "the drag made no step"
+                steps = steps[1:]
             if turns == 8 and not shot and len(steps) >= 2:
                 page.click("#hint")
                 page.wait_for_selector('#hints tr[data-rank="1"]')

@@ -13,6 +13,8 @@ What this module checks:
 - Maximal use of the dice and the higher die: the steps that would strand a die are not
   offered, and an illegal step raises IllegalPlayError naming the legal ones.
 - Steps from JSON: malformed ones are refused with a message.
+- can_move (is there any legal play) agrees with legal_outcomes on every position walked.
+- path(): the steps to each legal play (the hint's "Show") lead to that play.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from engine.errors import DoubletError, IllegalPlayError
 from engine.ids import board_from_position_id
 from engine.movegen import legal_outcomes
 from engine.notation import parse_play
-from engine.steps import BAR, IN, OFF, Step, Turn, parse_steps
+from engine.steps import BAR, IN, OFF, Step, Turn, can_move, parse_steps
 from tests.helpers import DATA, pos, random_positions
 
 AD_LIMIT = 3000  # Acey-Deucey cases with at most this many outcomes are walked in full
@@ -67,6 +69,8 @@ def walk(t: Turn) -> dict[int, Turn]:
 
 def check_position(board: np.ndarray, d1: int, d2: int, variant: int, where: str) -> int:
     outs, again = legal_outcomes(board, d1, d2, variant)
+    stuck = len(outs) == 1 and np.array_equal(outs[0], board)
+    assert can_move(board, d1, d2, variant) == (not stuck), where
     found = walk(Turn(board, d1, d2, variant))
     missing = sorted(set(range(len(outs))) - set(found))
     assert not missing, f"{where}: {len(missing)} legal plays cannot be clicked"
