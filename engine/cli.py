@@ -334,6 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.set_defaults(func=cmd_engine)
 
+    from engine import play  # its arguments and command: `doublet play`
+
+    play.add_parser(sub)
+
     from engine import serve  # its arguments and command; starlette only when it runs
 
     serve.add_parser(sub)

@@ -40,6 +40,8 @@ from engine import board as B
 from engine.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
 from engine.errors import DoubletError, IllegalPlayError
 from engine.ids import board_to_json, parse_position, position_id
+from engine.movegen import legal_outcomes
+from engine.notation import format_play, parse_play
 from engine.position import Play, Position
 
 FORMAT = "doublet-game"
@@ -189,6 +191,20 @@ class Game:
         assert self.dice is not None
         return self.position().plays(*self.dice)
 
+    def has_play(self) -> bool:
+        """Whether the side on roll has a legal play (else it passes: one empty play)."""
+        self._check_on()
+        assert self.dice is not None
+        boards, _ = legal_outcomes(self.board, *self.dice, self.variant)
+        return not (len(boards) == 1 and np.array_equal(boards[0], self.board))
+
+    def _play_of(self, after: np.ndarray, again: bool) -> Play:
+        assert self.dice is not None
+        text = format_play(self.board, after, *self.dice, self.variant, again)
+        board = np.array(after, dtype=np.int8)
+        board.flags.writeable = False
+        return Play(text, board, again, self.variant)
+
     def pip_counts(self, side: int = 0) -> tuple[int, int]:
         """(side's, the other side's) pip counts."""
         mine, theirs = B.pip_counts(self.board_for(side))
@@ -214,21 +230,18 @@ class Game:
         if side is not None and side != self.turn:
             raise GameError(f"it is side {self.turn}'s turn, not side {side}'s")
         assert self.dice is not None
-        pos = self.position()
+        # Only the chosen play is written out: an Acey-Deucey 1-2 can have 100,000 plays,
+        # and writing all of them (Position.plays) takes seconds.
+        boards, again = legal_outcomes(self.board, *self.dice, self.variant)
         if isinstance(play, Play):
-            legal = pos.plays(*self.dice)
-            match = [
-                p for p in legal if np.array_equal(p.board, play.board) and p.again == play.again
-            ]
-            if not match:
+            same = (boards == np.asarray(play.board, np.int8)).all(axis=1) & (again == play.again)
+            found = np.flatnonzero(same)
+            if not len(found):
                 raise IllegalPlayError(f"{play.notation!r} is not a legal play of {self.dice}")
-            chosen = match[0]
+            i = int(found[0])
         else:
-            legal = pos.plays(*self.dice)
-            if not play.strip() and len(legal) == 1 and legal[0].notation == "":
-                chosen = legal[0]
-            else:
-                chosen = pos.play(play, *self.dice)
+            i = parse_play(self.board, *self.dice, play, self.variant)
+        chosen = self._play_of(boards[i], bool(again[i]))
         turn = Turn(self.turn, self.dice, chosen.notation, self.describe(), chosen.again)
         self.record.append(turn)
         after = np.array(chosen.board, dtype=np.int8)
@@ -446,23 +459,23 @@ def save_json(path: str | os.PathLike[str], doc: Any) -> None:
 
 
 def engine_play(game: Game, ply: int = 0, model: Any = None) -> Play:
-    """The play the engine chooses for the side on roll at `ply`."""
+    """The play the engine chooses for the side on roll at `ply` (only that play is
+    written out, see Game.play)."""
     from engine.analysis import searcher
     from engine.search import Limits
 
-    plays = game.plays()
-    if len(plays) == 1:
-        return plays[0]
+    game._check_on()
     assert game.dice is not None
+    if ply > 0:  # a forced play needs no search
+        boards, again = legal_outcomes(game.board, *game.dice, game.variant)
+        if len(boards) == 1:
+            return game._play_of(boards[0], bool(again[0]))
     s = searcher(model, game.variant)
     boards, again, probs, plies = s.analyse(game.board, *game.dice, Limits(ply=ply))
     eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
     eq = np.where(plies == plies.max(), eq, -np.inf)
-    i = int(np.argmax(eq))
-    for p in plays:
-        if np.array_equal(p.board, boards[i]) and p.again == bool(again[i]):
-            return p
-    raise AssertionError("the search chose a board that is not a legal play")
+    best = int(np.argmax(eq))
+    return game._play_of(boards[best], bool(again[best]))
 
 
 __all__ = [
