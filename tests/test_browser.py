@@ -10,6 +10,8 @@ What this module checks:
   The result is shown on the page and matches the server's.
 - Hint shows the ranked plays with their chances; Undo takes back a step; a step can
   also be made by dragging a checker.
+- Acey-Deucey: entering from the unentered tray, the 1-2 chain's doublet buttons, and the
+  roll again after four moves of the doublet.
 - A screenshot of the page in the middle of the game is written to docs/screenshot.png
   (shown in the README).
 
@@ -190,3 +192,31 @@ def test_a_whole_game_by_clicks(server: str, page: Any) -> None:
     score = st["score"]["you"], st["score"]["engine"]
     assert f"You {score[0]} · Doublet {score[1]}" in page.inner_text("#score")
     assert turns >= 10
+
+
+def test_acey_deucey_chain_by_clicks(server: str, page: Any) -> None:
+    from engine.game import roll
+
+    seed = next(s for s in range(1000) if sorted(roll(s, 0, 0)) == [1, 2])
+    body = {"variant": "acey-deucey", "ply": 0, "seed": seed, "starter": "you"}
+    gid = httpx.post(f"{server}/api/games", json=body).json()["id"]
+    page.goto(f"{server}/#{gid}")
+    page.wait_for_selector('g.point.source[data-point="in"]')
+    idle(page)
+    steps = [{"from": "in", "to": 23, "die": 2}, {"from": "in", "to": 24, "die": 1}]
+    click_steps(page, steps)
+    assert page.locator("#doublets button").count() == 6
+    assert "Choose the doublet" in page.inner_text("#status")
+    click_steps(page, [{"doublet": 5}, *[{"from": "in", "to": 20, "die": 5}] * 4])
+    assert "then you roll again" in page.inner_text("#status")
+    page.click("#done")
+    idle(page)
+    st = httpx.get(f"{server}/api/games/{gid}").json()
+    assert (
+        st["record"][-1]["play"] == "in/24 in/23 then 5-5: in/20(4)" and st["record"][-1]["again"]
+    )
+    assert (
+        st["game"]["turn"] == "you"
+        and page.locator('g.point[data-point="20"] .checker').count() == 4
+    )
+    assert page.get_attribute("#dice", "data-dice") == "-".join(map(str, roll(seed, 0, 1)))

@@ -13,6 +13,7 @@ What this module checks:
   moves, the person rolls again (the engine does not play).
 - Hint: ranked plays with chances, and steps that the steps endpoint accepts.
 - Resign, the series score and the next game; the capped engine depth for Acey-Deucey.
+- A whole Acey-Deucey game through the API, the person playing the hint's steps.
 - engine.game keeps the roll-again flag of a chosen Play (a 1-2 outcome can be reached
   with and without rolling again).
 - `doublet serve` without the web extra says what to install; importing the CLI does
@@ -280,3 +281,25 @@ def test_serve_without_the_web_extra(monkeypatch: pytest.MonkeyPatch, capsys: An
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          check=True)  # fmt: skip
     assert out.stdout.strip() == "[]"
+
+
+def test_whole_acey_deucey_game_through_the_api(client: TestClient) -> None:
+    """The hint's best play each turn (its steps), to the end: chains, rolling again,
+    entering, exact bear-off; every play is accepted and the record grows."""
+    st = new(client, variant="acey-deucey", seed=1, starter="throw")
+    gid = st["id"]
+    chains = turns = 0
+    while not st["game"]["over"]:
+        steps: list[dict[str, Any]] = []
+        if not st["game"]["no_play"]:
+            steps = client.get(f"/api/games/{gid}/hint").json()["plays"][0]["steps"]
+            chains += any("doublet" in s for s in steps)
+        r = client.post(f"/api/games/{gid}/play", json={"steps": steps})
+        assert r.status_code == 200, r.text
+        assert len(r.json()["record"]) > len(st["record"])
+        st = r.json()
+        turns += 1
+        assert turns < 300
+    assert chains >= 1 and st["game"]["result"]["points"] in (1, 2, 3)
+    assert st["score"][st["game"]["result"]["winner"]] == st["game"]["result"]["points"]
+    assert st["series_over"] and st["results"] == [st["game"]["result"]]
