@@ -95,9 +95,8 @@ class Step:
         ):
             if not ok:
                 raise DoubletError(f"a step's {name!r} is not valid: {d[name]!r}")
-        src = _FROM_NAMES.get(src, src)
-        dst = OFF if dst == "off" else dst
-        return cls(src, dst, die)
+        return cls(_FROM_NAMES[src] if isinstance(src, str) else src,
+                   OFF if dst == "off" else dst, die)  # fmt: skip
 
 
 def _int(v: Any) -> bool:
@@ -322,7 +321,7 @@ class Turn:
 
     def undo(self) -> Turn:
         """The turn without its last step (or doublet choice)."""
-        return Turn(self.start, *self.dice, self.variant, self.done[:-1])
+        return Turn(np.array(self.start, np.int8), *self.dice, self.variant, self.done[:-1])
 
     def _copy(self) -> Turn:
         t = Turn.__new__(Turn)
