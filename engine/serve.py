@@ -433,7 +433,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
     def changing(change: Callable[[Series, Any], Any]) -> Callable[[str, Any], Any]:
         def work(gid: str, doc: Any) -> dict[str, Any]:
             s = store.get(gid)
-            change(s, doc)
+            try:
+                change(s, doc)
+            except BaseException:
+                store.games.pop(gid, None)  # what is on disk is the game: read it again
+                raise
             store.save(gid)
             return state(gid, s)
 
