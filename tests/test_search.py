@@ -180,3 +180,19 @@ def _both_dice_play(b: np.ndarray) -> bool:
     from tests.reference import legal_plays
 
     return legal_plays(tuple(int(x) for x in b), 1, 2, ACEY_DEUCEY)[1] == 2
+
+
+def test_root_screening_keeps_the_deepest_values() -> None:
+    """Screening at 1 ply with room for every 0-ply survivor changes nothing; a narrow
+    screen sends fewer plays to 2 ply, and those keep their exact 2-ply values."""
+    s = Searcher(MODEL)
+    for b in random_positions(6, STANDARD, seed=8):
+        for d1, d2 in ((6, 1), (3, 3)):
+            plain = s.analyse(b, d1, d2, Limits(ply=2))
+            wide = s.analyse(b, d1, d2, Limits(ply=2, screen_keep=8, screen_width=9.0))
+            for x, y in zip(plain, wide, strict=True):
+                assert np.array_equal(x, y)
+            narrow = s.analyse(b, d1, d2, Limits(ply=2, screen_keep=1, screen_width=0.0))
+            deep = narrow[3] == 2
+            assert deep.sum() == 1 and (narrow[3] <= 2).all()
+            assert np.allclose(narrow[2][deep], plain[2][deep])
