@@ -286,6 +286,22 @@ def _same_state(a: Trainer, b: Trainer) -> None:
     )
 
 
+def test_a_run_started_from_a_model_starts_there_and_resumes_without_it(tmp_path: Path) -> None:
+    from engine.eval import save_model
+
+    start = Trainer(SMALL.replace(seed=7), tmp_path / "start", progress=False)
+    save_model(tmp_path / "start.npz", start.model())
+    cfg = SMALL.replace(init=str(tmp_path / "start.npz"))
+    t = Trainer(cfg, tmp_path / "run", progress=False)
+    for a, b in zip(t.net.to_engine()[0], start.net.to_engine()[0], strict=True):
+        assert np.array_equal(a, b)
+    t.run(24)
+    (tmp_path / "start.npz").unlink()  # the checkpoint holds the weights from now on
+    resumed = Trainer.from_checkpoint(t.checkpoint_path, tmp_path / "run", progress=False)
+    _same_state(t, resumed)
+    assert resumed.cfg.init == cfg.init
+
+
 def test_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     cfg = SMALL.replace(optimizer="adam", lr=((0, 0.003),))  # an optimizer with state
     whole = Trainer(cfg, tmp_path / "whole", progress=False)

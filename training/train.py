@@ -225,7 +225,8 @@ class Trainer:
     ) -> Trainer:
         doc = checkpoint.load(path)
         cfg = Config.from_dict(doc["config"])
-        t = cls(cfg, out, **kwargs)
+        t = cls(cfg.replace(init=""), out, **kwargs)  # the checkpoint holds the weights
+        t.cfg = cfg
         t.load_state(doc)
         return t
 
