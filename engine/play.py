@@ -539,6 +539,9 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit
         signal.signal(signal.SIGHUP, _hang_up)
+    # Ctrl-C saves too, even when started from a shell that ignores SIGINT (a background
+    # job inherits SIG_IGN, and Python then installs no KeyboardInterrupt handler).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if not args.resume and save_path.exists():
         session.say(
             f"(A saved game is in {save_path}: doublet play --resume continues it; "
