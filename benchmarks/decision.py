@@ -6,10 +6,23 @@ For each ply, over the (position, roll) cases of tests/data/gnubg_refset.jsonl (
 them, or a seeded sample of N): the median and mean time to choose a play (one core,
 the search's position cache cleared before each decision), and the mean equity loss of
 the chosen play judged by gnubg's 2-ply evaluations of its five best candidates (the
-``best["2"]["top"]`` field: a play outside them is counted at the fifth candidate's
-loss, and reported as a bound). Beside it, on the same cases and the same judge, gnubg's
-own 0-ply choice. If the `gnubg` Python module is installed, gnubg's own decision time
-is measured in the same run (optional).
+``best["2"]["top"]`` field). Beside it, on the same cases and the same judge, gnubg's
+own 0-ply choice as the refdata records it.
+
+With the optional `gnubg` Python module (``pip install -e '.[gnubg]'``), in the same run:
+
+- gnubg's own decision time at each ply on the same cases: findbestmove, cubeless, with
+  the settings of benchmarks/vs_gnubg.py (pruning nets, the "normal" move filter, one
+  thread), its evaluation cache emptied before each decision like ours (outside the
+  timing), the board converted beforehand; and the loss of its choice on the same judge;
+- a choice outside gnubg's top five is judged by gnubg itself: the chosen play's
+  resulting position evaluated at 2 ply, its loss = gnubg's best 2-ply equity (its
+  findbestmoves at 2 ply) minus that, floored at 0 (a play its filter skipped can come
+  out better); without the module it is counted at the fifth candidate's loss and the
+  mean is reported as a lower bound;
+- a check of the setup: gnubg's best equity at each ply against the refdata's ``best``
+  field (mean and largest difference) and how often its choice is the refdata's.
+
 Goals (issue 4): no slower than gnubg at each depth; Doublet's 2-ply loss below gnubg's
 0-ply loss.
 """
@@ -30,22 +43,98 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.vs_gnubg import (  # noqa: E402
+    MISSING,
+    NORMAL_FILTER,
+    GnubgChooser,
+    GnubgMoveError,
+    eval_context,
+    flush_cache,
+    gnubg,
+    to_gnubg,
+)
 from engine.board import flip  # noqa: E402
 from engine.eval import default_model, load_model  # noqa: E402
 from engine.ids import board_from_position_id, position_id  # noqa: E402
 from engine.search import Limits, Searcher  # noqa: E402
 
 
-def judge(case: dict, after: str) -> tuple[float, bool]:
-    """(equity loss of the play leading to `after` by gnubg's 2-ply, outside the top 5)."""
-    top = case["best"]["2"]["top"]
-    best = top[0]["equity"]
-    for cand in top:
-        if cand["after"] == after:
-            return best - cand["equity"], False
-    if len(top) == case["n_legal"] or case["n_legal"] <= len(top):
-        return 0.0, False  # cannot happen: every legal play is in the list
-    return best - top[-1]["equity"], True
+class Judge:
+    """gnubg's 2-ply verdict on the plays of a case: the refdata's top five, and beyond
+    them gnubg itself when it is installed."""
+
+    def __init__(self) -> None:
+        self.live = GnubgChooser(2) if gnubg is not None else None
+        self.by_gnubg = 0  # plays outside the top five judged by gnubg
+        self.floored = 0  # ... that gnubg's own 2-ply found better than its best
+        self._best: dict[tuple[str, int, int], float] = {}
+
+    def __call__(self, case: dict, after: np.ndarray) -> tuple[float, bool]:
+        """(equity loss of the play leading to `after` (mover's view), outside top 5)."""
+        top = case["best"]["2"]["top"]
+        pid = position_id(flip(after))
+        for cand in top:
+            if cand["after"] == pid:
+                return top[0]["equity"] - cand["equity"], False
+        if case["n_legal"] <= len(top):
+            raise AssertionError(f"case {case['case']}: a play outside its full list")
+        if self.live is None:
+            return top[0]["equity"] - top[-1]["equity"], True
+        b = board_from_position_id(case["pid"])
+        key = (case["pid"], *case["dice"])
+        if key not in self._best:
+            moves = gnubg.findbestmoves(to_gnubg(b), self.live.ci, self.live.ec,
+                                        tuple(case["dice"]), NORMAL_FILTER)  # fmt: skip
+            self._best[key] = float(moves[0]["score"])
+        loss = self._best[key] - self.live.value(after)
+        self.by_gnubg += 1
+        self.floored += loss < 0
+        return max(loss, 0.0), True
+
+
+def _row(name: str, times: list[float], losses: list[float], outside: int,
+         bound: bool) -> str:  # fmt: skip
+    loss = f"{'>=' if bound and outside else ''}{np.mean(losses):.4f}"
+    return (f"{name:<24}{1e3 * statistics.median(times):>10.3f}"
+            f"{1e3 * statistics.mean(times):>10.3f}{loss:>12}{outside:>15}")  # fmt: skip
+
+
+def gnubg_rows(cases: list[dict], plies: list[int], judge: Judge) -> list[str]:
+    """gnubg's rows (time, loss) and its setup check against the refdata."""
+    rows, checks = [], []
+    for ply in plies:
+        chooser = GnubgChooser(ply)
+        ec = eval_context(ply)
+        chooser.move(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # load nets
+        times, losses, outside, bad, diffs, same = [], [], 0, 0, [], 0
+        for c in cases:
+            b = board_from_position_id(c["pid"])
+            gb, dice = to_gnubg(b), tuple(c["dice"])
+            flush_cache()
+            t = time.perf_counter()
+            mv = gnubg.findbestmove(gb, chooser.ci, ec, dice, NORMAL_FILTER)
+            times.append(time.perf_counter() - t)
+            try:
+                after = chooser.resolve(b, *dice, tuple(mv))
+            except GnubgMoveError as e:
+                bad += 1
+                print(f"error: {e}", file=sys.stderr)
+                continue
+            loss, out = judge(c, after)
+            losses.append(loss)
+            outside += out
+            ref = c["best"].get(str(ply))
+            if ref is not None:  # the cache is warm: this costs little
+                best = gnubg.findbestmoves(gb, chooser.ci, ec, dice, NORMAL_FILTER)[0]
+                diffs.append(abs(float(best["score"]) - ref["equity"]))
+                same += position_id(flip(after)) == ref["after"]
+        rows.append(_row(f"gnubg {ply}-ply (this run)", times, losses, outside,
+                         judge.live is None))  # fmt: skip
+        checks.append(f"  {ply}-ply: best equity vs refdata: mean |diff| {np.mean(diffs):.5f}, "
+                      f"largest {np.max(diffs):.5f}; same play as the refdata in "
+                      f"{same}/{len(diffs)}; {bad} moves not among the legal outcomes; "
+                      f"{chooser.completed} cut short at a bear-off and completed")  # fmt: skip
+    return [*rows, "check of gnubg's setup (cubeless, prune, normal filter):", *checks]
 
 
 def main() -> None:
@@ -63,13 +152,16 @@ def main() -> None:
         rng = np.random.default_rng(args.seed)
         idx = np.sort(rng.choice(len(cases), size=min(args.sample, len(cases)), replace=False))
         cases = [cases[i] for i in idx]
-    gnubg0 = [judge(c, c["best"]["0"]["after"])[0] for c in cases]
+    judge = Judge()
+    gnubg0 = [judge(c, flip(board_from_position_id(c["best"]["0"]["after"])))
+              for c in cases]  # fmt: skip
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; model {model.meta.get('games', '?')} games; "
           f"{len(cases)} decisions (cases with more than one legal play)")  # fmt: skip
     print(f"command: {' '.join(sys.argv)}")
-    print(f"{'player':<22}{'median ms':>10}{'mean ms':>10}{'mean loss':>11}{'outside top 5':>15}")
-    print(f"{'gnubg 0-ply (judge: 2)':<22}{'':>10}{'':>10}{np.mean(gnubg0):>11.4f}{0:>15}")
+    print(f"{'player':<24}{'median ms':>10}{'mean ms':>10}{'mean loss':>12}{'outside top 5':>15}")
+    print(f"{'gnubg 0-ply (refdata)':<24}{'':>10}{'':>10}"
+          f"{np.mean([g[0] for g in gnubg0]):>12.4f}{sum(g[1] for g in gnubg0):>15}")  # fmt: skip
     s = Searcher(model)
     s.best(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # compile / load
     for ply in args.plies:
@@ -83,17 +175,20 @@ def main() -> None:
             eq = np.where(plies == plies.max(), eq, -np.inf)
             i = int(np.argmax(eq))
             times.append(time.perf_counter() - t)
-            loss, out = judge(c, position_id(flip(boards[i])))
+            loss, out = judge(c, boards[i])
             losses.append(loss)
             outside += out
-        print(f"{f'Doublet {ply}-ply':<22}{1e3 * statistics.median(times):>10.2f}"
-              f"{1e3 * statistics.mean(times):>10.2f}{np.mean(losses):>11.4f}"
-              f"{outside:>15}")  # fmt: skip
-    try:
-        import gnubg  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        print("gnubg Python module not installed: its decision time is not measured here "
-              "(pip install gnubg)")  # fmt: skip
+        print(_row(f"Doublet {ply}-ply", times, losses, outside, judge.live is None), flush=True)
+    if gnubg is None:
+        print(MISSING + ": its decision time is not measured here, and losses of plays "
+              "outside gnubg's top five are counted at the fifth's (lower bounds, >=)")  # fmt: skip
+        return
+    for line in gnubg_rows(cases, args.plies, judge):
+        print(line, flush=True)
+    print(
+        f"plays outside gnubg's top five judged by gnubg 2-ply: {judge.by_gnubg} "
+        f"({judge.floored} of them found better than gnubg's best: loss 0)"
+    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ Player specs (``player(spec, variant)``):
     search:PLY | search:PLY:PATH          the search at PLY (0-4), with the exact bear-off
                                           database in standard backgammon
 
+Instead of a spec, a seat can take a *chooser factory*: a callable ``factory(variant) ->
+Chooser``, for players that live outside the engine (benchmarks/vs_gnubg.py passes GNU
+Backgammon this way). Each worker builds its own chooser from it, so with ``workers > 1``
+it must pickle (a module-level function or a functools.partial of one).
+
 Games run in ``workers`` processes (pairs split in chunks); the result does not depend on
 the number of workers.
 """
@@ -49,6 +54,8 @@ from engine.search import Limits, Searcher
 # A chooser plays one roll: (board (SIZE,) int8 mover's view, d1, d2, rng (1,) uint64)
 # -> (the board after the play, the mover rolls again).
 Chooser = Callable[[np.ndarray, int, int, np.ndarray], tuple[np.ndarray, bool]]
+# A seat of play_match_with: a spec (see the module doc) or a factory variant -> Chooser.
+Seat = str | Callable[[int], Chooser]
 
 
 def _kernel_chooser(kind: int, model: Any, variant: int) -> Chooser:
@@ -104,6 +111,11 @@ def player(spec: str, variant: int) -> Chooser:
     raise ValueError(f"unknown player {spec!r}: use random, pubeval, net[:PATH], search:PLY[:PATH]")
 
 
+def make_chooser(seat: Seat, variant: int) -> Chooser:
+    """The chooser of a seat: player(spec) for a spec, factory(variant) for a factory."""
+    return player(seat, variant) if isinstance(seat, str) else seat(variant)
+
+
 def play_game_with(seats: tuple[Chooser, Chooser], seed: int, pair: int, swapped: bool,
                    variant: int = STANDARD) -> tuple[int, int]:  # fmt: skip
     """Game 2 pair + swapped: (points for seat 0, rolls). seats[0] plays in seat 0."""
@@ -137,9 +149,9 @@ def play_game_with(seats: tuple[Chooser, Chooser], seed: int, pair: int, swapped
     return 0, MAX_TURNS
 
 
-def _play_range(a: str, b: str, first: int, last: int, seed: int,
+def _play_range(a: Seat, b: Seat, first: int, last: int, seed: int,
                 variant: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    pa, pb = player(a, variant), player(b, variant)
+    pa, pb = make_chooser(a, variant), make_chooser(b, variant)
     n = last - first
     points = np.zeros(2 * n, np.int64)
     turns = np.zeros(2 * n, np.int64)
@@ -153,20 +165,21 @@ def _play_range(a: str, b: str, first: int, last: int, seed: int,
     return points, turns
 
 
-def _task(args: tuple[str, str, int, int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
+def _task(args: tuple[Seat, Seat, int, int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
     a, b, first, last, seed, variant = args
     p, t = _play_range(a, b, first, last, seed, variant)
     return first, p, t
 
 
-def play_match_with(a: str, b: str, games: int, seed: int, variant: int = STANDARD, *,
+def play_match_with(a: Seat, b: Seat, games: int, seed: int, variant: int = STANDARD, *,
                     workers: int = 1, chunk_pairs: int = 8,
                     progress: Callable[[int], None] | None = None) -> MatchResult:  # fmt: skip
-    """`games` (even) duplicate games of spec a against spec b; a's result."""
+    """`games` (even) duplicate games of seat a against seat b (specs or chooser
+    factories); a's result."""
     if games <= 0 or games % 2:
         raise ValueError(f"games must be a positive even number (duplicate pairs), got {games}")
-    for spec in (a, b):  # fail here, with the spec's error, not in a worker
-        player(spec, variant)
+    for seat in (a, b):  # fail here, with the seat's error, not in a worker
+        make_chooser(seat, variant)
     pairs = games // 2
     tasks = [(a, b, k, min(pairs, k + chunk_pairs), seed, variant)
              for k in range(0, pairs, chunk_pairs)]  # fmt: skip
@@ -192,4 +205,4 @@ def play_match_with(a: str, b: str, games: int, seed: int, variant: int = STANDA
     return MatchResult.from_points(points, turns)
 
 
-__all__ = ["Chooser", "play_game_with", "play_match_with", "player"]
+__all__ = ["Chooser", "Seat", "make_chooser", "play_game_with", "play_match_with", "player"]

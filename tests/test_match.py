@@ -12,7 +12,9 @@
 - play_game records the same game as play_match, and its record replays through
   legal_outcomes to the recorded result (standard and Acey-Deucey, 1-2 chains included);
 - the standard error comes from pair sums (a hand-computed case) and the rates add up;
-- Acey-Deucey matches run to completion; odd game counts are refused.
+- Acey-Deucey matches run to completion; odd game counts are refused;
+- engine.searchmatch: a chooser factory in a seat plays the very games of its spec, in
+  one process and in two spawned workers.
 """
 
 from __future__ import annotations
@@ -271,6 +273,23 @@ def test_search_matches_do_not_depend_on_the_workers() -> None:
     two = play_match_with("search:0", "pubeval", 8, 3, chunk_pairs=2, workers=2)
     assert np.array_equal(one.points, two.points)
     assert np.array_equal(one.turns, two.turns)
+
+
+def _pubeval_factory(variant: int):  # module level: it pickles into spawned workers
+    from engine.searchmatch import player
+
+    return player("pubeval", variant)
+
+
+def test_a_chooser_factory_plays_the_games_of_its_spec() -> None:
+    from engine.searchmatch import play_match_with
+
+    spec = play_match_with("search:0", "pubeval", 8, 5, chunk_pairs=2)
+    one = play_match_with("search:0", _pubeval_factory, 8, 5, chunk_pairs=2)
+    two = play_match_with("search:0", _pubeval_factory, 8, 5, chunk_pairs=2, workers=2)
+    for r in (one, two):
+        assert np.array_equal(spec.points, r.points)
+        assert np.array_equal(spec.turns, r.turns)
 
 
 def test_bad_search_specs_are_refused() -> None:

@@ -1,0 +1,284 @@
+"""Cubeless money games between Doublet and GNU Backgammon, with duplicate dice.
+
+    python benchmarks/vs_gnubg.py --doublet search:2 --gnubg-ply 0 --games 400 --seed 1
+                                  [--workers 1] [--chunk 8] [--no-check]
+
+Needs the optional `gnubg` Python module (``pip install -e '.[gnubg]'``: the PyPI wheel
+gnubg==1.1.0a16); without it the script says so and exits with status 0. The engine
+never imports gnubg: its chooser lives here and reaches engine.searchmatch's game loop as
+a chooser factory, so the games use the very dice streams of engine.searchmatch and
+benchmarks/strength.py (pair k of seed s, each pair played twice with the seats swapped).
+
+Doublet's seat takes an engine.searchmatch spec (search:PLY[:PATH], net[:PATH], pubeval,
+random). GNU Backgammon plays at --gnubg-ply with its world-class chequer-play settings,
+cubeless: pruning nets on, the "normal" move filter, one thread, deterministic, no noise
+(the settings the refdata was made with: see benchmarks/decision.py's check).
+
+The chooser converts our board (mover's view, engine/board.py) to gnubg's (two rows of
+25, side on roll second), asks findbestmove, applies gnubg's move to our board and checks
+that the result is one of engine.movegen.legal_outcomes. The wheel's findbestmove cuts a
+move short at its first bear-off (it stops at the -1 that means "off"); such a move is
+completed by gnubg's own equity: among the legal outcomes that the known part can lead
+to, the one gnubg values highest at the same ply (gnubg.evaluate; its move scores in
+bear-offs differ slightly from it at 1 ply and up, so scores are not matched). A move that
+is not a legal outcome, or one that leads to none, raises GnubgMoveError: it is never
+replaced silently. Before the games, the chooser is checked on every (position,
+roll) of tests/data/gnubg_refset.jsonl at the same ply (--no-check skips it) and the
+number of mismatches is printed.
+
+Prints benchmarks/strength.py's table for Doublet (ppg ± s.e., win rate, gammon rates,
+games/s, command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.board import MY_BAR, MY_OFF, OPP_BAR, STANDARD, flip  # noqa: E402
+from engine.ids import board_from_position_id, position_id  # noqa: E402
+from engine.movegen import legal_outcomes  # noqa: E402
+
+try:
+    import gnubg  # type: ignore[import-not-found]
+except ImportError:  # optional: every use below says so and skips
+    gnubg = None
+
+MISSING = "gnubg Python module not installed (pip install -e '.[gnubg]')"
+
+# gnubg's "normal" move filter (its world-class setting): at 1 ply keep up to 8 plays
+# within 0.16 of the best 0-ply play; at 2 ply the same at level 0, then all survivors.
+NORMAL_FILTER = [
+    {"ply": 1, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
+    {"ply": 2, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
+    {"ply": 2, "level": 1, "acceptmoves": -1, "extramoves": 0, "threshold": 0.0},
+]
+CACHE_ENTRIES = 1 << 18  # the size of Doublet's search cache (engine.search.CACHE_BITS)
+
+
+class GnubgMoveError(RuntimeError):
+    """gnubg's move is not one of our legal outcomes, or cannot be completed."""
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence gnubg's C-level messages ("The position cache has been sized to ...")."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(null)
+        os.close(saved)
+
+
+def setup() -> None:
+    """One calculation thread (gnubg's evaluations below are single-threaded anyway)."""
+    with _quiet():
+        gnubg.command("set threads 1")
+
+
+def flush_cache() -> None:
+    """Empty gnubg's evaluation cache (resizing it is the only way the module offers;
+    setting the same size again keeps it)."""
+    with _quiet():
+        gnubg.command("set cache 0")
+        gnubg.command(f"set cache {CACHE_ENTRIES}")
+
+
+def eval_context(ply: int) -> dict[str, Any]:
+    """Cubeless, deterministic, pruning nets on, no noise."""
+    return gnubg.evalcontext(0, ply, 1, 1, 0.0)
+
+
+def to_gnubg(board: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Our board (mover's view) as gnubg's: (opponent, side on roll), each 25 counts in
+    its own numbering (index i = point i + 1, 24 = bar)."""
+    me = [max(int(board[p]), 0) for p in range(1, 25)] + [int(board[MY_BAR])]
+    opp = [max(-int(board[24 - j]), 0) for j in range(24)] + [-int(board[OPP_BAR])]
+    return tuple(opp), tuple(me)
+
+
+def _hop(b: np.ndarray, src: int, dst: int) -> None:
+    """Move one of the mover's checkers src -> dst in gnubg's 1-based points (25 = bar,
+    0 = off), which are our indices; hit a lone opponent checker."""
+    if b[src] <= 0:
+        raise GnubgMoveError(f"no checker of the mover on {src}")
+    b[src] -= 1
+    if dst <= 0:
+        b[MY_OFF] += 1
+        return
+    if b[dst] == -1:
+        b[dst] = 0
+        b[OPP_BAR] -= 1
+    elif b[dst] < -1:
+        raise GnubgMoveError(f"point {dst} is held by the opponent")
+    b[dst] += 1
+
+
+def _above(b: np.ndarray) -> np.ndarray:
+    """Mover's checkers on each point or higher (bar included): never rises in a play."""
+    return np.cumsum(np.maximum(b[25:0:-1], 0))
+
+
+class GnubgChooser:
+    """engine.searchmatch's Chooser for GNU Backgammon at `ply`; counts the moves it had
+    to complete (`completed`)."""
+
+    def __init__(self, ply: int) -> None:
+        if gnubg is None:
+            raise RuntimeError(MISSING)
+        setup()
+        self.ply = ply
+        self.ec = eval_context(ply)
+        self.ci = gnubg.cubeinfo()
+        self.completed = 0
+
+    def move(self, board: np.ndarray, d1: int, d2: int) -> tuple[int, ...]:
+        """gnubg's move tuple (from, to, ...), as findbestmove gives it."""
+        return tuple(gnubg.findbestmove(to_gnubg(board), self.ci, self.ec, (d1, d2),
+                                        NORMAL_FILTER))  # fmt: skip
+
+    def value(self, after: np.ndarray) -> float:
+        """gnubg's cubeless equity for the mover of the position after a play."""
+        return -float(gnubg.evaluate(to_gnubg(flip(after)), self.ci, self.ec)[5])
+
+    def resolve(self, board: np.ndarray, d1: int, d2: int, mv: tuple[int, ...]) -> np.ndarray:
+        """The legal outcome of rolling d1-d2 (mover's view) that is gnubg's move `mv`."""
+        outs, _ = legal_outcomes(board, d1, d2, STANDARD)
+        b = board.astype(np.int8).copy()
+        try:
+            for k in range(0, len(mv) - 1, 2):
+                _hop(b, mv[k], mv[k + 1])
+            if len(mv) % 2:  # cut short at a bear-off from mv[-1]
+                _hop(b, mv[-1], 0)
+        except GnubgMoveError as e:
+            raise GnubgMoveError(f"{position_id(board)} {d1}-{d2}: {mv}: {e}") from None
+        if len(mv) % 2 == 0:
+            hits = np.flatnonzero((outs == b).all(axis=1))
+            if len(hits) != 1:
+                raise GnubgMoveError(f"{position_id(board)} {d1}-{d2}: gnubg's {mv} gives "
+                                     f"{position_id(b)}, not a legal outcome")  # fmt: skip
+            return outs[hits[0]]
+        # Outcomes the known part can lead to: no more checkers off than at the end, and
+        # no more of the mover's checkers on or above any point than after the known part.
+        cands = [i for i, o in enumerate(outs)
+                 if o[MY_OFF] >= b[MY_OFF] and (_above(o) <= _above(b)).all()]  # fmt: skip
+        if not cands:
+            raise GnubgMoveError(f"{position_id(board)} {d1}-{d2}: gnubg's {mv} (cut short "
+                                 f"at a bear-off) leads to no legal outcome")  # fmt: skip
+        self.completed += 1
+        if len(cands) == 1:
+            return outs[cands[0]]
+        values = [self.value(outs[i]) for i in cands]
+        return outs[cands[int(np.argmax(values))]]
+
+    def __call__(self, board: np.ndarray, d1: int, d2: int,
+                 rng: np.ndarray) -> tuple[np.ndarray, bool]:  # fmt: skip
+        return self.resolve(board, d1, d2, self.move(board, d1, d2)).copy(), False
+
+
+def gnubg_chooser(ply: int, variant: int) -> GnubgChooser:
+    """A chooser factory for engine.searchmatch (functools.partial(gnubg_chooser, ply))."""
+    if variant != STANDARD:
+        raise ValueError("GNU Backgammon plays standard backgammon only")
+    return GnubgChooser(ply)
+
+
+def check_refset(ply: int, limit: int = 0) -> tuple[int, int, int]:
+    """(cases, mismatches, moves completed) of the chooser over gnubg_refset.jsonl."""
+    chooser = GnubgChooser(ply)
+    with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
+        cases = [json.loads(line) for line in f]
+    if limit:
+        cases = cases[:limit]
+    bad = 0
+    for c in cases:
+        b = board_from_position_id(c["pid"])
+        try:
+            after, _ = chooser(b, *c["dice"], np.zeros(1, np.uint64))
+        except GnubgMoveError as e:
+            bad += 1
+            print(f"error: {e}", file=sys.stderr)
+            continue
+        if position_id(flip(after)) not in c["legal"]:  # the refdata's own legal list
+            bad += 1
+            print(f"error: case {c['case']}: gnubg's play is not in the refdata's legal list",
+                  file=sys.stderr)  # fmt: skip
+    return len(cases), bad, chooser.completed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--doublet", default="search:2",
+                    help="search:PLY[:PATH] | net[:PATH] | pubeval | random")  # fmt: skip
+    ap.add_argument("--gnubg-ply", type=int, default=0, choices=[0, 1, 2])
+    ap.add_argument("--games", type=int, default=400, help="an even number")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--chunk", type=int, default=8, help="pairs per progress step")
+    ap.add_argument("--no-check", action="store_true", help="skip the refset check")
+    args = ap.parse_args()
+    if gnubg is None:
+        print(MISSING + ": skipped")
+        return
+    if args.games <= 0 or args.games % 2:
+        ap.error(f"--games must be a positive even number, got {args.games}")
+    from benchmarks.strength import table
+    from engine.searchmatch import play_match_with, player
+
+    try:
+        player(args.doublet, STANDARD)
+    except ValueError as e:
+        ap.error(str(e))
+    if not args.no_check:
+        t = time.perf_counter()
+        n, bad, completed = check_refset(args.gnubg_ply)
+        print(f"check: gnubg {args.gnubg_ply}-ply chooser on {n} refset cases: {bad} "
+              f"mismatches ({completed} moves cut short at a bear-off and completed; "
+              f"{time.perf_counter() - t:.0f} s)")  # fmt: skip
+        if bad:
+            sys.exit(1)
+    bar = None
+    with contextlib.suppress(ImportError):
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.games, unit="game", file=sys.stderr, leave=False)
+    done = 0
+
+    def progress(n: int) -> None:
+        nonlocal done
+        if bar is not None:
+            bar.update(n - done)
+        done = n
+
+    factory = functools.partial(gnubg_chooser, args.gnubg_ply)
+    t = time.perf_counter()
+    result = play_match_with(args.doublet, factory, args.games, args.seed, STANDARD,
+                             workers=args.workers, chunk_pairs=args.chunk,
+                             progress=progress)  # fmt: skip
+    seconds = time.perf_counter() - t
+    if bar is not None:
+        bar.close()
+    print(table(args.doublet, f"gnubg:{args.gnubg_ply}-ply", result, seconds, "standard",
+                args.workers))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

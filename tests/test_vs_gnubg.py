@@ -1,0 +1,74 @@
+"""GNU Backgammon as an opponent (benchmarks/vs_gnubg.py), when its module is installed.
+
+- without the module the harness says so and stops cleanly (checked by hiding it);
+- our board converted to gnubg's gives gnubg the same Position ID (60 refset cases);
+- gnubg's 0- and 1-ply moves for 20 refset cases (10 of them bear-offs, whose moves the
+  module cuts short) are legal outcomes and in the refdata's legal list;
+- pubeval against gnubg 0-ply plays 4 duplicate games through engine.searchmatch.
+
+All but the first skip when the `gnubg` module is absent (pip install -e '.[gnubg]').
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import vs_gnubg
+from engine.board import flip
+from engine.ids import board_from_position_id, position_id
+from engine.movegen import legal_outcomes
+
+DATA = Path(__file__).parent / "data" / "gnubg_refset.jsonl"
+needs_gnubg = pytest.mark.skipif(vs_gnubg.gnubg is None, reason=vs_gnubg.MISSING)
+
+
+def _cases() -> list[dict]:
+    with open(DATA) as f:
+        return [json.loads(line) for line in f]
+
+
+def test_without_gnubg_the_harness_says_so(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(vs_gnubg, "gnubg", None)
+    monkeypatch.setattr("sys.argv", ["vs_gnubg.py", "--games", "2"])
+    vs_gnubg.main()
+    assert "not installed" in capsys.readouterr().out
+    with pytest.raises(RuntimeError, match="not installed"):
+        vs_gnubg.GnubgChooser(0)
+
+
+@needs_gnubg
+def test_board_conversion_keeps_the_position_id() -> None:
+    for c in _cases()[::60]:
+        b = board_from_position_id(c["pid"])
+        assert vs_gnubg.gnubg.positionid(vs_gnubg.to_gnubg(b)) == c["pid"], c["pid"]
+
+
+@needs_gnubg
+@pytest.mark.parametrize("ply", [0, 1])
+def test_gnubg_moves_are_legal_outcomes(ply: int) -> None:
+    cases = [c for c in _cases() if c["n_legal"] > 1]
+    bearoffs = [c for c in cases if "off" in (c["best"]["0"]["move"] or "")]
+    chooser = vs_gnubg.GnubgChooser(ply)
+    for c in cases[:10] + bearoffs[:10]:
+        b = board_from_position_id(c["pid"])
+        after, again = chooser(b, *c["dice"], np.zeros(1, np.uint64))
+        outs, _ = legal_outcomes(b, *c["dice"])
+        assert (outs == after).all(axis=1).any(), c["case"]
+        assert position_id(flip(after)) in c["legal"], c["case"]
+        assert not again
+    assert chooser.completed >= 10  # every bear-off above was cut short and completed
+
+
+@needs_gnubg
+def test_pubeval_against_gnubg_plays_four_games() -> None:
+    from engine.searchmatch import play_match_with
+
+    factory = functools.partial(vs_gnubg.gnubg_chooser, 0)
+    r = play_match_with("pubeval", factory, 4, seed=2)
+    assert r.games == 4 and r.errors == 0
+    assert (np.abs(r.points) >= 1).all()
