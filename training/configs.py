@@ -133,6 +133,15 @@ CONFIGS: dict[str, Config] = {
         Config("td-h80", hidden=80, games=500_000, lr=_H80_LR),
         # The same with a separate race net.
         Config("td-h80-race", hidden=80, race_net=True, games=500_000, lr=_H80_LR),
+        # gnubg's size (128 hidden units) with a separate race net.
+        Config(
+            "td-h128-race",
+            hidden=128,
+            race_net=True,
+            games=500_000,
+            lr=_H80_LR,
+            checkpoint_every=5000,
+        ),
         # Acey-Deucey, started from the shipped standard net (same encoding: unentered
         # checkers have their own inputs). From random weights the first games are very
         # long and each 1-2 chain has up to ~96,000 outcomes, so self-play starts at about
