@@ -131,12 +131,16 @@ _LOADED: dict[int, Model] = {}
 
 
 def default_model(variant: int = STANDARD) -> Model:
-    """The shipped model for the variant (models/), loaded once."""
+    """The shipped model for the variant (models/, or $DOUBLET_MODEL_DIR), loaded once."""
     if variant not in _LOADED:
         path = Path(os.environ.get("DOUBLET_MODEL_DIR", MODELS_DIR)) / DEFAULT_MODELS[variant]
-        if not path.exists() and variant == ACEY_DEUCEY:
-            path = Path(os.environ.get("DOUBLET_MODEL_DIR", MODELS_DIR)) / DEFAULT_MODELS[STANDARD]
-        _LOADED[variant] = load_model(path)
+        model = load_model(path)
+        trained = model.meta.get("variant", STANDARD)
+        if trained != variant:
+            raise ModelError(
+                f"model {str(path)!r} was trained for variant {trained!r}, not {variant!r}"
+            )
+        _LOADED[variant] = model
     return _LOADED[variant]
 
 

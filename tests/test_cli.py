@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,28 @@ def test_corrupt_model_file(tmp_path: Path) -> None:
     bad.write_bytes(b"not a zip file at all")
     r = run("eval", "4HPwATDgc/ABMA", "--model", str(bad))
     assert r.returncode == 2 and "not a Doublet model" in r.stderr
+
+
+ACEY_START = json.dumps({"variant": "acey-deucey", "mover": [15] + [0] * 25,
+                         "opponent": [15] + [0] * 25})  # fmt: skip
+
+
+def test_each_variant_gets_its_own_shipped_model() -> None:
+    from engine.board import ACEY_DEUCEY, STANDARD
+    from engine.eval import default_model
+
+    assert default_model(STANDARD).meta["variant"] == STANDARD
+    assert default_model(ACEY_DEUCEY).meta["variant"] == ACEY_DEUCEY
+    r = run("analyse", ACEY_START, "2", "1", "--ply", "0", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["variant"] == "acey-deucey"
+    assert " then " in doc["plays"][0]["play"]  # the chosen doublet is part of the play
+
+
+def test_a_model_of_the_other_variant_is_not_taken_as_shipped(tmp_path: Path) -> None:
+    save_model(tmp_path / "doublet-acey-deucey.npz", random_model(16, seed=1))  # standard
+    r = subprocess.run([sys.executable, "-m", "engine", "eval", ACEY_START], text=True,
+                       capture_output=True, cwd=ROOT, timeout=600,
+                       env={**os.environ, "DOUBLET_MODEL_DIR": str(tmp_path)})  # fmt: skip
+    assert r.returncode == 2 and "trained for variant 0, not 1" in r.stderr, r.stderr
