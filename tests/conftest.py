@@ -1,0 +1,21 @@
+"""Shared test set-up."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_kernels() -> None:
+    """Compile the engine's kernels (or load them from numba's disk cache) once, before
+    any test: the tests that wait for a program's answer with a timeout (the terminal
+    game through a pty, the browser game) must not wait for a fresh machine's first
+    compilation, which takes a minute or more."""
+    from engine.game import Game, engine_play
+
+    for variant in ("standard", "acey-deucey"):
+        g = Game.new(variant, seed=1)
+        for _ in range(4):
+            if g.over:
+                break
+            g.play(engine_play(g, 1))
