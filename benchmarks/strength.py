@@ -20,11 +20,13 @@ and the command line. The seed fixes every game: same command, same numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shlex
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,20 +60,14 @@ def parse_player(spec: str, variant: int) -> MatchPlayer:
     raise ValueError(f"unknown player {spec!r}: use net, net:PATH, pubeval or random")
 
 
-def run(a: MatchPlayer | str, b: MatchPlayer | str, games: int, seed: int, variant: int,
-        chunk: int, workers: int = 1) -> tuple[MatchResult, float]:  # fmt: skip
-    """(result, seconds), with a progress bar when tqdm is installed. String players are
-    search specs (engine.searchmatch)."""
-    searching = isinstance(a, str)
-    if not searching:
-        play_match(a, b, 2, seed, variant)  # compile / load the kernels outside the timing
+@contextlib.contextmanager
+def progress_bar(total: int) -> Iterator[Callable[[int], None]]:
+    """A progress(games done) callback that draws a tqdm bar on stderr (none without tqdm)."""
     bar = None
-    try:
+    with contextlib.suppress(ImportError):
         from tqdm import tqdm
 
-        bar = tqdm(total=games, unit="game", file=sys.stderr, leave=False)
-    except ImportError:
-        pass
+        bar = tqdm(total=total, unit="game", file=sys.stderr, leave=False)
     done = 0
 
     def progress(n: int) -> None:
@@ -80,16 +76,30 @@ def run(a: MatchPlayer | str, b: MatchPlayer | str, games: int, seed: int, varia
             bar.update(n - done)
         done = n
 
+    try:
+        yield progress
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run(a: MatchPlayer | str, b: MatchPlayer | str, games: int, seed: int, variant: int,
+        chunk: int, workers: int = 1) -> tuple[MatchResult, float]:  # fmt: skip
+    """(result, seconds), with a progress bar when tqdm is installed. String players are
+    search specs (engine.searchmatch)."""
+    searching = isinstance(a, str)
+    if not searching:
+        play_match(a, b, 2, seed, variant)  # compile / load the kernels outside the timing
     t = time.perf_counter()
-    if isinstance(a, str) and isinstance(b, str):
-        result = play_match_with(a, b, games, seed, variant, workers=workers,
-                                 chunk_pairs=chunk, progress=progress)  # fmt: skip
-    else:
-        assert isinstance(a, MatchPlayer) and isinstance(b, MatchPlayer)
-        result = play_match(a, b, games, seed, variant, progress=progress, chunk_pairs=chunk)
+    with progress_bar(games) as progress:
+        if isinstance(a, str) and isinstance(b, str):
+            result = play_match_with(a, b, games, seed, variant, workers=workers,
+                                     chunk_pairs=chunk, progress=progress)  # fmt: skip
+        else:
+            assert isinstance(a, MatchPlayer) and isinstance(b, MatchPlayer)
+            result = play_match(a, b, games, seed, variant, progress=progress,
+                                chunk_pairs=chunk)  # fmt: skip
     seconds = time.perf_counter() - t
-    if bar is not None:
-        bar.close()
     return result, seconds
 
 

@@ -240,7 +240,7 @@ def main() -> None:
         return
     if args.games <= 0 or args.games % 2:
         ap.error(f"--games must be a positive even number, got {args.games}")
-    from benchmarks.strength import table
+    from benchmarks.strength import progress_bar, table
     from engine.searchmatch import play_match_with, player
 
     try:
@@ -255,27 +255,13 @@ def main() -> None:
               f"{time.perf_counter() - t:.0f} s)")  # fmt: skip
         if bad:
             sys.exit(1)
-    bar = None
-    with contextlib.suppress(ImportError):
-        from tqdm import tqdm
-
-        bar = tqdm(total=args.games, unit="game", file=sys.stderr, leave=False)
-    done = 0
-
-    def progress(n: int) -> None:
-        nonlocal done
-        if bar is not None:
-            bar.update(n - done)
-        done = n
-
     factory = functools.partial(gnubg_chooser, args.gnubg_ply)
     t = time.perf_counter()
-    result = play_match_with(args.doublet, factory, args.games, args.seed, STANDARD,
-                             workers=args.workers, chunk_pairs=args.chunk,
-                             progress=progress)  # fmt: skip
+    with progress_bar(args.games) as progress:
+        result = play_match_with(args.doublet, factory, args.games, args.seed, STANDARD,
+                                 workers=args.workers, chunk_pairs=args.chunk,
+                                 progress=progress)  # fmt: skip
     seconds = time.perf_counter() - t
-    if bar is not None:
-        bar.close()
     print(table(args.doublet, f"gnubg:{args.gnubg_ply}-ply", result, seconds, "standard",
                 args.workers))  # fmt: skip
 
