@@ -16,6 +16,8 @@ points. Both entering ranks enter on point 25 - die.
 from __future__ import annotations
 
 import numpy as np
+from numba.core.extending import overload
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from engine.board import (
     ACEY_DEUCEY,
@@ -290,6 +292,334 @@ def _roll(b, h, d1, d2, variant, acc, n, scratch):
     return _walk(b, h, 0, 0, False, variant, 0, acc, n, scratch), 0
 
 
+# Standard backgammon has kernels of its own. There the bar is index 25 (MY_BAR) and a
+# checker on it enters on 25 - die just as a checker on point p moves to p - die, so the
+# sources and the open points fit in int64 masks (bit p = index p, 1..25) and a turn is a
+# few nested loops over set bits, highest first: the plays of _walk in _walk's order,
+# without its hashing. The opponent's checkers do not move during the turn, so the points
+# open to the mover stay the same; only the mask of sources changes.
+
+
+def _top(m):
+    """Index of the highest set bit of m > 0 (pure Python, as with NUMBA_DISABLE_JIT=1)."""
+    return int(m).bit_length() - 1
+
+
+@overload(_top, inline="always")
+def _top_compiled(m):
+    return lambda m: 63 - leading_zeros(m)  # one instruction where compiled
+
+
+@njit(inline="always")
+def _move(t, q, s, dst):
+    """Move a mover checker of board t[q] from index s (1..25) to point dst (<= 0: off),
+    hitting a blot there. Return 1 if it hit."""
+    t[q, s] -= 1
+    if dst <= 0:
+        t[q, MY_OFF] += 1
+        return 0
+    if t[q, dst] == -1:
+        t[q, dst] = 1
+        t[q, OPP_BAR] -= 1
+        return 1
+    t[q, dst] += 1
+    return 0
+
+
+@njit(inline="always")
+def _unmove(t, q, s, dst, hit):
+    """Undo _move(t, q, s, dst), which returned hit."""
+    t[q, s] += 1
+    if dst <= 0:
+        t[q, MY_OFF] -= 1
+    elif hit:
+        t[q, dst] = -1
+        t[q, OPP_BAR] += 1
+    else:
+        t[q, dst] -= 1
+
+
+@njit(inline="always")
+def _moved_occ(occ, count, s, dst):
+    """The source mask once a checker has left s (which held count) for dst."""
+    if count == 1:
+        occ ^= 1 << s
+    if dst >= 1:
+        occ |= 1 << dst
+    return occ
+
+
+@njit(inline="always")
+def _movers(occ, opn, d):
+    """Sources (mask) that can play die d: the bar alone while it holds checkers; once all
+    are home (no source above 6), also point d and a highest point below d bear off."""
+    if occ >> MY_BAR & 1:
+        return (opn >> (MY_BAR - d) & 1) << MY_BAR
+    m = occ & (opn << d)
+    if occ >> 7 == 0 and occ != 0:
+        m |= occ & (1 << d)
+        h = _top(occ)
+        if h < d:
+            m |= 1 << h
+    return m
+
+
+@njit(inline="always")
+def _emit(b, out, n, s1, d1, s2, d2):
+    """out[n] = b after the moves s1 -> d1, then s2 -> d2 unless s2 is 0."""
+    for i in range(SIZE):
+        out[n, i] = b[i]
+    _move(out, n, s1, d1)
+    if s2 > 0:
+        _move(out, n, s2, d2)
+
+
+@njit(inline="always")
+def _seen(out, n0, n):
+    """Is out[n] one of out[n0:n]?"""
+    for k in range(n0, n):
+        diff = 0
+        for i in range(SIZE):
+            diff |= out[k, i] ^ out[n, i]
+        if diff == 0:
+            return True
+    return False
+
+
+@njit
+def _std_two(b, hi, lo, occ, opn, out, n):
+    """Add the plays of hi-lo (hi > lo) that use both dice, when no checker can bear off
+    during the turn (one checker on the bar, or two or more outside the home board).
+    Return the new n, -1 when out is full.
+
+    The plays of both orders come as _walk finds them, without its hash: two plays can
+    only give the same board when one checker moves hi + lo, and those repeats are
+    skipped by rule (a blot hit on the way tells the two routes apart).
+    """
+    cap = out.shape[0]
+    bar = b[MY_BAR]
+    mh = occ & (opn << hi)
+    if bar:
+        mh &= 1 << MY_BAR
+    while mh:
+        x = _top(mh)
+        mh ^= 1 << x
+        t = x - hi
+        ml = _moved_occ(occ, b[x], x, t) & (opn << lo)
+        while ml:
+            y = _top(ml)
+            ml ^= 1 << y
+            # y/x after x/t: one checker went y/x/t, which y/y-hi/t (found at source y)
+            # did already unless y-hi held a blot.
+            if y - lo == x and y - hi >= 1 and b[y - hi] >= 0:
+                continue
+            if n >= cap:
+                return -1
+            _emit(b, out, n, x, t, y, y - lo)
+            n += 1
+    if bar:
+        t = MY_BAR - lo
+        if not opn >> t & 1:
+            return n
+        mh = _moved_occ(occ, 1, MY_BAR, t) & (opn << hi)
+        # bar/t/t-hi repeats bar/(25-hi)/t-hi unless one of the two held a blot.
+        same = b[MY_BAR - hi] >= 0 and b[t] >= 0
+        while mh:
+            y = _top(mh)
+            mh ^= 1 << y
+            if y == t and same:
+                continue
+            if n >= cap:
+                return -1
+            _emit(b, out, n, MY_BAR, t, y, y - hi)
+            n += 1
+        return n
+    # Lo first, no bar: the moves of two checkers commute, so only x/t/u (one checker, lo
+    # then hi) can be new: not if t held a checker of ours (then t/u x/t came above), nor
+    # if x/(x-hi)/u did the same (neither t nor x-hi held a blot).
+    ml = occ & (opn << lo)
+    while ml:
+        x = _top(ml)
+        ml ^= 1 << x
+        t = x - lo
+        u = t - hi
+        if u < 1 or not opn >> u & 1 or b[t] > 0 or (b[t] == 0 and b[x - hi] >= 0):
+            continue
+        if n >= cap:
+            return -1
+        _emit(b, out, n, x, t, t, u)
+        n += 1
+    return n
+
+
+@njit
+def _std_two_deduped(b, hi, lo, occ, opn, out, n0):
+    """_std_two where checkers can bear off (none on the bar, at most one outside the home
+    board): the same two walks, each board compared with those found before."""
+    cap = out.shape[0]
+    n = n0
+    for first in range(2):
+        a = hi if first == 0 else lo
+        c = lo if first == 0 else hi
+        m1 = _movers(occ, opn, a)
+        while m1:
+            x = _top(m1)
+            m1 ^= 1 << x
+            t = x - a
+            occ1 = _moved_occ(occ, b[x], x, t)
+            m2 = _movers(occ1, opn, c)
+            if first == 1 and t >= 1 and occ1 >> 7 != 0:
+                m2 &= 1 << t  # nothing bears off: only this checker (see _std_two)
+            while m2:
+                y = _top(m2)
+                m2 ^= 1 << y
+                if n >= cap:
+                    return -1
+                _emit(b, out, n, x, t, y, y - c)
+                if not _seen(out, n0, n):
+                    n += 1
+    return n
+
+
+@njit
+def _std_one(b, hi, lo, occ, opn, out, n):
+    """No play uses both dice: the plays of the higher die if it has any, else of the
+    lower, else the board unchanged. Return the new n, -1 when out is full."""
+    cap = out.shape[0]
+    d = hi
+    m = _movers(occ, opn, hi)
+    if m == 0:
+        d = lo
+        m = _movers(occ, opn, lo)
+    if m == 0:
+        if n >= cap:
+            return -1
+        for i in range(SIZE):
+            out[n, i] = b[i]
+        return n + 1
+    while m:
+        x = _top(m)
+        m ^= 1 << x
+        if n >= cap:
+            return -1
+        _emit(b, out, n, x, x - d, 0, 0)
+        n += 1
+    return n
+
+
+@njit(inline="always")
+def _leaf(w, out, n, n0, depth, best):
+    """A play of `depth` dice ends in w[0]: keep it if no play uses more so far (a longer
+    one drops those kept). Return (n, best), n = -1 when out is full."""
+    if depth < best:
+        return n, best
+    if depth > best:
+        n = n0
+    if n >= out.shape[0]:
+        return -1, depth
+    for i in range(SIZE):
+        out[n, i] = w[0, i]
+    return n + 1, depth
+
+
+@njit
+def _std_doublet(b, d, occ, opn, w, out, n0):
+    """Add the plays of the standard doublet d-d: the most moves (up to four) that can be
+    played, sources never increasing (the moves commute). Such plays never repeat a
+    board, so nothing is compared. w: (>= 1, SIZE) int8 scratch. Return the new n."""
+    for i in range(SIZE):
+        w[0, i] = b[i]
+    n = n0
+    best = 0
+    m1 = _movers(occ, opn, d)
+    while m1:
+        s1 = _top(m1)
+        m1 ^= 1 << s1
+        occ1 = _moved_occ(occ, w[0, s1], s1, s1 - d)
+        h1 = _move(w, 0, s1, s1 - d)
+        m2 = _movers(occ1, opn, d) & ((2 << s1) - 1)
+        if m2 == 0:
+            n, best = _leaf(w, out, n, n0, 1, best)
+            if n < 0:
+                return -1
+        while m2:
+            s2 = _top(m2)
+            m2 ^= 1 << s2
+            occ2 = _moved_occ(occ1, w[0, s2], s2, s2 - d)
+            h2 = _move(w, 0, s2, s2 - d)
+            m3 = _movers(occ2, opn, d) & ((2 << s2) - 1)
+            if m3 == 0:
+                n, best = _leaf(w, out, n, n0, 2, best)
+                if n < 0:
+                    return -1
+            while m3:
+                s3 = _top(m3)
+                m3 ^= 1 << s3
+                occ3 = _moved_occ(occ2, w[0, s3], s3, s3 - d)
+                h3 = _move(w, 0, s3, s3 - d)
+                m4 = _movers(occ3, opn, d) & ((2 << s3) - 1)
+                if m4 == 0:
+                    n, best = _leaf(w, out, n, n0, 3, best)
+                    if n < 0:
+                        return -1
+                elif best < 4:
+                    best = 4
+                    n = n0
+                while m4:
+                    s4 = _top(m4)
+                    m4 ^= 1 << s4
+                    if n >= out.shape[0]:
+                        return -1
+                    _emit(w[0], out, n, s4, s4 - d, 0, 0)
+                    n += 1
+                _unmove(w, 0, s3, s3 - d, h3)
+            _unmove(w, 0, s2, s2 - d, h2)
+        _unmove(w, 0, s1, s1 - d, h1)
+    if best == 0:
+        if n >= out.shape[0]:
+            return -1
+        for i in range(SIZE):
+            out[n, i] = b[i]
+        n += 1
+    return n
+
+
+@njit
+def _standard(b, d1, d2, out, w):
+    """Fill out[:n] with the distinct outcomes of d1-d2 in standard play. Return n, or -1
+    when out is too small."""
+    occ = 0
+    opn = 0
+    outside = 0
+    for p in range(1, 25):
+        v = b[p]
+        if v > 0:
+            occ |= 1 << p
+            if p >= 7:
+                outside += v
+        if v >= -1:
+            opn |= 1 << p
+    bar = b[MY_BAR]
+    if bar > 0:
+        occ |= 1 << MY_BAR
+    if d1 == d2:
+        return _std_doublet(b, d1, occ, opn, w, out, 0)
+    hi = max(d1, d2)
+    lo = min(d1, d2)
+    if bar >= 2:
+        n = 0
+        if opn >> (MY_BAR - hi) & 1 and opn >> (MY_BAR - lo) & 1:
+            _emit(b, out, 0, MY_BAR, MY_BAR - hi, MY_BAR, MY_BAR - lo)
+            n = 1
+    elif bar == 1 or outside >= 2:
+        n = _std_two(b, hi, lo, occ, opn, out, 0)
+    else:
+        n = _std_two_deduped(b, hi, lo, occ, opn, out, 0)
+    if n != 0:
+        return n
+    return _std_one(b, hi, lo, occ, opn, out, 0)
+
+
 @njit
 def _clear(acc, n):
     """Empty the dedupe table after a call (only the slots used): O(n), not O(table)."""
@@ -307,6 +637,12 @@ def _outcomes(b, d1, d2, variant, acc, tmp, scratch):
     acc = (out (C, SIZE) int8, out_again (C,) int8, hashes (C,) int64, table (2^k >= 2C,)
     int64 all -1 on entry and on return, slots (C,) int64); tmp (C, SIZE) int8 scratch.
     """
+    if variant == STANDARD:
+        n = _standard(b, d1, d2, acc[0], scratch[1])
+        again = acc[1]
+        for i in range(n):
+            again[i] = 0
+        return n
     h = _hash(b)
     if variant == ACEY_DEUCEY and min(d1, d2) == 1 and max(d1, d2) == 2:
         n12, m = _roll(b, h, 2, 1, variant, acc, 0, scratch)
