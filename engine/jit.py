@@ -25,6 +25,11 @@ from typing import Any
 import numba
 
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}
+# For kernels that allocate nothing and only use their callers' arrays (and views of
+# them): compiled without numba's reference counting (its private `_nrt` option),
+# passing an array costs nothing, where otherwise each one passed costs two atomic
+# updates a call (the move generator's 13 buffers cost more than a standard roll).
+NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
 _ROOT = Path(__file__).resolve().parent.parent
 _UNUSED_SECONDS = 24 * 3600
 

@@ -32,7 +32,7 @@ from engine.board import (
     flip_into,
 )
 from engine.errors import InvalidDiceError
-from engine.jit import njit
+from engine.jit import NO_REFCOUNT, njit
 
 INITIAL_CAPACITY = 4096  # wildbg's largest standard count is 2220 plays (a 1-1)
 _RANK_BAR = 26
@@ -386,7 +386,7 @@ def _seen(out, n0, n):
     return False
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _std_two(b, hi, lo, occ, opn, out, n):
     """Add the plays of hi-lo (hi > lo) that use both dice, when no checker can bear off
     during the turn (one checker on the bar, or two or more outside the home board).
@@ -452,7 +452,7 @@ def _std_two(b, hi, lo, occ, opn, out, n):
     return n
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _std_two_deduped(b, hi, lo, occ, opn, out, n0):
     """_std_two where checkers can bear off (none on the bar, at most one outside the home
     board): the same two walks, each board compared with those found before."""
@@ -481,7 +481,7 @@ def _std_two_deduped(b, hi, lo, occ, opn, out, n0):
     return n
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _std_one(b, hi, lo, occ, opn, out, n):
     """No play uses both dice: the plays of the higher die if it has any, else of the
     lower, else the board unchanged. Return the new n, -1 when out is full."""
@@ -522,7 +522,7 @@ def _leaf(w, out, n, n0, depth, best):
     return n + 1, depth
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _std_doublet(b, d, occ, opn, w, out, n0):
     """Add the plays of the standard doublet d-d: the most moves (up to four) that can be
     played, sources never increasing (the moves commute). Such plays never repeat a
@@ -584,8 +584,17 @@ def _std_doublet(b, d, occ, opn, w, out, n0):
     return n
 
 
-@njit
-def _standard(b, d1, d2, out, w):
+@njit(**NO_REFCOUNT)
+def _standard(b, d1, d2, out, again, w):
+    """_outcomes in standard play; w: (>= 1, SIZE) int8 scratch."""
+    n = _standard_boards(b, d1, d2, out, w)
+    for i in range(n):
+        again[i] = 0
+    return n
+
+
+@njit(**NO_REFCOUNT)
+def _standard_boards(b, d1, d2, out, w):
     """Fill out[:n] with the distinct outcomes of d1-d2 in standard play. Return n, or -1
     when out is too small."""
     occ = 0
@@ -629,7 +638,7 @@ def _clear(acc, n):
         table[slots[i]] = -1
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _outcomes(b, d1, d2, variant, acc, tmp, scratch):
     """Fill out[:n] (mover's view boards after the whole turn) and out_again[:n] with the
     distinct outcomes of rolling d1-d2 in b. Return n, or -1 when the buffers are too small.
@@ -637,14 +646,19 @@ def _outcomes(b, d1, d2, variant, acc, tmp, scratch):
     acc = (out (C, SIZE) int8, out_again (C,) int8, hashes (C,) int64, table (2^k >= 2C,)
     int64 all -1 on entry and on return, slots (C,) int64); tmp (C, SIZE) int8 scratch.
     """
+    # Kept small: numba's reference counting of the arrays in acc and scratch costs more
+    # than a whole standard roll unless it can be pruned, as in a function this simple.
     if variant == STANDARD:
-        n = _standard(b, d1, d2, acc[0], scratch[1])
-        again = acc[1]
-        for i in range(n):
-            again[i] = 0
-        return n
+        return _standard(b, d1, d2, acc[0], acc[1], scratch[1])
+    return _acey_deucey(b, d1, d2, acc, tmp, scratch)
+
+
+@njit
+def _acey_deucey(b, d1, d2, acc, tmp, scratch):
+    """_outcomes in Acey-Deucey: _walk with the hash table, and the 1-2 chain."""
+    variant = ACEY_DEUCEY
     h = _hash(b)
-    if variant == ACEY_DEUCEY and min(d1, d2) == 1 and max(d1, d2) == 2:
+    if min(d1, d2) == 1 and max(d1, d2) == 2:
         n12, m = _roll(b, h, 2, 1, variant, acc, 0, scratch)
         if n12 < 0 or m < 2:
             _clear(acc, acc[0].shape[0] if n12 < 0 else n12)
