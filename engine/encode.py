@@ -9,20 +9,55 @@ Layout (side = mover first, then opponent; each side in its own numbering):
     per side, 24 points x 4 units: n == 1, n == 2, n >= 3, (n - 3) / 2 if n > 3   (96)
     per side: bar / 2, off / 15, unentered / 15 (Acey-Deucey)                     (3)
     per side, contact features (see _side_features)                               (6)
+    per side, version 2's contact features (see _side_features2)                  (8)
     contact flag: 1 while the sides can still hit each other                      (1)
+
+Version 1 is version 2 without the 16 inputs of _side_features2; ``upgrade_net`` turns
+a version-1 net into a version-2 net that computes exactly the same outputs (zero
+weights on the new inputs), so version-1 models still load and training can start
+from them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from engine.board import MY_BAR, MY_OFF, MY_OUT, SIZE, Boards, flip_into, has_contact
+from engine.board import (
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    OPP_BAR,
+    OPP_OUT,
+    SIZE,
+    Boards,
+    flip_into,
+    has_contact,
+)
 from engine.jit import njit
 
-ENCODER_VERSION = 1
+ENCODER_VERSION = 2
 _RAW_PER_SIDE = 24 * 4 + 3
 N_FEATURES_PER_SIDE = 6
-N_INPUTS = 2 * (_RAW_PER_SIDE + N_FEATURES_PER_SIDE) + 1
+_V1_BLOCK = _RAW_PER_SIDE + N_FEATURES_PER_SIDE
+N_FEATURES2_PER_SIDE = 8
+_V2_BASE = 2 * _V1_BLOCK  # the version-2 features of side s start at _V2_BASE + 8 s
+N_INPUTS = 2 * (_V1_BLOCK + N_FEATURES2_PER_SIDE) + 1
+N_INPUTS_BY_VERSION = {1: 2 * _V1_BLOCK + 1, 2: N_INPUTS}
+
+
+def upgrade_net(net, version: int):
+    """A net (w1 (I, H), b1, w2, b2) of encoder `version` as a current-version net with the
+    same outputs: the inputs the old version lacks get zero weights."""
+    if version == ENCODER_VERSION:
+        return net
+    if version != 1:
+        raise ValueError(f"no upgrade from encoder version {version}")
+    w1, b1, w2, b2 = net
+    new = np.zeros((N_INPUTS, w1.shape[1]), np.float32)
+    new[:_V2_BASE] = w1[:_V2_BASE]
+    new[N_INPUTS - 1] = w1[_V2_BASE]  # the contact flag stays the last input
+    return (new, b1, w2, b2)
+
 
 # Rolls of 36 that hit a blot at distance d (1..24) on an open board (direct + indirect).
 HITS_OPEN = np.zeros(25, np.float32)
@@ -138,6 +173,167 @@ def _side_features(b, hits_open, escapes, out, k):
 
 
 @njit
+def _open_for(s, t):
+    """Whether the opponent of s's mover may land on point t (1..24): not a made point."""
+    return s[t] < 2
+
+
+@njit
+def _record(s, t, loss):
+    """loss after the opponent reaches point t: the pips the mover loses if t holds its blot
+    (25 - t), else loss unchanged; -1 marks "nothing hit" on entry."""
+    if t <= 24 and s[t] == 1 and 25 - t > loss:
+        return 25 - t
+    return loss
+
+
+@njit
+def _lowest_bit(x):
+    i = 0
+    while not (x >> i) & 1:
+        i += 1
+    return i
+
+
+@njit
+def _hit_rolls(s):
+    """(rolls of 36 on which the opponent of s's mover can hit one of its blots, and the sum
+    over those rolls of the pips the costliest such hit loses the mover: 25 - its point).
+
+    Bitboards over points 0..24 of the mover's numbering (the opponent moves up them,
+    entering from 0): for each roll, the points the opponent's checkers can reach, one
+    die at a time, never stopping on a point the mover holds. Checkers on the opponent's
+    bar enter first: two or more use both dice of a roll (and a doublet's first moves);
+    Acey-Deucey's unentered checkers enter as if from point 0."""
+    blots = 0
+    held = 0
+    sources = 0
+    for p in range(1, 25):
+        v = s[p]
+        if v == 1:
+            blots |= 1 << p
+        elif v >= 2:
+            held |= 1 << p
+        elif v < 0:
+            sources |= 1 << p
+    if blots == 0:
+        return 0, 0
+    ob = -s[OPP_BAR]
+    if s[OPP_OUT] > 0:
+        sources |= 1
+    rolls = 0
+    pips = 0
+    for a in range(1, 7):
+        for c in range(a, 7):
+            reach = 0
+            if a != c:
+                if ob >= 2:
+                    reach = (1 << a) | (1 << c)
+                elif ob == 1:
+                    for x, y in ((a, c), (c, a)):
+                        if not (held >> x) & 1:
+                            reach |= (1 << x) | (((1 << x) | sources) << y)
+                else:
+                    first_a = (sources << a) & ~held
+                    first_c = (sources << c) & ~held
+                    reach = first_a | first_c | (first_a << c) | (first_c << a)
+            else:
+                steps = 4
+                start = sources
+                if ob >= 1:
+                    if (held >> a) & 1:
+                        continue
+                    reach = 1 << a
+                    steps = 4 - ob
+                    start = sources | reach
+                for _ in range(steps):
+                    start = (start << a) & ~held
+                    reach |= start
+            hit = reach & blots
+            if hit:
+                w = 1 if a == c else 2
+                rolls += w
+                pips += w * (25 - _lowest_bit(hit))
+    return rolls, pips
+
+
+@njit
+def _side_features2(s, escapes, out, k):
+    """Version 2's features of the mover of s (mover's view), written to out[k:k+8]:
+    rolls of 36 on which the opponent can hit a blot (exact, blocks counted); the pips
+    those hits cost, averaged over the 36 rolls (/ 24); the opponent's longest run of held
+    points in front of the mover's rearmost checker / 6 (capped); the mover's mobility:
+    mean escape rolls / 36 of its checkers on 13..24, the bar and unentered (1 if none);
+    pips the mover needs to leave contact (past the opponent's rearmost checker) / 200,
+    capped; the rearmost point the mover holds with two or more / 24; its anchors in
+    the opponent's home (points 19..24), capped at 2, / 2; and the chance that a checker
+    on the bar fails to enter, (closed points of 19..24 / 6) squared."""
+    rolls, pips = _hit_rolls(s)
+    out[k] = rolls / 36.0
+    out[k + 1] = pips / (36.0 * 24.0)
+    # Escape masks: bit i of mask(p) = the opponent holds point p - 1 - i.
+    back = 0
+    esc_sum = 0.0
+    m = 0
+    for p in range(1, 26):
+        if p >= 2:
+            m = ((m << 1) | (1 if s[p - 1] <= -2 else 0)) & 4095
+        e = escapes[m]
+        n = 0
+        if p <= 24:
+            n = s[p] if s[p] > 0 else 0
+        else:
+            n = s[MY_BAR] + s[MY_OUT]
+        if p >= 13 and n > 0:
+            back += n
+            esc_sum += n * e
+    # The opponent's longest run of held points in front of the mover's rearmost checker.
+    rear = 25 if (s[MY_BAR] > 0 or s[MY_OUT] > 0) else 0
+    if rear == 0:
+        for p in range(24, 0, -1):
+            if s[p] > 0:
+                rear = p
+                break
+    run = 0
+    prime = 0
+    for p in range(1, rear):
+        if s[p] <= -2:
+            run += 1
+            if run > prime:
+                prime = run
+        else:
+            run = 0
+    out[k + 2] = min(prime, 6) / 6.0
+    out[k + 3] = esc_sum / (36.0 * back) if back > 0 else 1.0
+    opp_rear = 25
+    if s[OPP_BAR] < 0 or s[OPP_OUT] > 0:
+        opp_rear = 0
+    else:
+        for q in range(1, 25):
+            if s[q] < 0:
+                opp_rear = q
+                break
+    need = (s[MY_BAR] + s[MY_OUT]) * (25 - opp_rear) if opp_rear < 25 else 0
+    for p in range(opp_rear + 1, 25):
+        if s[p] > 0:
+            need += s[p] * (p - opp_rear)
+    out[k + 4] = min(need / 200.0, 1.0)
+    rear_anchor = 0
+    anchors = 0
+    closed = 0
+    for p in range(1, 25):
+        if s[p] >= 2:
+            rear_anchor = p
+            if p >= 19:
+                anchors += 1
+        if p >= 19 and s[p] <= -2:
+            closed += 1
+    out[k + 5] = rear_anchor / 24.0
+    out[k + 6] = min(anchors, 2) / 2.0
+    out[k + 7] = (closed / 6.0) ** 2
+
+
+@njit
 def _encode_into(b, out, scratch, hits_open, escapes):
     """Write the inputs of board b (mover's view, (SIZE,) int8) into out (N_INPUTS,) float32.
     scratch: (SIZE,) int8 for the flipped board."""
@@ -146,7 +342,7 @@ def _encode_into(b, out, scratch, hits_open, escapes):
     flip_into(b, scratch)
     for side in range(2):
         s = b if side == 0 else scratch
-        base = side * (_RAW_PER_SIDE + N_FEATURES_PER_SIDE)
+        base = side * _V1_BLOCK
         for p in range(1, 25):
             n = s[p]
             if n > 0:
@@ -163,6 +359,7 @@ def _encode_into(b, out, scratch, hits_open, escapes):
         out[base + 97] = s[MY_OFF] / 15.0
         out[base + 98] = s[MY_OUT] / 15.0
         _side_features(s, hits_open, escapes, out, base + _RAW_PER_SIDE)
+        _side_features2(s, escapes, out, _V2_BASE + side * N_FEATURES2_PER_SIDE)
     out[N_INPUTS - 1] = 1.0 if has_contact(b) else 0.0
 
 

@@ -28,7 +28,15 @@ import numpy as np
 
 from engine.board import ACEY_DEUCEY, SIZE, STANDARD, VARIANT_NAMES, Boards, flip_into, has_contact
 from engine.board import outcome as _outcome
-from engine.encode import ENCODER_VERSION, ESCAPES, HITS_OPEN, N_INPUTS, _encode_into
+from engine.encode import (
+    ENCODER_VERSION,
+    ESCAPES,
+    HITS_OPEN,
+    N_INPUTS,
+    N_INPUTS_BY_VERSION,
+    _encode_into,
+    upgrade_net,
+)
 from engine.errors import DoubletError
 from engine.jit import njit
 from engine.movegen import Workspace, _outcomes, check_dice
@@ -108,22 +116,28 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
         raise ModelError(f"model file {str(path)!r} is not a Doublet model ({e})") from None
     version = meta.get("encoder_version")
-    if version != ENCODER_VERSION:
+    if version not in N_INPUTS_BY_VERSION:
         raise ModelError(
             f"model {str(path)!r} was trained with encoder version {version}, but this engine "
-            f"encodes positions with version {ENCODER_VERSION}: retrain it (doublet train) or "
-            "use a model made for this version"
+            f"encodes positions with version {ENCODER_VERSION} (and reads models of versions "
+            f"{', '.join(map(str, N_INPUTS_BY_VERSION))}): retrain it (doublet train) or use "
+            "a model made for this version"
         )
+    n_inputs = N_INPUTS_BY_VERSION[version]
     for name, (w1, b1, w2, b2) in zip(("contact", "race"), nets, strict=True):
         h = w1.shape[1] if w1.ndim == 2 else -1
-        if (w1.shape != (N_INPUTS, h) or b1.shape != (h,) or w2.shape != (h, N_OUTPUTS)
+        if (w1.shape != (n_inputs, h) or b1.shape != (h,) or w2.shape != (h, N_OUTPUTS)
                 or b2.shape != (N_OUTPUTS,)):  # fmt: skip
             raise ModelError(
                 f"model {str(path)!r}: the {name} net's weights have inconsistent shapes "
-                f"{w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} (inputs must be {N_INPUTS})"
+                f"{w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} (inputs must be {n_inputs})"
             )
         if not all(np.isfinite(a).all() for a in (w1, b1, w2, b2)):
             raise ModelError(f"model {str(path)!r}: the {name} net has NaN or infinite weights")
+    # An older version's net runs on the current inputs with zero weights on the new ones.
+    if version != ENCODER_VERSION:
+        nets = [upgrade_net(net, version) for net in nets]
+        meta = {**meta, "encoder_version": ENCODER_VERSION, "upgraded_from_encoder": version}
     return Model(nets[0], nets[1], meta)  # type: ignore[arg-type]
 
 

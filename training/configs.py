@@ -142,6 +142,27 @@ CONFIGS: dict[str, Config] = {
             lr=_H80_LR,
             checkpoint_every=5000,
         ),
+        # Encoder version 2 (exact shots, pip loss, primes in front, mobility, contact
+        # pips, anchors, dance): started from the version-1 h80 net of runs/standard-h80
+        # (its weights on the new inputs start at zero, so it starts exactly as strong).
+        Config(
+            "td-h80-v2",
+            hidden=80,
+            games=300_000,
+            lr=((0, 0.008), (100_000, 0.008), (300_000, 0.002)),
+            checkpoint_every=5000,
+            init="runs/standard-h80/model.npz",
+        ),
+        # td-h80-v2's net widened to 128 hidden units (the new units start with zero
+        # output weights: the same outputs), trained on at a lower rate.
+        Config(
+            "td-h128-v2",
+            hidden=128,
+            games=300_000,
+            lr=((0, 0.005), (100_000, 0.005), (300_000, 0.0015)),
+            checkpoint_every=5000,
+            init="runs/standard-h80-v2/model.npz",
+        ),
         # Acey-Deucey, started from the shipped standard net (same encoding: unentered
         # checkers have their own inputs). From random weights the first games are very
         # long and each 1-2 chain has up to ~96,000 outcomes, so self-play starts at about

@@ -148,6 +148,19 @@ class _Stop:
             signal.signal(sig, old)
 
 
+def widen(net: Net, hidden: int, rng: np.random.Generator) -> Net:
+    """net with `hidden` hidden units and the same outputs: the added units' input weights
+    are small random numbers (so they differ from each other), their output weights 0."""
+    w1, b1, w2, b2 = net
+    extra = hidden - w1.shape[1]
+    if extra == 0:
+        return net
+    w1 = np.concatenate([w1, (rng.standard_normal((w1.shape[0], extra)) * 0.01)], axis=1)
+    b1 = np.concatenate([b1, np.zeros(extra)])
+    w2 = np.concatenate([w2, np.zeros((extra, w2.shape[1]))], axis=0)
+    return (w1.astype(np.float32), b1.astype(np.float32), w2.astype(np.float32), b2)
+
+
 class Trainer:
     """One run: the net, the learner, the schedule's state, the curve; see the module doc."""
 
@@ -181,14 +194,18 @@ class Trainer:
         self._warned_plot = False
 
     def _initialise(self, path: str) -> None:
-        """Start from an exported model's weights (its net size must match the config's)."""
+        """Start from an exported model's weights. A config with more hidden units widens
+        the model's nets: the new units get small random input weights and zero output
+        weights, so the net starts with exactly the model's outputs."""
         model = load_model(path)
         hidden = int(model.contact[1].shape[0])
-        if hidden != self.cfg.hidden:
+        if hidden > self.cfg.hidden:
             raise ValueError(
-                f"{path}: the model has {hidden} hidden units, the config {self.cfg.hidden}"
+                f"{path}: the model has {hidden} hidden units, more than the config's "
+                f"{self.cfg.hidden}"
             )
-        self.net.from_engine(model.contact, model.race)
+        rng = np.random.default_rng(self.cfg.seed)
+        self.net.from_engine(*(widen(n, self.cfg.hidden, rng) for n in (model.contact, model.race)))
 
     # ---- state ----------------------------------------------------------------------
 
