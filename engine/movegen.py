@@ -11,6 +11,10 @@ chain). A roll with no legal play yields one outcome: the unchanged board.
 Source ranks: a walk tries sources from rank 26 down to 1, where rank 26 is the
 mover's bar, rank 25 the unentered checkers (Acey-Deucey) and ranks 24..1 the
 points. Both entering ranks enter on point 25 - die.
+
+Standard play has kernels of its own (``_standard``), on bitmasks and without hashing,
+that give the same outcomes in the same order as the walk; Acey-Deucey (its home rule,
+its 1-2 chain) keeps the walk with its hash table.
 """
 
 from __future__ import annotations
@@ -374,18 +378,6 @@ def _emit(b, out, n, s1, d1, s2, d2):
         _move(out, n, s2, d2)
 
 
-@njit(inline="always")
-def _seen(out, n0, n):
-    """Is out[n] one of out[n0:n]?"""
-    for k in range(n0, n):
-        diff = 0
-        for i in range(SIZE):
-            diff |= out[k, i] ^ out[n, i]
-        if diff == 0:
-            return True
-    return False
-
-
 @njit(**NO_REFCOUNT)
 def _std_two(b, hi, lo, occ, opn, out, n):
     """Add the plays of hi-lo (hi > lo) that use both dice, when no checker can bear off
@@ -452,10 +444,27 @@ def _std_two(b, hi, lo, occ, opn, out, n):
     return n
 
 
+# A linear key of a board: sum of _KEYS[i] * b[i]. Boards reached from one board have
+# the same key when they are the same, so only boards with equal keys need comparing.
+# Keys below 2^57: the sums of a few stay far from overflow (also without the JIT).
+_KEYS = np.random.default_rng(20261201).integers(-(2**57), 2**57, size=SIZE, dtype=np.int64)
+
+
+@njit(inline="always")
+def _step_key(s, dst, hit):
+    """How a move s -> dst (<= 0: off; hit: onto a blot) changes a board's linear key."""
+    if dst <= 0:
+        return _KEYS[MY_OFF] - _KEYS[s]
+    if hit:
+        return 2 * _KEYS[dst] - _KEYS[OPP_BAR] - _KEYS[s]
+    return _KEYS[dst] - _KEYS[s]
+
+
 @njit(**NO_REFCOUNT)
-def _std_two_deduped(b, hi, lo, occ, opn, out, n0):
+def _std_two_deduped(b, hi, lo, occ, opn, out, keys, n0):
     """_std_two where checkers can bear off (none on the bar, at most one outside the home
-    board): the same two walks, each board compared with those found before."""
+    board): the same two walks, each board compared with those found before whose key
+    (keys[n0:n] int64, relative to b) is the same."""
     cap = out.shape[0]
     n = n0
     for first in range(2):
@@ -466,6 +475,7 @@ def _std_two_deduped(b, hi, lo, occ, opn, out, n0):
             x = _top(m1)
             m1 ^= 1 << x
             t = x - a
+            k1 = _step_key(x, t, t >= 1 and b[t] == -1)
             occ1 = _moved_occ(occ, b[x], x, t)
             m2 = _movers(occ1, opn, c)
             if first == 1 and t >= 1 and occ1 >> 7 != 0:
@@ -473,10 +483,27 @@ def _std_two_deduped(b, hi, lo, occ, opn, out, n0):
             while m2:
                 y = _top(m2)
                 m2 ^= 1 << y
+                u = y - c
+                key = k1 + _step_key(y, u, u >= 1 and u != t and b[u] == -1)
                 if n >= cap:
                     return -1
-                _emit(b, out, n, x, t, y, y - c)
-                if not _seen(out, n0, n):
+                built = False
+                seen = False
+                for k in range(n0, n):
+                    if keys[k] == key:
+                        if not built:
+                            _emit(b, out, n, x, t, y, u)
+                            built = True
+                        diff = 0
+                        for i in range(SIZE):
+                            diff |= out[k, i] ^ out[n, i]
+                        if diff == 0:
+                            seen = True
+                            break
+                if not seen:
+                    if not built:
+                        _emit(b, out, n, x, t, y, u)
+                    keys[n] = key
                     n += 1
     return n
 
@@ -585,29 +612,26 @@ def _std_doublet(b, d, occ, opn, w, out, n0):
 
 
 @njit(**NO_REFCOUNT)
-def _standard(b, d1, d2, out, again, w):
-    """_outcomes in standard play; w: (>= 1, SIZE) int8 scratch."""
-    n = _standard_boards(b, d1, d2, out, w)
+def _standard(b, d1, d2, out, again, keys, w):
+    """_outcomes in standard play; keys (C,) int64 and w (>= 1, SIZE) int8 scratch."""
+    n = _standard_boards(b, d1, d2, out, keys, w)
     for i in range(n):
         again[i] = 0
     return n
 
 
 @njit(**NO_REFCOUNT)
-def _standard_boards(b, d1, d2, out, w):
+def _standard_boards(b, d1, d2, out, keys, w):
     """Fill out[:n] with the distinct outcomes of d1-d2 in standard play. Return n, or -1
     when out is too small."""
     occ = 0
     opn = 0
     outside = 0
-    for p in range(1, 25):
-        v = b[p]
-        if v > 0:
-            occ |= 1 << p
-            if p >= 7:
-                outside += v
-        if v >= -1:
-            opn |= 1 << p
+    for p in range(1, 25):  # branch-free: LLVM vectorizes it
+        v = np.int64(b[p])
+        occ |= np.int64(v > 0) << p
+        opn |= np.int64(v >= -1) << p
+        outside += max(v, 0) if p >= 7 else 0
     bar = b[MY_BAR]
     if bar > 0:
         occ |= 1 << MY_BAR
@@ -623,7 +647,7 @@ def _standard_boards(b, d1, d2, out, w):
     elif bar == 1 or outside >= 2:
         n = _std_two(b, hi, lo, occ, opn, out, 0)
     else:
-        n = _std_two_deduped(b, hi, lo, occ, opn, out, 0)
+        n = _std_two_deduped(b, hi, lo, occ, opn, out, keys, 0)
     if n != 0:
         return n
     return _std_one(b, hi, lo, occ, opn, out, 0)
@@ -649,7 +673,7 @@ def _outcomes(b, d1, d2, variant, acc, tmp, scratch):
     # Kept small: numba's reference counting of the arrays in acc and scratch costs more
     # than a whole standard roll unless it can be pruned, as in a function this simple.
     if variant == STANDARD:
-        return _standard(b, d1, d2, acc[0], acc[1], scratch[1])
+        return _standard(b, d1, d2, acc[0], acc[1], acc[2], scratch[1])
     return _acey_deucey(b, d1, d2, acc, tmp, scratch)
 
 
