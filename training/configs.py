@@ -153,6 +153,8 @@ CONFIGS: dict[str, Config] = {
             checkpoint_every=5000,
             init="runs/standard-h80/model.npz",
         ),
+        # Encoder version 2 from random weights, td-h80's schedule.
+        Config("td-h80-v2-scratch", hidden=80, games=500_000, lr=_H80_LR, checkpoint_every=5000),
         # td-h80-v2's net widened to 128 hidden units (the new units start with zero
         # output weights: the same outputs), trained on at a lower rate.
         Config(
@@ -177,7 +179,7 @@ CONFIGS: dict[str, Config] = {
             check_every=5000,
             check_games=400,
             final_check_games=2000,
-            init="models/doublet-standard.npz",
+            init="runs/standard-h80/model.npz",  # the standard net shipped until encoder v2
         ),
     )
 }
