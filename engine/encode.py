@@ -45,7 +45,7 @@ N_INPUTS = 2 * (_V1_BLOCK + N_FEATURES2_PER_SIDE) + 1
 N_INPUTS_BY_VERSION = {1: 2 * _V1_BLOCK + 1, 2: N_INPUTS}
 
 
-def upgrade_net(net, version: int):
+def upgrade_net(net: tuple[np.ndarray, ...], version: int) -> tuple[np.ndarray, ...]:
     """A net (w1 (I, H), b1, w2, b2) of encoder `version` as a current-version net with the
     same outputs: the inputs the old version lacks get zero weights."""
     if version == ENCODER_VERSION:
@@ -170,21 +170,6 @@ def _side_features(b, hits_open, escapes, out, k):
     out[k + 3] = min(blots, 5) / 5.0
     out[k + 4] = 1.0 - miss
     out[k + 5] = esc / 36.0
-
-
-@njit
-def _open_for(s, t):
-    """Whether the opponent of s's mover may land on point t (1..24): not a made point."""
-    return s[t] < 2
-
-
-@njit
-def _record(s, t, loss):
-    """loss after the opponent reaches point t: the pips the mover loses if t holds its blot
-    (25 - t), else loss unchanged; -1 marks "nothing hit" on entry."""
-    if t <= 24 and s[t] == 1 and 25 - t > loss:
-        return 25 - t
-    return loss
 
 
 @njit
