@@ -193,10 +193,12 @@ def _hit_rolls(s):
     blots = 0
     held = 0
     sources = 0
+    top = 0  # the highest blot
     for p in range(1, 25):
         v = s[p]
         if v == 1:
             blots |= 1 << p
+            top = p
         elif v >= 2:
             held |= 1 << p
         elif v < 0:
@@ -206,6 +208,8 @@ def _hit_rolls(s):
     ob = -s[OPP_BAR]
     if s[OPP_OUT] > 0:
         sources |= 1
+    if ob == 0 and (sources & ((1 << top) - 1)) == 0:
+        return 0, 0  # no opponent checker behind any blot
     rolls = 0
     pips = 0
     for a in range(1, 7):
