@@ -113,6 +113,18 @@ ESCAPES = _escape_table()
 
 
 @njit
+def _rearmost(b):
+    """The mover's rearmost checker: 25 while any is on the bar or unentered, else its
+    highest point (0 with none left on the board)."""
+    if b[MY_BAR] > 0 or b[MY_OUT] > 0:
+        return 25
+    for p in range(24, 0, -1):
+        if b[p] > 0:
+            return p
+    return 0
+
+
+@njit
 def _side_features(b, hits_open, escapes, out, k):
     """Features of the mover of b (mover's view), written to out[k:k+6]:
     pip count / 167, longest prime / 6, home points made / 6, blots / 5 (capped at 1),
@@ -150,12 +162,7 @@ def _side_features(b, hits_open, escapes, out, k):
             if b[q] < 0:
                 miss *= 1.0 - hits_open[p - q] / 36.0
     # Escapes of the rearmost checker: the opponent's points ahead of it (lower numbers).
-    rear = 25 if (b[MY_BAR] > 0 or b[MY_OUT] > 0) else 0
-    if rear == 0:
-        for p in range(24, 0, -1):
-            if b[p] > 0:
-                rear = p
-                break
+    rear = _rearmost(b)
     esc = 36.0
     if rear > 0:
         mask = 0
@@ -277,12 +284,7 @@ def _side_features2(s, escapes, out, k):
             back += n
             esc_sum += n * e
     # The opponent's longest run of held points in front of the mover's rearmost checker.
-    rear = 25 if (s[MY_BAR] > 0 or s[MY_OUT] > 0) else 0
-    if rear == 0:
-        for p in range(24, 0, -1):
-            if s[p] > 0:
-                rear = p
-                break
+    rear = _rearmost(s)
     run = 0
     prime = 0
     for p in range(1, rear):
