@@ -3,8 +3,9 @@
     python benchmarks/decision.py [--model PATH] [--plies 0 1 2] [--sample N] [--seed S]
 
 For each ply, over the (position, roll) cases of tests/data/gnubg_refset.jsonl (all of
-them, or a seeded sample of N): the median and mean time to choose a play (one core,
-the search's position cache cleared before each decision), and the mean equity loss of
+them, or a seeded sample of N): the median and mean time to choose a play
+(`Searcher.best`, one core, the search's position cache cleared before each decision;
+all decisions are timed first and judged afterwards), and the mean equity loss of
 the chosen play judged by gnubg's 2-ply evaluations of its five best candidates (the
 ``best["2"]["top"]`` field). Beside it, on the same cases and the same judge, gnubg's
 own 0-ply choice as the refdata records it.
@@ -56,7 +57,7 @@ from benchmarks.vs_gnubg import (  # noqa: E402
 from engine.board import flip  # noqa: E402
 from engine.eval import default_model, load_model  # noqa: E402
 from engine.ids import board_from_position_id, position_id  # noqa: E402
-from engine.search import Limits, Searcher  # noqa: E402
+from engine.search import PRUNE_KEEP, Limits, Searcher  # noqa: E402
 
 
 class Judge:
@@ -106,16 +107,20 @@ def gnubg_rows(cases: list[dict], plies: list[int], judge: Judge) -> list[str]:
         chooser = GnubgChooser(ply)
         ec = eval_context(ply)
         chooser.move(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # load nets
-        times, losses, outside, bad, diffs, same = [], [], 0, 0, [], 0
-        for c in cases:
-            b = board_from_position_id(c["pid"])
-            gb, dice = to_gnubg(b), tuple(c["dice"])
+        times, moves = [], []
+        for c in cases:  # timed first, judged after, as Doublet's
+            gb, dice = to_gnubg(board_from_position_id(c["pid"])), tuple(c["dice"])
             flush_cache()
             t = time.perf_counter()
             mv = gnubg.findbestmove(gb, chooser.ci, ec, dice, NORMAL_FILTER)
             times.append(time.perf_counter() - t)
+            moves.append(tuple(mv))
+        losses, outside, bad, diffs, same = [], 0, 0, [], 0
+        for c, mv in zip(cases, moves, strict=True):
+            b = board_from_position_id(c["pid"])
+            gb, dice = to_gnubg(b), tuple(c["dice"])
             try:
-                after = chooser.resolve(b, *dice, tuple(mv))
+                after = chooser.resolve(b, *dice, mv)
             except GnubgMoveError as e:
                 bad += 1
                 print(f"error: {e}", file=sys.stderr)
@@ -124,7 +129,7 @@ def gnubg_rows(cases: list[dict], plies: list[int], judge: Judge) -> list[str]:
             losses.append(loss)
             outside += out
             ref = c["best"].get(str(ply))
-            if ref is not None:  # the cache is warm: this costs little
+            if ref is not None:
                 best = gnubg.findbestmoves(gb, chooser.ci, ec, dice, NORMAL_FILTER)[0]
                 diffs.append(abs(float(best["score"]) - ref["equity"]))
                 same += position_id(flip(after)) == ref["after"]
@@ -143,6 +148,10 @@ def main() -> None:
     ap.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--sample", type=int, default=0, help="cases per ply (0: all 3600)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--prune-keep", type=int, default=PRUNE_KEEP,
+                    help="plays the main net scores at inner levels when the model has a "
+                    f"pruning net (0: all; default {PRUNE_KEEP})")  # fmt: skip
+    ap.add_argument("--no-gnubg", action="store_true", help="skip gnubg's own rows")
     args = ap.parse_args()
     model = load_model(args.model) if args.model else default_model()
     with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
@@ -158,27 +167,32 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; model {model.meta.get('games', '?')} games; "
           f"{len(cases)} decisions (cases with more than one legal play)")  # fmt: skip
-    print(f"command: {' '.join(sys.argv)}")
+    print(f"command: {' '.join(sys.argv)}; pruning net: "
+          f"{'none' if model.prune is None else f'keep {args.prune_keep}'}")  # fmt: skip
     print(f"{'player':<24}{'median ms':>10}{'mean ms':>10}{'mean loss':>12}{'outside top 5':>15}")
     print(f"{'gnubg 0-ply (refdata)':<24}{'':>10}{'':>10}"
           f"{np.mean([g[0] for g in gnubg0]):>12.4f}{sum(g[1] for g in gnubg0):>15}")  # fmt: skip
     s = Searcher(model)
     s.best(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # compile / load
     for ply in args.plies:
-        times, losses, outside = [], [], 0
-        for c in cases:
+        limits = Limits(ply=ply, prune_keep=args.prune_keep)
+        times, chosen = [], []
+        for c in cases:  # timed first, judged after: the judge does not disturb the timing
             b = board_from_position_id(c["pid"])
             s.clear_cache()
             t = time.perf_counter()
-            boards, _, probs, plies = s.analyse(b, *c["dice"], Limits(ply=ply))
-            eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
-            eq = np.where(plies == plies.max(), eq, -np.inf)
-            i = int(np.argmax(eq))
+            i = s.best(b, *c["dice"], limits)
             times.append(time.perf_counter() - t)
+            chosen.append(i)
+        losses, outside = [], 0
+        for c, i in zip(cases, chosen, strict=True):
+            boards, _, _, _ = s.analyse(board_from_position_id(c["pid"]), *c["dice"], limits)
             loss, out = judge(c, boards[i])
             losses.append(loss)
             outside += out
         print(_row(f"Doublet {ply}-ply", times, losses, outside, judge.live is None), flush=True)
+    if args.no_gnubg:
+        return
     if gnubg is None:
         print(MISSING + ": its decision time is not measured here, and losses of plays "
               "outside gnubg's top five are counted at the fifth's (lower bounds, >=)")  # fmt: skip

@@ -354,6 +354,55 @@ def _encode_into(b, out, scratch, hits_open, escapes):
     out[N_INPUTS - 1] = 1.0 if has_contact(b) else 0.0
 
 
+# The pruning net's inputs (engine.eval.prune_scores): the raw per-side block alone,
+# both sides, no features (so it costs next to nothing to compute).
+N_PRUNE_INPUTS = 2 * _RAW_PER_SIDE
+
+
+@njit
+def _raw_into(b, out, scratch):
+    """The pruning net's inputs of board b (mover's view) into out (N_PRUNE_INPUTS,):
+    the same units as the first _RAW_PER_SIDE inputs of each side of _encode_into."""
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    flip_into(b, scratch)
+    for side in range(2):
+        s = b if side == 0 else scratch
+        base = side * _RAW_PER_SIDE
+        for p in range(1, 25):
+            n = s[p]
+            if n > 0:
+                k = base + 4 * (p - 1)
+                if n == 1:
+                    out[k] = 1.0
+                elif n == 2:
+                    out[k + 1] = 1.0
+                else:
+                    out[k + 2] = 1.0
+                    if n > 3:
+                        out[k + 3] = (n - 3) / 2.0
+        out[base + 96] = s[MY_BAR] / 2.0
+        out[base + 97] = s[MY_OFF] / 15.0
+        out[base + 98] = s[MY_OUT] / 15.0
+
+
+@njit
+def _raw_batch(boards, out):
+    scratch = np.empty(SIZE, np.int8)
+    for i in range(boards.shape[0]):
+        _raw_into(boards[i], out[i], scratch)
+
+
+def encode_raw(boards: Boards) -> np.ndarray:
+    """The pruning net's inputs of boards (N, SIZE) -> (N, N_PRUNE_INPUTS) float32."""
+    bs = np.ascontiguousarray(boards, dtype=np.int8)
+    if bs.ndim == 1:
+        bs = bs[None, :]
+    out = np.empty((bs.shape[0], N_PRUNE_INPUTS), np.float32)
+    _raw_batch(bs, out)
+    return out
+
+
 @njit
 def _encode_batch(boards, out, hits_open, escapes):
     scratch = np.empty(SIZE, np.int8)

@@ -10,6 +10,12 @@ net used once the sides can no longer hit each other. Models are `.npz` files:
 ``{contact,race}_{w1,b1,w2,b2}`` float32 arrays and ``meta``, a JSON string with at
 least ``encoder_version``, ``hidden``, ``variant`` and ``games``.
 
+A model may also hold a pruning net, ``prune_{w1,b1,w2,b2}``, as GNU Backgammon's: a
+small net on the raw inputs alone (engine.encode.N_PRUNE_INPUTS, no features), ReLU
+hidden units and one linear output, the cubeless equity for the side on roll, trained to
+mimic the main net (training.prune). The search uses it to pick which of an inner
+level's plays the main net evaluates (engine.search); everything else ignores it.
+
 Kernels take nets as tuples ``(w1 (I, H), b1 (H,), w2 (H, 5), b2 (5,))``; the hidden
 layer is computed sparsely (most inputs are 0), which is what makes it fast.
 """
@@ -26,14 +32,27 @@ from typing import Any
 
 import numpy as np
 
-from engine.board import ACEY_DEUCEY, SIZE, STANDARD, VARIANT_NAMES, Boards, flip_into, has_contact
+from engine.board import (
+    ACEY_DEUCEY,
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    SIZE,
+    STANDARD,
+    VARIANT_NAMES,
+    Boards,
+    flip_into,
+    has_contact,
+)
 from engine.board import outcome as _outcome
 from engine.encode import (
+    _RAW_PER_SIDE,
     ENCODER_VERSION,
     ESCAPES,
     HITS_OPEN,
     N_INPUTS,
     N_INPUTS_BY_VERSION,
+    N_PRUNE_INPUTS,
     _encode_into,
     upgrade_net,
 )
@@ -58,6 +77,7 @@ class Model:
     contact: Net
     race: Net
     meta: dict[str, Any] = field(default_factory=dict)
+    prune: Net | None = None  # (w1 (N_PRUNE_INPUTS, H), b1 (H,), w2 (H, 1), b2 (1,))
 
     @property
     def variant(self) -> int:
@@ -82,7 +102,10 @@ def save_model(path: str | os.PathLike[str], model: Model) -> None:
     path = Path(path)
     meta = {**model.meta, "encoder_version": model.meta.get("encoder_version", ENCODER_VERSION)}
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
-    for name, net in (("contact", model.contact), ("race", model.race)):
+    nets = [("contact", model.contact), ("race", model.race)]
+    if model.prune is not None:
+        nets.append(("prune", model.prune))
+    for name, net in nets:
         for key, a in zip(("w1", "b1", "w2", "b2"), net, strict=True):
             arrays[f"{name}_{key}"] = np.ascontiguousarray(a, dtype=np.float32)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,7 +129,8 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             nets = []
-            for name in ("contact", "race"):
+            names = ["contact", "race"] + (["prune"] if "prune_w1" in z.files else [])
+            for name in names:
                 nets.append(
                     tuple(
                         np.ascontiguousarray(z[f"{name}_{k}"], dtype=np.float32)
@@ -124,7 +148,7 @@ def load_model(path: str | os.PathLike[str]) -> Model:
             "a model made for this version"
         )
     n_inputs = N_INPUTS_BY_VERSION[version]
-    for name, (w1, b1, w2, b2) in zip(("contact", "race"), nets, strict=True):
+    for name, (w1, b1, w2, b2) in zip(("contact", "race"), nets[:2], strict=True):
         h = w1.shape[1] if w1.ndim == 2 else -1
         if (w1.shape != (n_inputs, h) or b1.shape != (h,) or w2.shape != (h, N_OUTPUTS)
                 or b2.shape != (N_OUTPUTS,)):  # fmt: skip
@@ -134,11 +158,22 @@ def load_model(path: str | os.PathLike[str]) -> Model:
             )
         if not all(np.isfinite(a).all() for a in (w1, b1, w2, b2)):
             raise ModelError(f"model {str(path)!r}: the {name} net has NaN or infinite weights")
+    prune = nets[2] if len(nets) > 2 else None
+    if prune is not None:
+        w1, b1, w2, b2 = prune
+        h = w1.shape[1] if w1.ndim == 2 else -1
+        if (w1.shape != (N_PRUNE_INPUTS, h) or b1.shape != (h,) or w2.shape != (h, 1)
+                or b2.shape != (1,) or not all(np.isfinite(a).all() for a in prune)):  # fmt: skip
+            raise ModelError(
+                f"model {str(path)!r}: its pruning net's weights are not finite or have "
+                f"inconsistent shapes {w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} "
+                f"(inputs must be {N_PRUNE_INPUTS}, one output)"
+            )
     # An older version's net runs on the current inputs with zero weights on the new ones.
     if version != ENCODER_VERSION:
-        nets = [upgrade_net(net, version) for net in nets]
+        nets[:2] = [upgrade_net(net, version) for net in nets[:2]]
         meta = {**meta, "encoder_version": ENCODER_VERSION, "upgraded_from_encoder": version}
-    return Model(nets[0], nets[1], meta)  # type: ignore[arg-type]
+    return Model(nets[0], nets[1], meta, prune)  # type: ignore[arg-type]
 
 
 _LOADED: dict[int, Model] = {}
@@ -174,7 +209,8 @@ def _sigmoid(x):
 @njit
 def _forward(x, net, hidden, out):
     """One position: inputs x (I,) float32 -> out (5,) float32 probabilities.
-    hidden: (H,) float32 scratch. Sums only over the nonzero inputs."""
+    hidden: (H,) float32 scratch. Sums only over the nonzero inputs; the five output
+    sums run side by side (each still adds the hidden units in order)."""
     w1, b1, w2, b2 = net
     nh = b1.shape[0]
     for j in range(nh):
@@ -184,18 +220,90 @@ def _forward(x, net, hidden, out):
         if v != 0.0:
             for j in range(nh):
                 hidden[j] += v * w1[i, j]
+    # No branch needed: numba's exp gives inf far out, not an error.
     for j in range(nh):
-        hidden[j] = _sigmoid(hidden[j])
-    for k in range(N_OUTPUTS):
-        s = b2[k]
-        for j in range(nh):
-            s += hidden[j] * w2[j, k]
-        out[k] = _sigmoid(s)
+        hidden[j] = 1.0 / (1.0 + math.exp(-hidden[j]))
+    s0, s1, s2, s3, s4 = b2[0], b2[1], b2[2], b2[3], b2[4]
+    for j in range(nh):
+        h = hidden[j]
+        s0 += h * w2[j, 0]
+        s1 += h * w2[j, 1]
+        s2 += h * w2[j, 2]
+        s3 += h * w2[j, 3]
+        s4 += h * w2[j, 4]
+    out[0] = _sigmoid(s0)
+    out[1] = _sigmoid(s1)
+    out[2] = _sigmoid(s2)
+    out[3] = _sigmoid(s3)
+    out[4] = _sigmoid(s4)
     # Consistency: gammons within wins, backgammons within gammons.
     out[1] = min(out[1], out[0])
     out[2] = min(out[2], out[1])
     out[3] = min(out[3], 1.0 - out[0])
     out[4] = min(out[4], out[3])
+
+
+@njit
+def _add_row(hidden, w1, k, v):
+    for j in range(hidden.shape[0]):
+        hidden[j] += v * w1[k, j]
+
+
+@njit
+def _prune_score(b, net, flipped, hidden):
+    """The pruning net's estimate of b's cubeless equity for its side on roll. It adds
+    the rows of the nonzero raw inputs (engine.encode._raw_into's) straight into the
+    hidden layer. flipped: (SIZE,) int8 scratch; hidden: (>= H,) float32 scratch."""
+    w1, b1, w2, b2 = net
+    nh = b1.shape[0]
+    h = hidden[:nh]
+    for j in range(nh):
+        h[j] = b1[j]
+    flip_into(b, flipped)
+    for side in range(2):
+        s = b if side == 0 else flipped
+        base = side * _RAW_PER_SIDE
+        for p in range(1, 25):
+            n = s[p]
+            if n > 0:
+                k = base + 4 * (p - 1)
+                if n == 1:
+                    _add_row(h, w1, k, np.float32(1.0))
+                elif n == 2:
+                    _add_row(h, w1, k + 1, np.float32(1.0))
+                else:
+                    _add_row(h, w1, k + 2, np.float32(1.0))
+                    if n > 3:
+                        _add_row(h, w1, k + 3, np.float32((n - 3) / 2.0))
+        if s[MY_BAR] != 0:
+            _add_row(h, w1, base + 96, np.float32(s[MY_BAR] / 2.0))
+        if s[MY_OFF] != 0:
+            _add_row(h, w1, base + 97, np.float32(s[MY_OFF] / 15.0))
+        if s[MY_OUT] != 0:
+            _add_row(h, w1, base + 98, np.float32(s[MY_OUT] / 15.0))
+    e = np.float32(b2[0])
+    for j in range(nh):
+        if h[j] > 0.0:
+            e += h[j] * w2[j, 0]
+    return e
+
+
+@njit
+def _prune_batch(boards, net, out):
+    flipped = np.empty(SIZE, np.int8)
+    hidden = np.empty(net[1].shape[0], np.float32)
+    for i in range(boards.shape[0]):
+        out[i] = _prune_score(boards[i], net, flipped, hidden)
+
+
+def prune_scores(boards: Boards, net: Net) -> np.ndarray:
+    """The pruning net's equity estimates (N,) for the side on roll of boards (N, SIZE)."""
+    bs = np.ascontiguousarray(boards, dtype=np.int8)
+    if bs.ndim == 1:
+        bs = bs[None, :]
+    out = np.empty(bs.shape[0], np.float32)
+    _prune_batch(bs, net, out)
+    return out
 
 
 @njit
@@ -360,6 +468,7 @@ __all__ = [
     "equity",
     "evaluate",
     "load_model",
+    "prune_scores",
     "random_model",
     "save_model",
 ]

@@ -31,8 +31,16 @@ import numpy as np
 
 from engine.bearoff import _BINOM, _bearoff_probs, database, is_bearoff
 from engine.board import SIZE, STANDARD, flip_into
-from engine.encode import N_INPUTS
-from engine.eval import N_OUTPUTS, Model, _equity, _evaluate_one, _mover_probs, _terminal
+from engine.encode import N_INPUTS, N_PRUNE_INPUTS
+from engine.eval import (
+    N_OUTPUTS,
+    Model,
+    _equity,
+    _evaluate_one,
+    _mover_probs,
+    _prune_score,
+    _terminal,
+)
 from engine.jit import njit
 from engine.movegen import _hash, _outcomes, check_dice
 
@@ -43,6 +51,12 @@ CACHE_BITS = 18
 ROOT_KEEP, ROOT_WIDTH = 8, 0.16
 INNER_KEEP, INNER_WIDTH = 2, 0.04
 SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
+# Inner levels with the model's pruning net: the main net scores only the plays it rates
+# best (and the exact ones). See the module docstring for the measurements.
+PRUNE_KEEP = 8
+# A model without a pruning net searches with this one and prune_keep 0 (never used).
+_NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
+             np.zeros((1, 1), np.float32), np.zeros(1, np.float32))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,7 @@ class Limits:
     inner_width: float = INNER_WIDTH
     screen_keep: int = SCREEN_KEEP  # root: plays that go on from each ply to the next
     screen_width: float = SCREEN_WIDTH
+    prune_keep: int = PRUNE_KEEP  # inner levels: plays the main net scores (0: all)
 
 
 @njit
@@ -73,9 +88,10 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
 
 
 @njit
-def _cache_find(b, depth, ck, cb, cp, out):
-    """Look b at depth up in the cache; True and out filled on a hit."""
-    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1)
+def _cache_find(b, depth, ck, cb, cp, gen, out):
+    """Look b at depth up in the cache; True and out filled on a hit. gen[0]: the cache's
+    generation (clearing the cache starts a new one: older entries no longer match)."""
+    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1) ^ (gen[0] * 0x632BE59BD9B4E019)
     slot = h & (ck.shape[0] - 1)
     if ck[slot] != h:
         return False
@@ -88,8 +104,8 @@ def _cache_find(b, depth, ck, cb, cp, out):
 
 
 @njit
-def _cache_store(b, depth, ck, cb, cp, p):
-    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1)
+def _cache_store(b, depth, ck, cb, cp, gen, p):
+    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1) ^ (gen[0] * 0x632BE59BD9B4E019)
     slot = h & (ck.shape[0] - 1)
     ck[slot] = h
     for i in range(SIZE):
@@ -99,23 +115,55 @@ def _cache_store(b, depth, ck, cb, cp, p):
 
 
 @njit
-def _score_level(level, n, variant, contact, race, bo, use_bo, ws, cache, stats):
-    """probs[level][:n] = the mover's 0-ply probabilities after each outcome of level."""
-    outs, agains, probs, views = ws[0], ws[1], ws[6], ws[8]
-    x, hidden, flipped = ws[9], ws[10], ws[11]
+def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo, ws, cache,
+                 stats):  # fmt: skip
+    """probs[level][i] = the mover's 0-ply probabilities after outcome i of level, for the
+    outcomes it marks in scored[level] (ws[18]): all n of them, unless pruning.
+
+    Pruning (prune_keep > 0 and more outcomes than that): the pruning net rates every
+    outcome and only the prune_keep it rates best are scored with the main net, besides
+    the outcomes whose value is exact (a finished game, a database bear-off)."""
+    outs, agains, probs, views, scored = ws[0], ws[1], ws[6], ws[8], ws[18]
+    x, hidden, flipped, rating = ws[9], ws[10], ws[11], ws[19]
     p = np.empty(N_OUTPUTS, np.float32)
+    view = views[level]
+    pruning = prune_keep > 0 and n > prune_keep
     for i in range(n):
-        view = views[level]
-        if agains[level, i]:
-            for j in range(SIZE):
-                view[j] = outs[level, i, j]
-        else:
-            flip_into(outs[level, i], view)
-        if not _cache_find(view, 0, cache[0], cache[1], cache[2], p):
+        scored[level, i] = 1
+        if pruning:
+            _view_into(outs[level, i], agains[level, i], view)
+            if not (_terminal(view, p) or (use_bo and variant == STANDARD and is_bearoff(view))):
+                e = _prune_score(view, prune, flipped, hidden)
+                rating[i] = e if agains[level, i] else -e
+                scored[level, i] = 0
+    if pruning:
+        for _ in range(prune_keep):
+            best = -1
+            for i in range(n):
+                if scored[level, i] == 0 and (best < 0 or rating[i] > rating[best]):
+                    best = i
+            if best < 0:
+                break
+            scored[level, best] = 2  # picked: scored below
+    for i in range(n):
+        if scored[level, i] == 0:
+            continue
+        _view_into(outs[level, i], agains[level, i], view)
+        if not _cache_find(view, 0, cache[0], cache[1], cache[2], cache[3], p):
             _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
             stats[0] += 1
-            _cache_store(view, 0, cache[0], cache[1], cache[2], p)
+            _cache_store(view, 0, cache[0], cache[1], cache[2], cache[3], p)
         _mover_probs(p, agains[level, i], probs[level, i])
+
+
+@njit
+def _view_into(out, again, view):
+    """view = the position after outcome `out`, seen by the side to roll next."""
+    if again:
+        for j in range(SIZE):
+            view[j] = out[j]
+    else:
+        flip_into(out, view)
 
 
 @njit
@@ -134,12 +182,12 @@ def _immediate(b, depth, variant, contact, race, bo, use_bo, ws, cache, stats, o
     if _terminal(b, out):
         return True
     if depth == 0 or (use_bo and variant == STANDARD and is_bearoff(b)):
-        if not _cache_find(b, 0, cache[0], cache[1], cache[2], out):
+        if not _cache_find(b, 0, cache[0], cache[1], cache[2], cache[3], out):
             _v0(b, variant, contact, race, bo, use_bo, ws[9], ws[10], ws[11], out)
             stats[0] += 1
-            _cache_store(b, 0, cache[0], cache[1], cache[2], out)
+            _cache_store(b, 0, cache[0], cache[1], cache[2], cache[3], out)
         return True
-    return _cache_find(b, depth, cache[0], cache[1], cache[2], out)
+    return _cache_find(b, depth, cache[0], cache[1], cache[2], cache[3], out)
 
 
 @njit
@@ -155,8 +203,8 @@ def _take_if_better(deep, again, mp, best_eq, best_p, f):
 
 
 @njit
-def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, cache, stats,
-        out):  # fmt: skip
+def _vn(b, depth, level, variant, contact, race, prune, prune_keep, bo, use_bo, keep, width,
+        ws, cache, stats, out):  # fmt: skip
     """out = V_depth(b) for the side on roll of b, using the buffers of levels >= level.
     Returns False on buffer overflow.
 
@@ -193,7 +241,7 @@ def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, ca
         if roll[f] == 21:  # frame done: V of its position
             for j in range(N_OUTPUTS):
                 deep[j] = sums[f, j]
-            _cache_store(boards[f], depth - f, cache[0], cache[1], cache[2], deep)
+            _cache_store(boards[f], depth - f, cache[0], cache[1], cache[2], cache[3], deep)
             if f == 0:
                 for j in range(N_OUTPUTS):
                     out[j] = deep[j]
@@ -207,8 +255,9 @@ def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, ca
             n = _generate(boards[f], dice[roll[f], 0], dice[roll[f], 1], variant, lv, ws)
             if n < 0 or n > probs.shape[1]:
                 return False
-            _score_level(lv, n, variant, contact, race, bo, use_bo, ws, cache, stats)
-            count[f] = _filter(probs[lv], n, keep, width, ws[7][lv])
+            _score_level(lv, n, variant, contact, race, prune, prune_keep, bo, use_bo, ws, cache,
+                         stats)  # fmt: skip
+            count[f] = _filter(probs[lv], ws[18][lv], n, keep, width, ws[7][lv])
             if depth - f == 1:  # the best play at 0 ply is the answer
                 i = ws[7][lv, 0]
                 for j in range(N_OUTPUTS):
@@ -245,12 +294,12 @@ def _vn(b, depth, level, variant, contact, race, bo, use_bo, keep, width, ws, ca
 
 
 @njit
-def _filter(probs, n, keep, width, order):
-    """order[:k] = the indices of the best plays by equity (stable), at most `keep`
-    within `width` of the best. Returns k (>= 1)."""
+def _filter(probs, scored, n, keep, width, order):
+    """order[:k] = the indices of the best scored plays by equity (stable), at most
+    `keep` within `width` of the best. Returns k (>= 1)."""
     eq = np.empty(n, np.float64)
     for i in range(n):
-        eq[i] = _equity(probs[i])
+        eq[i] = _equity(probs[i]) if scored[i] else -1e18
     idx = np.argsort(-eq, kind="mergesort")
     best = eq[idx[0]]
     k = 0
@@ -263,9 +312,9 @@ def _filter(probs, n, keep, width, order):
 
 
 @njit
-def _analyse_root(b, d1, d2, variant, ply, contact, race, bo, use_bo, root_keep, root_width,
-                  keep, width, screen_keep, screen_width, ws, cache, stats, result_probs,
-                  result_ply):  # fmt: skip
+def _analyse_root(b, d1, d2, variant, ply, contact, race, prune, prune_keep, bo, use_bo,
+                  root_keep, root_width, keep, width, screen_keep, screen_width, ws, cache,
+                  stats, result_probs, result_ply):  # fmt: skip
     """Rank every play of d1-d2 in b. result_probs[:n] = the mover's probabilities after
     each outcome (at the deepest ply it was searched to), result_ply[:n] = that ply.
     Returns n, or -1 on buffer overflow. Outcomes are in ws[0][0][:n].
@@ -277,7 +326,7 @@ def _analyse_root(b, d1, d2, variant, ply, contact, race, bo, use_bo, root_keep,
     n = _generate(b, d1, d2, variant, 0, ws)
     if n < 0 or n > ws[6].shape[1]:
         return -1
-    _score_level(0, n, variant, contact, race, bo, use_bo, ws, cache, stats)
+    _score_level(0, n, variant, contact, race, prune, 0, bo, use_bo, ws, cache, stats)
     probs = ws[6]
     for i in range(n):
         for j in range(N_OUTPUTS):
@@ -286,7 +335,7 @@ def _analyse_root(b, d1, d2, variant, ply, contact, race, bo, use_bo, root_keep,
     if ply == 0:
         return n
     order = ws[7][0]
-    k = _filter(probs[0], n, root_keep, root_width, order)
+    k = _filter(probs[0], ws[18][0], n, root_keep, root_width, order)
     cands = order[:k].copy()
     deep = np.empty(N_OUTPUTS, np.float32)
     view = np.empty(SIZE, np.int8)
@@ -301,8 +350,8 @@ def _analyse_root(b, d1, d2, variant, ply, contact, race, bo, use_bo, root_keep,
                     view[j] = ws[0][0, i, j]
             else:
                 flip_into(ws[0][0, i], view)
-            if not _vn(view, p, 1, variant, contact, race, bo, use_bo, keep, width, ws,
-                       cache, stats, deep):  # fmt: skip
+            if not _vn(view, p, 1, variant, contact, race, prune, prune_keep, bo, use_bo, keep,
+                       width, ws, cache, stats, deep):  # fmt: skip
                 return -1
             _mover_probs(deep, ws[1][0, i], mp)
             for j in range(N_OUTPUTS):
@@ -343,14 +392,17 @@ class Searcher:
             self.bo = (z, z, np.zeros(1, np.int64), z, _BINOM)
         size = 1 << CACHE_BITS
         self.cache = (np.full(size, -1, np.int64), np.zeros((size, SIZE), np.int8),
-                      np.zeros((size, N_OUTPUTS), np.float32))  # fmt: skip
+                      np.zeros((size, N_OUTPUTS), np.float32), np.zeros(1, np.int64))  # fmt: skip
         self.stats = np.zeros(2, np.int64)
+        self.prune = _NO_PRUNE if model.prune is None else model.prune
+        self._inner: tuple[int, float, int] | None = None  # the settings cached values used
         self._allocate(capacity)
 
     def _allocate(self, capacity: int) -> None:
         levels = MAX_PLY + 2
         table = 1 << (2 * capacity - 1).bit_length()
-        hidden = max(self.model.contact[1].shape[0], self.model.race[1].shape[0])
+        hidden = max(self.model.contact[1].shape[0], self.model.race[1].shape[0],
+                     self.prune[1].shape[0])  # fmt: skip
         self.capacity = capacity
         self.ws = (
             np.zeros((levels, capacity, SIZE), np.int8),  # 0 outcomes
@@ -371,31 +423,49 @@ class Searcher:
             np.zeros((levels, 5), np.int64),  # 15 high
             np.zeros((levels, 5), np.int64),  # 16 hashes
             np.zeros((levels, 5), np.int64),  # 17 landed
+            np.zeros((levels, capacity), np.int8),  # 18 scored by the main net
+            np.zeros(capacity, np.float32),  # 19 pruning net's ratings
         )
         self.result_probs = np.zeros((capacity, N_OUTPUTS), np.float32)
         self.result_ply = np.zeros(capacity, np.int64)
 
-    def clear_cache(self) -> None:
-        self.cache[0].fill(-1)
+    def _prune_keep(self, limits: Limits) -> int:
+        """The pruning setting of a search with these limits. Cached values deeper than 0
+        ply depend on the inner filter and pruning, so a change of those clears the cache."""
+        keep = 0 if self.model.prune is None else max(0, limits.prune_keep)
+        inner = (limits.inner_keep, limits.inner_width, keep)
+        if inner != self._inner:
+            self._inner = inner
+            self.clear_cache()
+        return keep
 
-    def analyse(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-        """(outcome boards (n, SIZE) in the mover's view, again (n,), the mover's
-        probabilities (n, 5) after each, the ply each was searched to (n,))."""
+    def clear_cache(self) -> None:
+        """Forget every cached value (in constant time: a new generation of keys)."""
+        self.cache[3][0] += 1
+
+    def _root(self, board: np.ndarray, d1: int, d2: int, limits: Limits) -> int:
+        """Run the root search of d1-d2 in board; the count n of its outcomes."""
         check_dice(d1, d2)
         if not 0 <= limits.ply <= MAX_PLY:
             raise ValueError(f"ply must be 0..{MAX_PLY}, got {limits.ply}")
         b = np.array(board, dtype=np.int8)
         m = self.model
         while True:
-            n = _analyse_root(b, d1, d2, self.variant, limits.ply, m.contact, m.race, self.bo,
-                              self.use_bearoff, limits.root_keep, limits.root_width,
-                              limits.inner_keep, limits.inner_width, limits.screen_keep,
-                              limits.screen_width, self.ws, self.cache, self.stats,
-                              self.result_probs, self.result_ply)  # fmt: skip
+            n = _analyse_root(b, d1, d2, self.variant, limits.ply, m.contact, m.race,
+                              self.prune, self._prune_keep(limits), self.bo, self.use_bearoff,
+                              limits.root_keep, limits.root_width, limits.inner_keep,
+                              limits.inner_width, limits.screen_keep, limits.screen_width,
+                              self.ws, self.cache, self.stats, self.result_probs,
+                              self.result_ply)  # fmt: skip
             if n >= 0:
-                break
+                return n
             self._allocate(self.capacity * 4)
+
+    def analyse(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """(outcome boards (n, SIZE) in the mover's view, again (n,), the mover's
+        probabilities (n, 5) after each, the ply each was searched to (n,))."""
+        n = self._root(board, d1, d2, limits)
         return (self.ws[0][0, :n].copy(), self.ws[1][0, :n].astype(bool),
                 self.result_probs[:n].copy(), self.result_ply[:n].copy())  # fmt: skip
 
@@ -406,15 +476,31 @@ class Searcher:
         b = np.array(board, dtype=np.int8)
         out = np.zeros(N_OUTPUTS, np.float32)
         m = self.model
-        while not _vn(b, limits.ply, 1, self.variant, m.contact, m.race, self.bo,
-                      self.use_bearoff, limits.inner_keep, limits.inner_width, self.ws,
-                      self.cache, self.stats, out):  # fmt: skip
+        while not _vn(b, limits.ply, 1, self.variant, m.contact, m.race, self.prune,
+                      self._prune_keep(limits), self.bo, self.use_bearoff, limits.inner_keep,
+                      limits.inner_width, self.ws, self.cache, self.stats, out):  # fmt: skip
             self._allocate(self.capacity * 4)
         return out
 
     def best(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()) -> int:
-        """Index (into the outcomes of the roll) of the play chosen at limits.ply."""
-        _, _, probs, ply = self.analyse(board, d1, d2, limits)
-        eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
-        eq = np.where(ply == ply.max(), eq, -np.inf)
-        return int(np.argmax(eq))
+        """Index (into the outcomes of the roll, as analyse lists them) of the play chosen
+        at limits.ply: the best equity among the plays searched deepest."""
+        n = self._root(board, d1, d2, limits)
+        return int(_best_index(self.result_probs, self.result_ply, n))
+
+
+@njit
+def _best_index(probs, plies, n):
+    """The first of the best plays by equity among those searched to the deepest ply."""
+    deepest = 0
+    for i in range(n):
+        deepest = max(deepest, plies[i])
+    best = -1
+    best_eq = -1e9
+    for i in range(n):
+        if plies[i] == deepest:
+            e = _equity(probs[i])
+            if e > best_eq:
+                best_eq = e
+                best = i
+    return best

@@ -8,7 +8,9 @@
 - the bear-off database is used at the leaves of pure bear-offs (exact values);
 - analyse_roll ranks plays by equity with non-negative losses, marks depths, and
   reports shots at the blots of the best play; the Acey-Deucey 1-2 chain is searched
-  with the mover on roll after a 'roll again' play.
+  with the mover on roll after a 'roll again' play;
+- the pruning net: its kernel equals the net computed with numpy on the raw inputs, and
+  a pruned 1-ply evaluation equals a brute force that prunes the same way.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import pytest
 
 from engine.analysis import analyse_roll, evaluate_position
 from engine.bearoff import bearoff_probs
-from engine.board import ACEY_DEUCEY, STANDARD, flip
-from engine.eval import equity, evaluate, random_model
+from engine.board import ACEY_DEUCEY, STANDARD, flip, outcome
+from engine.encode import N_PRUNE_INPUTS, encode, encode_raw
+from engine.eval import Model, equity, evaluate, prune_scores, random_model
 from engine.movegen import legal_outcomes
 from engine.notation import describe_outcomes
 from engine.position import Position
@@ -196,3 +199,84 @@ def test_root_screening_keeps_the_deepest_values() -> None:
             deep = narrow[3] == 2
             assert deep.sum() == 1 and (narrow[3] <= 2).all()
             assert np.allclose(narrow[2][deep], plain[2][deep])
+
+
+# --------------------------------------------------------------------------------------
+# The pruning net
+# --------------------------------------------------------------------------------------
+
+
+def _random_prune(hidden: int = 8, seed: int = 5) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    return (
+        (rng.standard_normal((N_PRUNE_INPUTS, hidden)) * 0.3).astype(np.float32),
+        (rng.standard_normal(hidden) * 0.3).astype(np.float32),
+        rng.standard_normal((hidden, 1)).astype(np.float32),
+        np.zeros(1, np.float32),
+    )
+
+
+PRUNED = Model(MODEL.contact, MODEL.race, MODEL.meta, _random_prune())
+
+
+def test_prune_scores_equal_the_net_on_the_raw_inputs() -> None:
+    boards = np.array(random_positions(200, STANDARD, seed=21))
+    w1, b1, w2, b2 = PRUNED.prune
+    want = np.maximum(encode_raw(boards) @ w1 + b1, 0) @ w2[:, 0] + b2[0]
+    assert np.allclose(prune_scores(boards, PRUNED.prune), want, atol=1e-5)
+    # The raw inputs are the first units of each side's block of the main encoding.
+    x = encode(boards)
+    assert np.array_equal(encode_raw(boards)[:, :99], x[:, :99])
+    assert np.array_equal(encode_raw(boards)[:, 99:], x[:, 105:204])
+
+
+def brute_pruned(b: np.ndarray, keep: int) -> np.ndarray:
+    """V1(b) with pruning: per roll, the main net scores the `keep` plays the pruning net
+    rates best for the mover (first index on ties) and every play that ends the game."""
+    total = np.zeros(5)
+    for d1, d2 in ROLLS:
+        boards, again = legal_outcomes(b, d1, d2, STANDARD)
+        views = np.array([x if a else flip(x) for x, a in zip(boards, again, strict=True)])
+        exact = np.array([outcome(v) != 0 for v in views])
+        chosen = np.ones(len(views), bool)
+        if len(views) > keep:
+            rating = prune_scores(views, PRUNED.prune) * np.where(again, 1, -1)
+            rating[exact] = -np.inf
+            top = np.argsort(-rating, kind="stable")[: min(keep, int((~exact).sum()))]
+            chosen = exact.copy()
+            chosen[top] = True
+        best, best_eq = None, -np.inf
+        for v, a, c in zip(views, again, chosen, strict=True):
+            if c:
+                p = _mover(evaluate(v, MODEL).astype(np.float64), a)
+                if equity(p) > best_eq:
+                    best, best_eq = p, equity(p)
+        total += (1 if d1 == d2 else 2) / 36 * best
+    return total
+
+
+@pytest.mark.parametrize("keep", [1, 3, 6])
+def test_pruned_one_ply_equals_brute_force(keep: int) -> None:
+    s = Searcher(PRUNED, STANDARD, use_bearoff=False)
+    plain = Searcher(MODEL, STANDARD, use_bearoff=False)
+    differ = 0
+    for b in random_positions(60, STANDARD, seed=8)[20::8]:
+        got = s.evaluate(b, Limits(ply=1, prune_keep=keep))
+        assert np.allclose(got, brute_pruned(b, keep), atol=2e-6), b
+        # prune_keep 0 turns pruning off; a model without a pruning net never prunes.
+        full = brute(b, 1, STANDARD)
+        assert np.allclose(s.evaluate(b, Limits(ply=1, prune_keep=0)), full, atol=2e-6)
+        assert np.allclose(plain.evaluate(b, Limits(ply=1, prune_keep=keep)), full, atol=2e-6)
+        differ += not np.allclose(got, full, atol=2e-6)
+    if keep == 1:
+        assert differ > 0  # a random pruning net does prune away best plays
+
+
+def test_pruned_search_analyses_every_root_play() -> None:
+    b = random_positions(30, STANDARD, seed=9)[-1]
+    s = Searcher(PRUNED, STANDARD)
+    boards, _, probs, plies = s.analyse(b, 6, 5, Limits(ply=1, prune_keep=2))
+    root = Searcher(MODEL, STANDARD).analyse(b, 6, 5, Limits(ply=0))
+    assert np.array_equal(boards, root[0])
+    at0 = plies == 0
+    assert np.allclose(probs[at0], root[2][at0])  # the root is never pruned

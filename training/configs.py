@@ -153,6 +153,15 @@ CONFIGS: dict[str, Config] = {
             checkpoint_every=5000,
             init="runs/standard-h80/model.npz",
         ),
+        # td-h80-v2 trained on at lower rates (session 4).
+        Config(
+            "td-h80-v2-long",
+            hidden=80,
+            games=600_000,
+            lr=((0, 0.003), (200_000, 0.002), (600_000, 0.0005)),
+            checkpoint_every=10_000,
+            init="runs/standard-h80-v2/model.npz",
+        ),
         # Encoder version 2 from random weights, td-h80's schedule.
         Config("td-h80-v2-scratch", hidden=80, games=500_000, lr=_H80_LR, checkpoint_every=5000),
         # td-h80-v2's net widened to 128 hidden units (the new units start with zero

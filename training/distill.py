@@ -1,0 +1,205 @@
+"""Supervised training of the net on its own deeper search: the field's step after TD.
+
+    python -m training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
+    python -m training.distill fit --model M --data DIR --out MODEL [--epochs E] [--lr LR]
+
+``data`` plays self-play games with M's net (0 ply) and evaluates a sample of their
+positions (the side on roll, before it rolls) with engine.search at ``--ply`` (the
+default filters, the pruning net if M has one, the exact bear-off database): the
+probabilities V_ply. Work comes in chunks (chunk c: self-play games
+c * GAMES_PER_CHUNK ... of the seed, every POSITION_EVERY-th position from a random
+offset), each written atomically as DIR/chunk-NNNNN.npz by worker processes; an
+interrupted run goes on where it stopped when started again (the chunks it has are
+kept), and a chunk's content depends only on (M, seed, c, ply).
+
+``fit`` starts from M's net and fits its outputs to those targets (cross-entropy on the
+five sigmoid outputs, Adam, minibatches), keeping a tenth of the chunks aside: it prints
+the held-out loss before and after each epoch and writes the model (the same pruning
+net, if M has one, is kept: retrain it with training.prune for the new net).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.board import SIZE, outcome
+from engine.eval import Model, load_model, save_model
+from engine.search import Limits, Searcher
+from training.selfplay import SelfPlay
+
+GAMES_PER_CHUNK = 4
+POSITION_EVERY = 4
+
+_STATE: dict[str, Any] = {}
+
+
+def _init(model_path: str) -> None:
+    model = load_model(model_path)
+    _STATE["model"] = model
+    _STATE["searcher"] = Searcher(model)
+    _STATE["selfplay"] = SelfPlay(model.variant)
+
+
+def chunk(seed: int, c: int, ply: int) -> tuple[np.ndarray, np.ndarray]:
+    """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c."""
+    model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
+    rng = np.random.default_rng([seed, c, 99])
+    boards: list[np.ndarray] = []
+    for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
+        traj = sp.game(model.contact, model.race, seed, index)
+        start = int(rng.integers(POSITION_EVERY))
+        boards.extend(b for b in traj.boards[start::POSITION_EVERY] if outcome(b) == 0)
+    out = np.empty((len(boards), 5), np.float32)
+    limits = Limits(ply=ply)
+    for i, b in enumerate(boards):
+        out[i] = s.evaluate(b, limits)
+    return np.array(boards, np.int8).reshape(-1, SIZE), out
+
+
+def _chunk_task(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
+    seed, c, ply = args
+    boards, probs = chunk(seed, c, ply)
+    return c, boards, probs
+
+
+def _save_npz(path: Path, **arrays: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int) -> int:
+    from tqdm import tqdm
+
+    out.mkdir(parents=True, exist_ok=True)
+    info = {"model": str(model_path), "ply": ply, "seed": seed,
+            "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
+    info_path = out / "info.json"
+    if info_path.exists():
+        old = json.loads(info_path.read_text())
+        if {k: old.get(k) for k in info} != info:
+            raise SystemExit(f"error: {out} holds data made with other settings: {old}")
+    else:
+        info_path.write_text(json.dumps(info, indent=1))
+    todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
+    positions = 0
+    bar = tqdm(total=chunks, initial=chunks - len(todo), desc=f"{ply}-ply targets", unit="chunk")
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init,
+                             initargs=(str(model_path),)) as pool:  # fmt: skip
+        for c, boards, probs in pool.map(_chunk_task, [(seed, c, ply) for c in todo]):
+            _save_npz(out / f"chunk-{c:05d}.npz", boards=boards, probs=probs)
+            positions += len(boards)
+            bar.update()
+            bar.set_postfix(pos_s=f"{positions / (time.perf_counter() - t0):.1f}", refresh=False)
+    bar.close()
+    return positions
+
+
+def load_data(data: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    files = sorted(data.glob("chunk-*.npz"))
+    if not files:
+        raise SystemExit(f"error: no chunk-*.npz files in {data}")
+    boards, probs = [], []
+    for f in files:
+        with np.load(f) as z:
+            boards.append(z["boards"])
+            probs.append(z["probs"])
+    return boards, probs
+
+
+def fit(model: Model, data: Path, epochs: int, lr: float, seed: int,
+        batch: int = 256) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+    import torch
+
+    from engine.encode import encode
+    from training.model import TDNet
+
+    torch.manual_seed(seed)
+    boards, probs = load_data(data)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(boards))
+    held = order[: max(1, len(boards) // 10)]
+    fit_idx = order[len(held) :]
+    xs = {i: torch.from_numpy(encode(boards[i])) for i in range(len(boards))}
+    ys = {i: torch.from_numpy(probs[i]) for i in range(len(boards))}
+    x_fit = torch.cat([xs[i] for i in fit_idx])
+    y_fit = torch.cat([ys[i] for i in fit_idx]).clamp(0.0, 1.0)
+    x_held = torch.cat([xs[i] for i in held])
+    y_held = torch.cat([ys[i] for i in held]).clamp(0.0, 1.0)
+    net = TDNet.from_model(model)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    bce = torch.nn.functional.binary_cross_entropy
+
+    def held_loss() -> float:
+        with torch.no_grad():
+            return float(bce(net(x_held), y_held))
+
+    log = [{"epoch": 0, "held_out": held_loss()}]
+    print(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; "
+          f"held-out loss {log[0]['held_out']:.5f}")  # fmt: skip
+    for epoch in range(1, epochs + 1):
+        perm = torch.randperm(len(x_fit))
+        total = 0.0
+        for k in range(0, len(perm), batch):
+            idx = perm[k : k + batch]
+            loss = bce(net(x_fit[idx]), y_fit[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(idx)
+        log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss()})
+        print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}",
+              flush=True)  # fmt: skip
+    contact, race = net.to_engine()
+    meta = {**model.meta, "distilled": {"data": str(data), "positions": len(x_fit),
+                                        "epochs": epochs, "lr": lr, "log": log}}  # fmt: skip
+    return Model(contact, race, meta, model.prune), log
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m training.distill", description=__doc__.split("\n")[0]
+    )
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("data", help="self-play positions and their n-ply values")
+    d.add_argument("--model", required=True)
+    d.add_argument("--out", required=True, type=Path)
+    d.add_argument("--chunks", type=int, default=1000)
+    d.add_argument("--ply", type=int, default=2)
+    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--workers", type=int, default=2)
+    f = sub.add_parser("fit", help="fit the net to the data")
+    f.add_argument("--model", required=True)
+    f.add_argument("--data", required=True, type=Path)
+    f.add_argument("--out", required=True, type=Path)
+    f.add_argument("--epochs", type=int, default=4)
+    f.add_argument("--lr", type=float, default=1e-4)
+    f.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.cmd == "data":
+        n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers)
+        print(f"{n:,} positions evaluated at {args.ply} ply into {args.out}")
+        return 0
+    model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed)
+    save_model(args.out, model)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
