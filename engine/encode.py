@@ -113,73 +113,6 @@ ESCAPES = _escape_table()
 
 
 @njit
-def _rearmost(b):
-    """The mover's rearmost checker: 25 while any is on the bar or unentered, else its
-    highest point (0 with none left on the board)."""
-    if b[MY_BAR] > 0 or b[MY_OUT] > 0:
-        return 25
-    for p in range(24, 0, -1):
-        if b[p] > 0:
-            return p
-    return 0
-
-
-@njit
-def _side_features(b, hits_open, escapes, out, k):
-    """Features of the mover of b (mover's view), written to out[k:k+6]:
-    pip count / 167, longest prime / 6, home points made / 6, blots / 5 (capped at 1),
-    chance that some blot is hit (open-board shot tables, combined as independent),
-    escape rolls / 36 of the rearmost checker past the opponent's points."""
-    pips = 25 * (b[MY_BAR] + b[MY_OUT])
-    run = 0
-    prime = 0
-    home = 0
-    blots = 0
-    for p in range(1, 25):
-        n = b[p]
-        if n > 0:
-            pips += n * p
-        if n >= 2:
-            run += 1
-            if run > prime:
-                prime = run
-            if p <= 6:
-                home += 1
-        else:
-            run = 0
-        if n == 1:
-            blots += 1
-    # Risk: opponent checkers (b < 0) at q < p hit the mover's blot at p from distance p - q;
-    # the opponent's bar checkers enter on the mover's points 1..6 (distance p).
-    miss = 1.0
-    opp_bar = -b[0]
-    for p in range(1, 25):
-        if b[p] != 1:
-            continue
-        if opp_bar > 0 and p <= 24:
-            miss *= 1.0 - hits_open[p] / 36.0
-        for q in range(max(1, p - 12), p):
-            if b[q] < 0:
-                miss *= 1.0 - hits_open[p - q] / 36.0
-    # Escapes of the rearmost checker: the opponent's points ahead of it (lower numbers).
-    rear = _rearmost(b)
-    esc = 36.0
-    if rear > 0:
-        mask = 0
-        for i in range(12):
-            q = rear - 1 - i
-            if q >= 1 and b[q] <= -2:
-                mask |= 1 << i
-        esc = escapes[mask]
-    out[k] = pips / 167.0
-    out[k + 1] = prime / 6.0
-    out[k + 2] = home / 6.0
-    out[k + 3] = min(blots, 5) / 5.0
-    out[k + 4] = 1.0 - miss
-    out[k + 5] = esc / 36.0
-
-
-@njit
 def _lowest_bit(x):
     i = 0
     while not (x >> i) & 1:
@@ -188,33 +121,18 @@ def _lowest_bit(x):
 
 
 @njit
-def _hit_rolls(s):
-    """(rolls of 36 on which the opponent of s's mover can hit one of its blots, and the sum
-    over those rolls of the pips the costliest such hit loses the mover: 25 - its point).
+def _hit_masks(blots, held, sources, ob, top):
+    """(rolls of 36 on which the opponent can hit one of the mover's blots, the sum over
+    those rolls of the pips the costliest such hit loses the mover: 25 - its point).
 
-    Bitboards over points 0..24 of the mover's numbering (the opponent moves up them,
-    entering from 0): for each roll, the points the opponent's checkers can reach, one
-    die at a time, never stopping on a point the mover holds. Checkers on the opponent's
-    bar enter first: two or more use both dice of a roll (and a doublet's first moves);
-    Acey-Deucey's unentered checkers enter as if from point 0."""
-    blots = 0
-    held = 0
-    sources = 0
-    top = 0  # the highest blot
-    for p in range(1, 25):
-        v = s[p]
-        if v == 1:
-            blots |= 1 << p
-            top = p
-        elif v >= 2:
-            held |= 1 << p
-        elif v < 0:
-            sources |= 1 << p
+    Bitboards over points 0..24 of the mover's numbering (bit p: point p): the mover's
+    blots and held points (two or more), the opponent's sources (its checkers; bit 0 for
+    Acey-Deucey's unentered ones, which enter as if from point 0), ob checkers on the
+    opponent's bar, top the highest blot. The opponent moves up the points, one die at a
+    time, never stopping on a held point; checkers on its bar enter first: two or more
+    use both dice of a roll (and a doublet's first moves)."""
     if blots == 0:
         return 0, 0
-    ob = -s[OPP_BAR]
-    if s[OPP_OUT] > 0:
-        sources |= 1
     if ob == 0 and (sources & ((1 << top) - 1)) == 0:
         return 0, 0  # no opponent checker behind any blot
     rolls = 0
@@ -254,74 +172,181 @@ def _hit_rolls(s):
 
 
 @njit
-def _side_features2(s, escapes, out, k):
-    """Version 2's features of the mover of s (mover's view), written to out[k:k+8]:
-    rolls of 36 on which the opponent can hit a blot (exact, blocks counted); the pips
-    those hits cost, averaged over the 36 rolls (/ 24); the opponent's longest run of held
-    points in front of the mover's rearmost checker / 6 (capped); the mover's mobility:
-    mean escape rolls / 36 of its checkers on 13..24, the bar and unentered (1 if none);
-    pips the mover needs to leave contact (past the opponent's rearmost checker) / 200,
-    capped; the rearmost point the mover holds with two or more / 24; its anchors in
-    the opponent's home (points 19..24), capped at 2, / 2; and the chance that a checker
-    on the bar fails to enter, (closed points of 19..24 / 6) squared."""
-    rolls, pips = _hit_rolls(s)
+def _hit_rolls(s):
+    """_hit_masks for board s (mover's view): the opponent's shots at the mover's blots."""
+    blots = 0
+    held = 0
+    sources = 0
+    top = 0
+    for p in range(1, 25):
+        v = s[p]
+        if v == 1:
+            blots |= 1 << p
+            top = p
+        elif v >= 2:
+            held |= 1 << p
+        elif v < 0:
+            sources |= 1 << p
+    if s[OPP_OUT] > 0:
+        sources |= 1
+    return _hit_masks(blots, held, sources, -s[OPP_BAR], top)
+
+
+@njit
+def _side_into(s, out, base, hits_open, escapes):
+    """The inputs of the mover of s (mover's view) for its side of the layout: the raw
+    units at out[base:base + 99], version 1's six features after them, and version 2's
+    eight at _V2_BASE (side 0: base 0; side 1: base _V1_BLOCK).
+
+    Version 1 (out[base + 99:base + 105]): pip count / 167, longest prime / 6, home
+    points made / 6, blots / 5 (capped at 1), the chance that some blot is hit (open-
+    board shot tables, combined as independent), escape rolls / 36 of the rearmost
+    checker past the opponent's points ahead of it.
+
+    Version 2: rolls of 36 on which the opponent can hit a blot (exact, blocks counted);
+    the pips those hits cost, averaged over the 36 rolls (/ 24); the opponent's longest
+    run of held points in front of the mover's rearmost checker / 6 (capped); the
+    mover's mobility: mean escape rolls / 36 of its checkers on 13..24, the bar and
+    unentered (1 if none); pips the mover needs to leave contact (past the opponent's
+    rearmost checker) / 200, capped; the rearmost point the mover holds with two or more
+    / 24; its anchors in the opponent's home (points 19..24), capped at 2, / 2; and the
+    chance that a checker on the bar fails to enter, (closed points of 19..24 / 6)
+    squared.
+
+    One pass over the points collects counts and bitboards (bit p: point p); the
+    features come from those (tests/reference_encode.py computes each one plainly)."""
+    bar_out = s[MY_BAR] + s[MY_OUT]
+    pips = 0  # on the points
+    count = 0
+    run = 0
+    prime = 0
+    home = 0
+    n_blots = 0
+    blots = 0  # the mover's blots
+    held = 0  # the mover's points with two or more
+    sources = 0  # the opponent's checkers
+    closed = 0  # the opponent's points with two or more
+    top = 0  # the highest blot
+    last = 0  # the highest point with a mover checker
+    last_held = 0
+    anchors = 0
+    opp_rear = 25  # the opponent's rearmost checker (its lowest point in the mover's view)
+    pips_behind = 0  # pips and checkers of the mover below opp_rear
+    count_behind = 0
+    if s[OPP_BAR] < 0 or s[OPP_OUT] > 0:
+        opp_rear = 0
+    for p in range(1, 25):
+        n = s[p]
+        if n > 0:
+            k = base + 4 * (p - 1)
+            pips += n * p
+            count += n
+            last = p
+            if n == 1:
+                out[k] = 1.0
+                blots |= 1 << p
+                top = p
+                n_blots += 1
+                run = 0
+            else:
+                held |= 1 << p
+                last_held = p
+                run += 1
+                if run > prime:
+                    prime = run
+                if p <= 6:
+                    home += 1
+                if p >= 19:
+                    anchors += 1
+                if n == 2:
+                    out[k + 1] = 1.0
+                else:
+                    out[k + 2] = 1.0
+                    if n > 3:
+                        out[k + 3] = (n - 3) / 2.0
+        else:
+            run = 0
+            if n < 0:
+                sources |= 1 << p
+                if opp_rear == 25:
+                    opp_rear = p
+                    pips_behind = pips
+                    count_behind = count
+                if n <= -2:
+                    closed |= 1 << p
+    out[base + 96] = s[MY_BAR] / 2.0
+    out[base + 97] = s[MY_OFF] / 15.0
+    out[base + 98] = s[MY_OUT] / 15.0
+    rear = 25 if bar_out > 0 else last
+
+    # Version 1. Risk: opponent checkers at q < p hit the mover's blot at p from
+    # distance p - q (q ascending); the opponent's bar checkers enter on the mover's
+    # points 1..6 (distance p).
+    miss = 1.0
+    opp_bar = -s[OPP_BAR]
+    x = blots
+    while x:
+        p = _lowest_bit(x)
+        x &= x - 1
+        if opp_bar > 0:
+            miss *= 1.0 - hits_open[p] / 36.0
+        near = sources & ((1 << p) - 1) & ~((1 << max(1, p - 12)) - 1)
+        while near:
+            q = _lowest_bit(near)
+            near &= near - 1
+            miss *= 1.0 - hits_open[p - q] / 36.0
+    esc = 36.0
+    if rear > 0:
+        mask = 0
+        for i in range(12):
+            q = rear - 1 - i
+            if q >= 1 and (closed >> q) & 1:
+                mask |= 1 << i
+        esc = escapes[mask]
+    k = base + _RAW_PER_SIDE
+    out[k] = (pips + 25 * bar_out) / 167.0
+    out[k + 1] = prime / 6.0
+    out[k + 2] = home / 6.0
+    out[k + 3] = min(n_blots, 5) / 5.0
+    out[k + 4] = 1.0 - miss
+    out[k + 5] = esc / 36.0
+
+    # Version 2.
+    k = _V2_BASE + (base // _V1_BLOCK) * N_FEATURES2_PER_SIDE
+    entering = 1 if s[OPP_OUT] > 0 else 0  # Acey-Deucey: enter as if from point 0
+    rolls, hit_pips = _hit_masks(blots, held, sources | entering, opp_bar, top)
     out[k] = rolls / 36.0
-    out[k + 1] = pips / (36.0 * 24.0)
-    # Escape masks: bit i of mask(p) = the opponent holds point p - 1 - i.
+    out[k + 1] = hit_pips / (36.0 * 24.0)
+    # Escape masks: bit i of m(p) = the opponent holds point p - 1 - i.
     back = 0
     esc_sum = 0.0
     m = 0
-    for p in range(1, 26):
-        if p >= 2:
-            m = ((m << 1) | (1 if s[p - 1] <= -2 else 0)) & 4095
-        e = escapes[m]
-        n = 0
-        if p <= 24:
-            n = s[p] if s[p] > 0 else 0
-        else:
-            n = s[MY_BAR] + s[MY_OUT]
-        if p >= 13 and n > 0:
-            back += n
-            esc_sum += n * e
+    for p in range(2, 26):
+        m = ((m << 1) | ((closed >> (p - 1)) & 1)) & 4095
+        if p >= 13:
+            n = bar_out if p == 25 else max(s[p], 0)
+            if n > 0:
+                back += n
+                esc_sum += n * escapes[m]
     # The opponent's longest run of held points in front of the mover's rearmost checker.
-    rear = _rearmost(s)
+    front = closed & ((1 << rear) - 2) if rear > 0 else 0
     run = 0
-    prime = 0
-    for p in range(1, rear):
-        if s[p] <= -2:
-            run += 1
-            if run > prime:
-                prime = run
-        else:
-            run = 0
-    out[k + 2] = min(prime, 6) / 6.0
+    while front:
+        front &= front << 1
+        run += 1
+    out[k + 2] = min(run, 6) / 6.0
     out[k + 3] = esc_sum / (36.0 * back) if back > 0 else 1.0
-    opp_rear = 25
-    if s[OPP_BAR] < 0 or s[OPP_OUT] > 0:
-        opp_rear = 0
-    else:
-        for q in range(1, 25):
-            if s[q] < 0:
-                opp_rear = q
-                break
-    need = (s[MY_BAR] + s[MY_OUT]) * (25 - opp_rear) if opp_rear < 25 else 0
-    for p in range(opp_rear + 1, 25):
-        if s[p] > 0:
-            need += s[p] * (p - opp_rear)
+    need = 0
+    if opp_rear < 25:
+        ahead = count - count_behind
+        need = bar_out * (25 - opp_rear) + (pips - pips_behind) - opp_rear * ahead
     out[k + 4] = min(need / 200.0, 1.0)
-    rear_anchor = 0
-    anchors = 0
-    closed = 0
-    for p in range(1, 25):
-        if s[p] >= 2:
-            rear_anchor = p
-            if p >= 19:
-                anchors += 1
-        if p >= 19 and s[p] <= -2:
-            closed += 1
-    out[k + 5] = rear_anchor / 24.0
+    out[k + 5] = last_held / 24.0
     out[k + 6] = min(anchors, 2) / 2.0
-    out[k + 7] = (closed / 6.0) ** 2
+    n_closed = 0
+    for p in range(19, 25):
+        n_closed += (closed >> p) & 1
+    out[k + 7] = (n_closed / 6.0) ** 2
 
 
 @njit
@@ -331,26 +356,8 @@ def _encode_into(b, out, scratch, hits_open, escapes):
     for i in range(out.shape[0]):
         out[i] = 0.0
     flip_into(b, scratch)
-    for side in range(2):
-        s = b if side == 0 else scratch
-        base = side * _V1_BLOCK
-        for p in range(1, 25):
-            n = s[p]
-            if n > 0:
-                k = base + 4 * (p - 1)
-                if n == 1:
-                    out[k] = 1.0
-                elif n == 2:
-                    out[k + 1] = 1.0
-                else:
-                    out[k + 2] = 1.0
-                    if n > 3:
-                        out[k + 3] = (n - 3) / 2.0
-        out[base + 96] = s[MY_BAR] / 2.0
-        out[base + 97] = s[MY_OFF] / 15.0
-        out[base + 98] = s[MY_OUT] / 15.0
-        _side_features(s, hits_open, escapes, out, base + _RAW_PER_SIDE)
-        _side_features2(s, escapes, out, _V2_BASE + side * N_FEATURES2_PER_SIDE)
+    _side_into(b, out, 0, hits_open, escapes)
+    _side_into(scratch, out, _V1_BLOCK, hits_open, escapes)
     out[N_INPUTS - 1] = 1.0 if has_contact(b) else 0.0
 
 

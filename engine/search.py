@@ -53,7 +53,7 @@ INNER_KEEP, INNER_WIDTH = 2, 0.04
 SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
 # Inner levels with the model's pruning net: the main net scores only the plays it rates
 # best (and the exact ones). See the module docstring for the measurements.
-PRUNE_KEEP = 8
+PRUNE_KEEP = 5
 # A model without a pruning net searches with this one and prune_keep 0 (never used).
 _NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
              np.zeros((1, 1), np.float32), np.zeros(1, np.float32))  # fmt: skip
@@ -88,10 +88,15 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
 
 
 @njit
-def _cache_find(b, depth, ck, cb, cp, gen, out):
-    """Look b at depth up in the cache; True and out filled on a hit. gen[0]: the cache's
-    generation (clearing the cache starts a new one: older entries no longer match)."""
-    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1) ^ (gen[0] * 0x632BE59BD9B4E019)
+def _cache_key(b, depth, gen):
+    """b's key at depth in the cache's generation gen[0] (clearing the cache starts a new
+    generation: older entries no longer match)."""
+    return _hash(b) ^ (depth * 0x9E3779B97F4A7C1) ^ (gen[0] * 0x632BE59BD9B4E019)
+
+
+@njit
+def _cache_find(b, h, ck, cb, cp, out):
+    """Look b (key h) up in the cache; True and out filled on a hit."""
     slot = h & (ck.shape[0] - 1)
     if ck[slot] != h:
         return False
@@ -104,8 +109,7 @@ def _cache_find(b, depth, ck, cb, cp, gen, out):
 
 
 @njit
-def _cache_store(b, depth, ck, cb, cp, gen, p):
-    h = _hash(b) ^ (depth * 0x9E3779B97F4A7C1) ^ (gen[0] * 0x632BE59BD9B4E019)
+def _cache_store(b, h, ck, cb, cp, p):
     slot = h & (ck.shape[0] - 1)
     ck[slot] = h
     for i in range(SIZE):
@@ -149,10 +153,11 @@ def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo
         if scored[level, i] == 0:
             continue
         _view_into(outs[level, i], agains[level, i], view)
-        if not _cache_find(view, 0, cache[0], cache[1], cache[2], cache[3], p):
+        h = _cache_key(view, 0, cache[3])
+        if not _cache_find(view, h, cache[0], cache[1], cache[2], p):
             _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
             stats[0] += 1
-            _cache_store(view, 0, cache[0], cache[1], cache[2], cache[3], p)
+            _cache_store(view, h, cache[0], cache[1], cache[2], p)
         _mover_probs(p, agains[level, i], probs[level, i])
 
 
@@ -182,12 +187,13 @@ def _immediate(b, depth, variant, contact, race, bo, use_bo, ws, cache, stats, o
     if _terminal(b, out):
         return True
     if depth == 0 or (use_bo and variant == STANDARD and is_bearoff(b)):
-        if not _cache_find(b, 0, cache[0], cache[1], cache[2], cache[3], out):
+        h = _cache_key(b, 0, cache[3])
+        if not _cache_find(b, h, cache[0], cache[1], cache[2], out):
             _v0(b, variant, contact, race, bo, use_bo, ws[9], ws[10], ws[11], out)
             stats[0] += 1
-            _cache_store(b, 0, cache[0], cache[1], cache[2], cache[3], out)
+            _cache_store(b, h, cache[0], cache[1], cache[2], out)
         return True
-    return _cache_find(b, depth, cache[0], cache[1], cache[2], cache[3], out)
+    return _cache_find(b, _cache_key(b, depth, cache[3]), cache[0], cache[1], cache[2], out)
 
 
 @njit
@@ -241,7 +247,8 @@ def _vn(b, depth, level, variant, contact, race, prune, prune_keep, bo, use_bo, 
         if roll[f] == 21:  # frame done: V of its position
             for j in range(N_OUTPUTS):
                 deep[j] = sums[f, j]
-            _cache_store(boards[f], depth - f, cache[0], cache[1], cache[2], cache[3], deep)
+            h = _cache_key(boards[f], depth - f, cache[3])
+            _cache_store(boards[f], h, cache[0], cache[1], cache[2], deep)
             if f == 0:
                 for j in range(N_OUTPUTS):
                     out[j] = deep[j]

@@ -1,5 +1,6 @@
 """The net's inputs (engine.encode): version 2's features against slow references, the
-layout, and version-1 models running unchanged on version-2 inputs."""
+whole encoding against a plain one (tests/reference_encode.py), the layout, and
+version-1 models running unchanged on version-2 inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.board import STANDARD, flip, starting
+from engine.board import ACEY_DEUCEY, STANDARD, flip, starting
 from engine.encode import (
     _V1_BLOCK,
     _V2_BASE,
@@ -24,6 +25,7 @@ from engine.encode import (
 from engine.eval import ModelError, evaluate, load_model, random_net, save_model
 from engine.movegen import legal_outcomes
 from tests.helpers import pos, random_positions
+from tests.reference_encode import reference_encode
 
 POSITIONS = random_positions(1500, STANDARD, seed=11)
 
@@ -166,3 +168,14 @@ def test_escape_features_of_a_trapped_checker() -> None:
     assert f[3] == 0.0  # no escaping roll for the mover's back checker
     # Pips to pass the opponent's rearmost checker (on 1): 23 from 24, 5 from each on 6.
     assert math.isclose(f[4], (23 + 14 * 5) / 200.0, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY], ids=["std", "acey"])
+def test_encoding_equals_the_plain_reference(variant: int) -> None:
+    """The one-pass bitboard encoder against each feature computed plainly, loop by loop
+    (tests/reference_encode.py), on random positions and their flips."""
+    boards = random_positions(1500, variant, seed=17)
+    boards += [flip(b) for b in boards[:500]]
+    got = encode(np.stack(boards))
+    want = np.stack([reference_encode(b) for b in boards])
+    assert np.allclose(got, want, rtol=0, atol=1e-6)
