@@ -16,7 +16,19 @@ do. Measured on 300 refset decisions at 2 ply (benchmarks/decision.py's judge, l
 machine): no screen 39.5 ms median, mean loss 0.0075; keep 4 within 0.12: 30.1 ms,
 0.0077; 3 within 0.08: 27.3 ms, 0.0089; 2 within 0.04: 19.7 ms, 0.0100. The 1-ply
 screen costs accuracy, so it is off by default.
-A position cache (keyed by board and depth, full board compared) avoids repeated work.
+Pruning (``Limits.prune_keep``, with a model that has a pruning net; engine.eval): at the
+inner levels every play is rated by the small pruning net and only the prune_keep it
+rates best (and the plays with exact values) are scored by the main net; the root is
+never pruned, so analyse shows every play's 0-ply value. Measured on 600 refset
+decisions (benchmarks/decision.py --sample 600, the version-2 net of 600,000 more
+games, machine loaded): no pruning 1.36 ms median at 1 ply, 48.3 ms at 2 ply, mean loss
+0.0078 and 0.0056; a 16-unit pruning net keeping 8: 0.96 and 24.0 ms, 0.0077 and
+0.0056; a 32-unit one keeping 5: 0.86 and 19.1 ms, 0.0076 and 0.0054 (the default);
+keeping 8: 1.03 and 24.2 ms, 0.0076 and 0.0056.
+A position cache (keyed by board and depth, full board compared) avoids repeated work;
+the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
+constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
+inner filter and pruning, so the Searcher clears its cache when those change.
 Everything is deterministic: ties go to the lower outcome index.
 
 Kernels use one workspace per search level (``levels`` x capacity buffers) because a
@@ -54,6 +66,7 @@ SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
 # Inner levels with the model's pruning net: the main net scores only the plays it rates
 # best (and the exact ones). See the module docstring for the measurements.
 PRUNE_KEEP = 5
+INNER_CACHE = True
 # A model without a pruning net searches with this one and prune_keep 0 (never used).
 _NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
              np.zeros((1, 1), np.float32), np.zeros(1, np.float32))  # fmt: skip
@@ -120,7 +133,7 @@ def _cache_store(b, h, ck, cb, cp, p):
 
 @njit
 def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo, ws, cache,
-                 stats):  # fmt: skip
+                 stats, cached):  # fmt: skip
     """probs[level][i] = the mover's 0-ply probabilities after outcome i of level, for the
     outcomes it marks in scored[level] (ws[18]): all n of them, unless pruning.
 
@@ -153,11 +166,15 @@ def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo
         if scored[level, i] == 0:
             continue
         _view_into(outs[level, i], agains[level, i], view)
-        h = _cache_key(view, 0, cache[3])
-        if not _cache_find(view, h, cache[0], cache[1], cache[2], p):
+        if not cached:
             _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
             stats[0] += 1
-            _cache_store(view, h, cache[0], cache[1], cache[2], p)
+        else:
+            h = _cache_key(view, 0, cache[3])
+            if not _cache_find(view, h, cache[0], cache[1], cache[2], p):
+                _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
+                stats[0] += 1
+                _cache_store(view, h, cache[0], cache[1], cache[2], p)
         _mover_probs(p, agains[level, i], probs[level, i])
 
 
@@ -263,7 +280,7 @@ def _vn(b, depth, level, variant, contact, race, prune, prune_keep, bo, use_bo, 
             if n < 0 or n > probs.shape[1]:
                 return False
             _score_level(lv, n, variant, contact, race, prune, prune_keep, bo, use_bo, ws, cache,
-                         stats)  # fmt: skip
+                         stats, INNER_CACHE)  # fmt: skip
             count[f] = _filter(probs[lv], ws[18][lv], n, keep, width, ws[7][lv])
             if depth - f == 1:  # the best play at 0 ply is the answer
                 i = ws[7][lv, 0]
@@ -333,7 +350,7 @@ def _analyse_root(b, d1, d2, variant, ply, contact, race, prune, prune_keep, bo,
     n = _generate(b, d1, d2, variant, 0, ws)
     if n < 0 or n > ws[6].shape[1]:
         return -1
-    _score_level(0, n, variant, contact, race, prune, 0, bo, use_bo, ws, cache, stats)
+    _score_level(0, n, variant, contact, race, prune, 0, bo, use_bo, ws, cache, stats, False)
     probs = ws[6]
     for i in range(n):
         for j in range(N_OUTPUTS):

@@ -166,7 +166,9 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int,
         print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}",
               flush=True)  # fmt: skip
     contact, race = net.to_engine()
-    meta = {**model.meta, "distilled": {"data": str(data), "positions": len(x_fit),
+    # The net changed: its recorded strength no longer holds (measure it again).
+    meta = {k: v for k, v in model.meta.items() if k != "strength"}
+    meta = {**meta, "distilled": {"data": str(data), "positions": len(x_fit),
                                         "epochs": epochs, "lr": lr, "log": log}}  # fmt: skip
     return Model(contact, race, meta, model.prune), log
 
