@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from engine.board import MY_BAR, MY_OFF, MY_OUT, OPP_BAR, OPP_OFF, SIZE, STANDARD
+from engine.files import atomic_open
 from engine.jit import njit
 from engine.movegen import Workspace, _outcomes
 
@@ -260,18 +260,10 @@ class BearoffDB:
         return cls(off, first, small, two, time.perf_counter() - t)
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez_compressed(f, off=self.off, first=self.first, small=self.small,
-                                    two_sided=self.two_sided,
-                                    build_seconds=np.float64(self.build_seconds))  # fmt: skip
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_open(path) as f:
+            np.savez_compressed(f, off=self.off, first=self.first, small=self.small,
+                                two_sided=self.two_sided,
+                                build_seconds=np.float64(self.build_seconds))  # fmt: skip
 
     @classmethod
     def load(cls, path: Path) -> BearoffDB:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ from engine.encode import (
     upgrade_net,
 )
 from engine.errors import DoubletError
+from engine.files import atomic_open
 from engine.jit import njit
 from engine.movegen import Workspace, _outcomes, check_dice
 
@@ -108,16 +108,8 @@ def save_model(path: str | os.PathLike[str], model: Model) -> None:
     for name, net in nets:
         for key, a in zip(("w1", "b1", "w2", "b2"), net, strict=True):
             arrays[f"{name}_{key}"] = np.ascontiguousarray(a, dtype=np.float32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path) as f:
+        np.savez(f, **arrays)
 
 
 def load_model(path: str | os.PathLike[str]) -> Model:

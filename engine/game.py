@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ import numpy as np
 from engine import board as B
 from engine.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
 from engine.errors import DoubletError, IllegalPlayError
+from engine.files import atomic_open
 from engine.ids import board_to_json, parse_position, position_id
 from engine.movegen import legal_outcomes
 from engine.notation import format_play, parse_play
@@ -443,19 +443,9 @@ class Series:
 
 def save_json(path: str | os.PathLike[str], doc: Any) -> None:
     """Write JSON to `path` atomically (a temporary file in the same folder, then rename)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
 
 
 def engine_play(game: Game, ply: int = 0, model: Any = None) -> Play:

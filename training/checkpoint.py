@@ -16,7 +16,6 @@ version and says what to do.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import torch
 from engine.encode import ENCODER_VERSION
 from engine.errors import DoubletError
 from engine.eval import Net
+from engine.files import atomic_open
 
 FORMAT = 1
 FILENAME = "checkpoint.pt"
@@ -46,28 +46,9 @@ def tensors_to_net(ts: list[torch.Tensor]) -> Net:
 
 def save(path: str | os.PathLike[str], state: dict[str, Any]) -> None:
     """Write state (plain Python, tensors) atomically: temp file, fsync, os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {**state, "format": FORMAT, "encoder_version": ENCODER_VERSION}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(doc, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with atomic_open(path) as f:
+        torch.save(doc, f)
 
 
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -162,6 +162,16 @@ CONFIGS: dict[str, Config] = {
             checkpoint_every=10_000,
             init="runs/standard-h80-v2/model.npz",
         ),
+        # Session 4's shipped net (td-h80-v2-long fitted to its 2-ply values, kept as
+        # runs/standard-h80-v2-distill/model.npz) trained on by self-play again.
+        Config(
+            "td-h80-v2-long2",
+            hidden=80,
+            games=600_000,
+            lr=((0, 0.0015), (600_000, 0.0003)),
+            checkpoint_every=10_000,
+            init="runs/standard-h80-v2-distill/model.npz",
+        ),
         # Encoder version 2 from random weights, td-h80's schedule.
         Config("td-h80-v2-scratch", hidden=80, games=500_000, lr=_H80_LR, checkpoint_every=5000),
         # td-h80-v2's net widened to 128 hidden units (the new units start with zero

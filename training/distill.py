@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ import numpy as np
 
 from engine.board import SIZE, outcome
 from engine.eval import Model, load_model, save_model
+from engine.files import atomic_open, atomic_write
 from engine.search import Limits, Searcher
 from training.selfplay import SelfPlay
 
@@ -73,15 +73,6 @@ def _chunk_task(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarray
     return c, boards, probs
 
 
-def _save_npz(path: Path, **arrays: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int) -> int:
     from tqdm import tqdm
 
@@ -94,7 +85,7 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         if {k: old.get(k) for k in info} != info:
             raise SystemExit(f"error: {out} holds data made with other settings: {old}")
     else:
-        info_path.write_text(json.dumps(info, indent=1))
+        atomic_write(info_path, json.dumps(info, indent=1))
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
     positions = 0
     bar = tqdm(total=chunks, initial=chunks - len(todo), desc=f"{ply}-ply targets", unit="chunk")
@@ -102,7 +93,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init,
                              initargs=(str(model_path),)) as pool:  # fmt: skip
         for c, boards, probs in pool.map(_chunk_task, [(seed, c, ply) for c in todo]):
-            _save_npz(out / f"chunk-{c:05d}.npz", boards=boards, probs=probs)
+            with atomic_open(out / f"chunk-{c:05d}.npz") as f:
+                np.savez(f, boards=boards, probs=probs)
             positions += len(boards)
             bar.update()
             bar.set_postfix(pos_s=f"{positions / (time.perf_counter() - t0):.1f}", refresh=False)

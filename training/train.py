@@ -45,6 +45,7 @@ from engine.board import VARIANT_NAMES
 from engine.encode import ENCODER_VERSION
 from engine.errors import DoubletError
 from engine.eval import Model, Net, load_model, save_model
+from engine.files import atomic_write
 from training import checkpoint, configs, workers
 from training.arena import Strength, command, strength
 from training.configs import Config
@@ -443,7 +444,7 @@ class Trainer:
         w.writeheader()
         for row in self.curve:
             w.writerow({k: row.get(k, "") for k in CURVE_FIELDS})
-        _atomic_write(self.out / "curve.csv", buf.getvalue().encode())
+        atomic_write(self.out / "curve.csv", buf.getvalue().encode())
         if self.curve and not plot_curve(
             self.curve, self.out / "curve.png", f"{self.cfg.name} vs pubeval"
         ):
@@ -477,7 +478,7 @@ class Trainer:
         model = self.model()
         model.meta["strength"] = {**s.to_dict(), "command": cmd}
         save_model(path, model)
-        _atomic_write(path.with_suffix(".md"), model_card(path, model, s, cmd, self).encode())
+        atomic_write(path.with_suffix(".md"), model_card(path, model, s, cmd, self).encode())
         return s
 
 
@@ -550,19 +551,12 @@ def plot_curve(curve: list[dict[str, Any]], path: Path, title: str) -> bool:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
-    _atomic_write(path, buf.getvalue())
+    atomic_write(path, buf.getvalue())
     return True
 
 
 def _num(x: float, digits: int) -> float | str:
     return round(x, digits) if x == x else ""
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------------------
