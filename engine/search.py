@@ -66,7 +66,6 @@ SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
 # Inner levels with the model's pruning net: the main net scores only the plays it rates
 # best (and the exact ones). See the module docstring for the measurements.
 PRUNE_KEEP = 5
-INNER_CACHE = True
 # A model without a pruning net searches with this one and prune_keep 0 (never used).
 _NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
              np.zeros((1, 1), np.float32), np.zeros(1, np.float32))  # fmt: skip
@@ -279,8 +278,10 @@ def _vn(b, depth, level, variant, contact, race, prune, prune_keep, bo, use_bo, 
             n = _generate(boards[f], dice[roll[f], 0], dice[roll[f], 1], variant, lv, ws)
             if n < 0 or n > probs.shape[1]:
                 return False
+            # Inner levels go through the cache (on 600 decisions at 2 ply it made no
+            # measurable difference to the time; it pays off across calls).
             _score_level(lv, n, variant, contact, race, prune, prune_keep, bo, use_bo, ws, cache,
-                         stats, INNER_CACHE)  # fmt: skip
+                         stats, True)  # fmt: skip
             count[f] = _filter(probs[lv], ws[18][lv], n, keep, width, ws[7][lv])
             if depth - f == 1:  # the best play at 0 ply is the answer
                 i = ws[7][lv, 0]
