@@ -165,14 +165,11 @@ def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo
         if scored[level, i] == 0:
             continue
         _view_into(outs[level, i], agains[level, i], view)
-        if not cached:
+        h = _cache_key(view, 0, cache[3]) if cached else 0
+        if not (cached and _cache_find(view, h, cache[0], cache[1], cache[2], p)):
             _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
             stats[0] += 1
-        else:
-            h = _cache_key(view, 0, cache[3])
-            if not _cache_find(view, h, cache[0], cache[1], cache[2], p):
-                _v0(view, variant, contact, race, bo, use_bo, x, hidden, flipped, p)
-                stats[0] += 1
+            if cached:
                 _cache_store(view, h, cache[0], cache[1], cache[2], p)
         _mover_probs(p, agains[level, i], probs[level, i])
 
@@ -294,11 +291,7 @@ def _vn(b, depth, level, variant, contact, race, prune, prune_keep, bo, use_bo, 
         if cand[f] < count[f]:  # search the next candidate one level deeper
             i = ws[7][lv, cand[f]]
             view = ws[8][lv]
-            if ws[1][lv, i]:
-                for j in range(SIZE):
-                    view[j] = ws[0][lv, i, j]
-            else:
-                flip_into(ws[0][lv, i], view)
+            _view_into(ws[0][lv, i], ws[1][lv, i], view)
             if _immediate(view, depth - f - 1, variant, contact, race, bo, use_bo, ws, cache,
                           stats, deep):  # fmt: skip
                 _take_if_better(deep, ws[1][lv, i], mp, best_eq, best_p, f)
@@ -370,11 +363,7 @@ def _analyse_root(b, d1, d2, variant, ply, contact, race, prune, prune_keep, bo,
     while True:
         for c in range(k):
             i = cands[c]
-            if ws[1][0, i]:
-                for j in range(SIZE):
-                    view[j] = ws[0][0, i, j]
-            else:
-                flip_into(ws[0][0, i], view)
+            _view_into(ws[0][0, i], ws[1][0, i], view)
             if not _vn(view, p, 1, variant, contact, race, prune, prune_keep, bo, use_bo, keep,
                        width, ws, cache, stats, deep):  # fmt: skip
                 return -1
