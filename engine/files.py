@@ -4,7 +4,9 @@ old file or the whole new one, never half of it.
 The data goes to a temporary file beside the target (same folder, so the same file
 system), is flushed to disk (fsync), and replaces the target with one rename
 (``os.replace``); the folder is then synced so that the rename itself lasts. On any
-error the temporary file is removed and the target is untouched.
+error the temporary file is removed and the target is untouched. The new file keeps the
+permissions of the file it replaces, or gets those of a plain new file (0o666 less the
+umask), not the private 0o600 of a temporary file.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".", suffix=".tmp")
     try:
+        os.fchmod(fd, _mode_for(target))
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
             f.flush()
@@ -41,6 +44,16 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def _mode_for(target: Path) -> int:
+    """The permission bits the file at target should have after it is (re)written."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)  # read the umask (the call sets it), then put it back
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:

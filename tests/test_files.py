@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,19 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
     assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]
     with pytest.raises(ValueError, match="whole files"), atomic_open(path, "ab"):
         pass
+
+
+def test_a_new_file_gets_plain_permissions_and_a_rewrite_keeps_them(tmp_path: Path) -> None:
+    """Not the 0o600 of a temporary file: a new file gets 0o666 less the umask, and a
+    file written again keeps the permissions it had."""
+    old = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "new.txt", "x")
+        assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
+    (tmp_path / "kept.bin").write_bytes(b"old")
+    os.chmod(tmp_path / "kept.bin", 0o604)
+    atomic_write(tmp_path / "kept.bin", b"new")
+    assert (tmp_path / "kept.bin").stat().st_mode & 0o777 == 0o604
+    assert (tmp_path / "kept.bin").read_bytes() == b"new"

@@ -311,6 +311,23 @@ def test_a_run_started_from_a_model_starts_there_and_resumes_without_it(tmp_path
     assert resumed.cfg.init == cfg.init
 
 
+def test_a_model_with_a_race_net_starts_only_a_run_that_keeps_it(tmp_path: Path) -> None:
+    """A model whose race net is its own: a config with race_net starts from both nets;
+    one without is refused (it would silently drop the race net)."""
+    from engine.eval import Model, save_model
+
+    base = Trainer(SMALL.replace(seed=7), tmp_path / "base", progress=False).model()
+    race = tuple(a + np.float32(0.01) for a in base.contact)
+    save_model(tmp_path / "two.npz", Model(base.contact, race, base.meta))
+    with pytest.raises(ValueError, match="race net of its own"):
+        Trainer(SMALL.replace(init=str(tmp_path / "two.npz")), tmp_path / "a", progress=False)
+    t = Trainer(SMALL.replace(init=str(tmp_path / "two.npz"), race_net=True), tmp_path / "b",
+                progress=False)  # fmt: skip
+    contact, got = t.net.to_engine()
+    assert all(np.array_equal(a, b) for a, b in zip(got, race, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(contact, base.contact, strict=True))
+
+
 def test_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     cfg = SMALL.replace(optimizer="adam", lr=((0, 0.003),))  # an optimizer with state
     whole = Trainer(cfg, tmp_path / "whole", progress=False)
@@ -498,3 +515,77 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
     model, log = distill.fit(load_model(src), out, epochs=2, lr=1e-4, seed=1)
     assert log[-1]["held_out"] < log[0]["held_out"], log
     assert model.meta["distilled"]["epochs"] == 2
+
+
+# --------------------------------------------------------------------------------------
+# Race rollouts and the race net (training.rollout, training.distill --race)
+# --------------------------------------------------------------------------------------
+
+
+def _mover_side(p: np.ndarray) -> np.ndarray:
+    """Probabilities of the side on roll, seen by the side that just moved."""
+    return np.array([1 - p[0], p[3], p[4], p[1], p[2]])
+
+
+def test_race_rollout_one_roll_from_the_database_is_its_exact_expectation() -> None:
+    """36 trials of a race one roll from a pure bear-off: trial t's first roll is roll t,
+    after which the database is exact, so the rollout is the plain mean over the 36 rolls
+    of the best play by the database's equity."""
+    from engine.bearoff import bearoff_probs, is_bearoff
+    from engine.eval import equity
+    from training.rollout import RaceRollout
+
+    b = pos({7: 1, 2: 1}, {20: 3, 22: 2, 24: 4})
+    assert not has_contact(b) and not is_bearoff(b)
+    want = np.zeros(5)
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            outs, _ = legal_outcomes(b, d1, d2)
+            values = [np.array([1.0, 0, 0, 0, 0]) if outcome(a) else
+                      _mover_side(bearoff_probs(flip(a))) for a in outs]  # fmt: skip
+            want += max(values, key=lambda v: equity(v)) / 36
+    rollout = RaceRollout(load_model(ROOT / "models" / "doublet-standard.npz"))
+    got = rollout(b, 36, np.random.default_rng(3))
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    home = pos({3: 4, 1: 2}, {20: 3, 22: 2, 24: 4})  # a bear-off already: exact at once
+    np.testing.assert_allclose(rollout(home, 36, np.random.default_rng(3)),
+                               bearoff_probs(home), atol=1e-6)  # fmt: skip
+    with pytest.raises(ValueError, match="without contact"):
+        rollout(pos({24: 2, 13: 5, 8: 3, 6: 5}, {19: 5, 17: 3, 12: 5, 1: 2}), 36,
+                np.random.default_rng(3))  # fmt: skip
+
+
+def test_race_rollout_far_from_home_agrees_with_the_net() -> None:
+    """A long race (no database within reach of a roll): the rollout's P(win) is a real
+    average, near the net's own estimate, and the start side's view is kept (a race the
+    mover leads by 40 pips is won far more often than not)."""
+    from training.rollout import RaceRollout
+
+    model = load_model(ROOT / "models" / "doublet-standard.npz")
+    b = pos({6: 3, 5: 3, 4: 3, 3: 3, 2: 3}, {13: 5, 18: 5, 20: 5})
+    assert not has_contact(b)
+    got = RaceRollout(model)(b, 144, np.random.default_rng(5))
+    net = evaluate(b, model)
+    assert 0.7 < got[0] < 1.0 and abs(got[0] - net[0]) < 0.1, (got, net)
+
+
+def test_race_data_and_race_fit(tmp_path: Path) -> None:
+    """distill data --race-trials keeps only positions without contact, valued by
+    rollouts; fit --race gives the model a race net of its own, fitted to them (the
+    held-out loss falls), and leaves the contact net as it was."""
+    src = ROOT / "models" / "doublet-standard.npz"
+    out = tmp_path / "race"
+    argv = ["data", "--model", str(src), "--out", str(out), "--race-trials", "8",
+            "--workers", "1", "--chunks", "6"]  # fmt: skip
+    assert distill.main(argv) == 0
+    with np.load(out / "chunk-00000.npz") as z:
+        boards, probs = z["boards"], z["probs"]
+    assert len(boards) > 20 and not any(has_contact(b) for b in boards)
+    assert ((probs >= 0) & (probs <= 1)).all() and (probs[:, 1] <= probs[:, 0] + 1e-6).all()
+    base = load_model(src)
+    model, log = distill.fit(base, out, epochs=3, lr=1e-3, seed=1, race=True)
+    assert log[-1]["held_out"] < log[0]["held_out"], log
+    for a, c in zip(model.contact, base.contact, strict=True):
+        np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(model.race[0], base.contact[0])
+    assert model.meta["race_net"] and model.meta["race_fit"]["epochs"] == 3

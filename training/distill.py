@@ -2,6 +2,8 @@
 
     python -m training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
     python -m training.distill fit --model M --data DIR --out MODEL [--epochs E] [--lr LR]
+    python -m training.distill data --model M --out DIR --race-trials 72 ...
+    python -m training.distill fit --model M --data DIR --out MODEL --race ...
 
 ``data`` plays self-play games with M's net (0 ply) and evaluates a sample of their
 positions (the side on roll, before it rolls) with engine.search at ``--ply`` (the
@@ -16,6 +18,13 @@ kept), and a chunk's content depends only on (M, seed, c, ply).
 five sigmoid outputs, Adam, minibatches), keeping a tenth of the chunks aside: it prints
 the held-out loss before and after each epoch and writes the model (the same pruning
 net, if M has one, is kept: retrain it with training.prune for the new net).
+
+The race net (``--race-trials T`` / ``--race``): ``data`` keeps every position without
+contact of RACE_GAMES_PER_CHUNK games a chunk and values it by a race rollout of T
+trials (training.rollout: exact at the bear-off database, the current play's value
+further out) instead of a search; ``fit --race`` fits a race net of its own (starting
+from M's race net, which is its contact net when M has none) to those targets and
+leaves the contact net as it is.
 """
 
 from __future__ import annotations
@@ -32,14 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from engine.board import SIZE, outcome
+from engine.board import SIZE, has_contact, outcome
 from engine.eval import Model, load_model, save_model
 from engine.files import atomic_open, atomic_write
 from engine.search import Limits, Searcher
+from training.rollout import RaceRollout
 from training.selfplay import SelfPlay
 
 GAMES_PER_CHUNK = 4
 POSITION_EVERY = 4
+RACE_GAMES_PER_CHUNK = 16
 
 _STATE: dict[str, Any] = {}
 
@@ -51,8 +62,26 @@ def _init(model_path: str) -> None:
     _STATE["selfplay"] = SelfPlay(model.variant)
 
 
-def chunk(seed: int, c: int, ply: int) -> tuple[np.ndarray, np.ndarray]:
-    """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c."""
+def race_chunk(seed: int, c: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
+    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of race chunk c."""
+    model, sp = _STATE["model"], _STATE["selfplay"]
+    if "rollout" not in _STATE:
+        _STATE["rollout"] = RaceRollout(model)
+    rollout = _STATE["rollout"]
+    rng = np.random.default_rng([seed, c, 77])
+    boards: list[np.ndarray] = []
+    for index in range(c * RACE_GAMES_PER_CHUNK, (c + 1) * RACE_GAMES_PER_CHUNK):
+        traj = sp.game(model.contact, model.race, seed, index)
+        boards.extend(b for b in traj.boards if outcome(b) == 0 and not has_contact(b))
+    out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
+    return np.array(boards, np.int8).reshape(-1, SIZE), out
+
+
+def chunk(seed: int, c: int, ply: int, race_trials: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
+    chunk c, when race_trials > 0)."""
+    if race_trials > 0:
+        return race_chunk(seed, c, race_trials)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = np.random.default_rng([seed, c, 99])
     boards: list[np.ndarray] = []
@@ -67,18 +96,23 @@ def chunk(seed: int, c: int, ply: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def _chunk_task(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
-    seed, c, ply = args
-    boards, probs = chunk(seed, c, ply)
+def _chunk_task(args: tuple[int, int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
+    seed, c, ply, race_trials = args
+    boards, probs = chunk(seed, c, ply, race_trials)
     return c, boards, probs
 
 
-def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int) -> int:
+def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
+              race_trials: int = 0) -> int:  # fmt: skip
     from tqdm import tqdm
 
     out.mkdir(parents=True, exist_ok=True)
-    info = {"model": str(model_path), "ply": ply, "seed": seed,
-            "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
+    if race_trials > 0:
+        info = {"model": str(model_path), "race_trials": race_trials, "seed": seed,
+                "games_per_chunk": RACE_GAMES_PER_CHUNK}  # fmt: skip
+    else:
+        info = {"model": str(model_path), "ply": ply, "seed": seed,
+                "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
@@ -88,11 +122,12 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         atomic_write(info_path, json.dumps(info, indent=1))
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
     positions = 0
-    bar = tqdm(total=chunks, initial=chunks - len(todo), desc=f"{ply}-ply targets", unit="chunk")
+    what = f"race rollouts x{race_trials}" if race_trials > 0 else f"{ply}-ply targets"
+    bar = tqdm(total=chunks, initial=chunks - len(todo), desc=what, unit="chunk")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init,
                              initargs=(str(model_path),)) as pool:  # fmt: skip
-        for c, boards, probs in pool.map(_chunk_task, [(seed, c, ply) for c in todo]):
+        for c, boards, probs in pool.map(_chunk_task, [(seed, c, ply, race_trials) for c in todo]):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
             positions += len(boards)
@@ -114,8 +149,10 @@ def load_data(data: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return boards, probs
 
 
-def fit(model: Model, data: Path, epochs: int, lr: float, seed: int,
-        batch: int = 256) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int = 256,
+        race: bool = False) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+    """Fit model's net (race: a race net of its own, on the positions without contact) to
+    the targets in data; the fitted model and the loss log."""
     import torch
 
     from engine.encode import encode
@@ -123,6 +160,10 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int,
 
     torch.manual_seed(seed)
     boards, probs = load_data(data)
+    if race:
+        keep = [np.array([not has_contact(b) for b in bs], bool) for bs in boards]
+        boards = [bs[k] for bs, k in zip(boards, keep, strict=True)]
+        probs = [ps[k] for ps, k in zip(probs, keep, strict=True)]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(boards))
     held = order[: max(1, len(boards) // 10)]
@@ -134,7 +175,11 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int,
     x_held = torch.cat([xs[i] for i in held])
     y_held = torch.cat([ys[i] for i in held]).clamp(0.0, 1.0)
     net = TDNet.from_model(model)
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    if race and net.race is None:  # a race net of its own, starting as the contact net
+        net = TDNet(model.contact[1].shape[0], race_net=True)
+        net.from_engine(model.contact, model.race)
+    params = net.race.parameters() if race and net.race is not None else net.parameters()
+    opt = torch.optim.Adam(params, lr=lr)
     bce = torch.nn.functional.binary_cross_entropy
 
     def held_loss() -> float:
@@ -160,8 +205,11 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int,
     contact, race = net.to_engine()
     # The net changed: its recorded strength no longer holds (measure it again).
     meta = {k: v for k, v in model.meta.items() if k != "strength"}
-    meta = {**meta, "distilled": {"data": str(data), "positions": len(x_fit),
-                                        "epochs": epochs, "lr": lr, "log": log}}  # fmt: skip
+    key = "race_fit" if race else "distilled"
+    meta = {**meta, key: {"data": str(data), "positions": len(x_fit), "epochs": epochs,
+                          "lr": lr, "log": log}}  # fmt: skip
+    if race:
+        meta["race_net"] = True
     return Model(contact, race, meta, model.prune), log
 
 
@@ -177,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--ply", type=int, default=2)
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--race-trials", type=int, default=0,
+                   help="race positions only, valued by rollouts of this many trials")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
     f.add_argument("--data", required=True, type=Path)
@@ -184,12 +234,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--epochs", type=int, default=4)
     f.add_argument("--lr", type=float, default=1e-4)
     f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--race", action="store_true",
+                   help="fit a race net of its own on the positions without contact")  # fmt: skip
     args = ap.parse_args(argv)
     if args.cmd == "data":
-        n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers)
-        print(f"{n:,} positions evaluated at {args.ply} ply into {args.out}")
+        n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
+                      args.race_trials)  # fmt: skip
+        how = f"by race rollouts ({args.race_trials} trials)" if args.race_trials else (
+            f"at {args.ply} ply")  # fmt: skip
+        print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
-    model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed)
+    model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed,
+                   race=args.race)  # fmt: skip
     save_model(args.out, model)
     print(f"wrote {args.out}")
     return 0

@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from engine.bearoff import is_bearoff
 from engine.board import STANDARD, flip, outcome
-from engine.encode import N_PRUNE_INPUTS, encode_raw
+from engine.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
 from engine.eval import Model, Net, equity, evaluate, load_model, prune_scores, save_model
 from engine.movegen import legal_outcomes
 from training.selfplay import SelfPlay
@@ -191,10 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     model = load_model(args.model)
-    if model.meta.get("upgraded_from_encoder"):
-        print(f"error: {args.model} is a version-{model.meta['upgraded_from_encoder']} model; "
-              "retrain it for this encoder first", file=sys.stderr)  # fmt: skip
-        return 2
+    if model.meta.get("upgraded_from_encoder"):  # written back at this version: same outputs
+        print(f"note: {args.model} is a version-{model.meta['upgraded_from_encoder']} model; "
+              f"it is written at encoder version {ENCODER_VERSION} with zero weights on the "
+              "inputs it lacks "
+              "(the same evaluations)")  # fmt: skip
     weights, report = train(model, args.games, args.hidden, args.epochs, args.seed)
     out = Path(args.out or args.model)
     meta = {**model.meta, "prune": report}

@@ -205,6 +205,14 @@ class Trainer:
                 f"{path}: the model has {hidden} hidden units, more than the config's "
                 f"{self.cfg.hidden}"
             )
+        separate = model.race is not model.contact and not all(
+            np.array_equal(a, b) for a, b in zip(model.contact, model.race, strict=True)
+        )
+        if separate and not self.cfg.race_net:
+            raise ValueError(
+                f"{path}: the model has a race net of its own, which config "
+                f"{self.cfg.name!r} (race_net=False) would drop; use a config with race_net"
+            )
         rng = np.random.default_rng(self.cfg.seed)
         self.net.from_engine(*(widen(n, self.cfg.hidden, rng) for n in (model.contact, model.race)))
 
