@@ -37,6 +37,17 @@ def _equity(p: torch.Tensor) -> torch.Tensor:
     return 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
 
 
+def _report(net: TDNet, hidden: int, epoch: int, data: tuple[torch.Tensor, ...]) -> None:
+    xf, yf, xh, yh = data
+    with torch.no_grad():
+        ph, pf = net(xh), net(xf[:20000])
+        gap_h = float((_equity(ph) - _equity(yh)).abs().mean())
+        gap_f = float((_equity(pf) - _equity(yf[:20000])).abs().mean())
+        ce = float(torch.nn.functional.binary_cross_entropy(ph, yh))
+    print(f"hidden {hidden:>4} epoch {epoch:>3}: |equity gap| held out {gap_h:.4f}, "
+          f"fitted {gap_f:.4f}; held-out cross-entropy {ce:.5f}", flush=True)  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, required=True)
@@ -70,16 +81,7 @@ def main() -> None:
         net.from_engine(widen(model.contact, hidden, np.random.default_rng(args.seed)))
         opt = torch.optim.Adam(net.parameters(), lr=args.lr)
 
-        def report(epoch: int) -> None:
-            with torch.no_grad():
-                ph, pf = net(xh), net(xf[:20000])
-                gap_h = float((_equity(ph) - _equity(yh)).abs().mean())
-                gap_f = float((_equity(pf) - _equity(yf[:20000])).abs().mean())
-                print(f"hidden {hidden:>4} epoch {epoch:>3}: |equity gap| held out {gap_h:.4f}, "
-                      f"fitted {gap_f:.4f}; held-out cross-entropy {float(bce(ph, yh)):.5f}",
-                      flush=True)  # fmt: skip
-
-        report(0)
+        _report(net, hidden, 0, (xf, yf, xh, yh))
         for epoch in range(1, args.epochs + 1):
             perm = torch.randperm(len(xf))
             for k in range(0, len(perm), 256):
@@ -90,7 +92,7 @@ def main() -> None:
                 loss.backward()
                 opt.step()
             if epoch % args.every == 0:
-                report(epoch)
+                _report(net, hidden, epoch, (xf, yf, xh, yh))
 
 
 if __name__ == "__main__":

@@ -476,7 +476,8 @@ def test_prune_net_learns_the_main_nets_order(tmp_path: Path) -> None:
     argv = [str(src), "--out", str(out), "--games", "60", "--epochs", "3", "--hidden", "8"]
     assert prune.main(argv) == 0
     model, shipped = load_model(out), load_model(src)
-    for got, want in zip(model.contact, shipped.contact, strict=True):
+    for got, want in zip((*model.contact, *model.race), (*shipped.contact, *shipped.race),
+                         strict=True):  # fmt: skip
         assert np.array_equal(got, want)
     report = model.meta["prune"]
     assert model.prune is not None and model.prune[0].shape == (N_PRUNE_INPUTS, 8)
@@ -489,6 +490,34 @@ def test_prune_net_learns_the_main_nets_order(tmp_path: Path) -> None:
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ModelError, match="pruning net"):
         load_model(tmp_path / "bad.npz")
+
+
+def test_prune_writes_an_older_encoders_model_at_this_version_with_the_same_values(
+    tmp_path: Path,
+) -> None:
+    """A version-1 model (as the shipped Acey-Deucey net was) gets its pruning net and is
+    written at the current encoder version: zero weights on the inputs it lacks, the same
+    evaluations as the version-1 file loaded."""
+    from engine.encode import N_INPUTS_BY_VERSION
+    from engine.eval import random_net
+
+    net1 = random_net(16, seed=4, n_inputs=N_INPUTS_BY_VERSION[1])
+    arrays = {"meta": np.array(json.dumps({"encoder_version": 1, "hidden": 16, "variant": 0,
+                                           "games": 0}))}  # fmt: skip
+    for name in ("contact", "race"):
+        for key, a in zip(("w1", "b1", "w2", "b2"), net1, strict=True):
+            arrays[f"{name}_{key}"] = a
+    np.savez(tmp_path / "v1.npz", **arrays)
+    out = tmp_path / "v2.npz"
+    argv = [str(tmp_path / "v1.npz"), "--out", str(out), "--games", "10", "--epochs", "1",
+            "--hidden", "4"]  # fmt: skip
+    assert prune.main(argv) == 0
+    with np.load(out) as z:
+        assert json.loads(str(z["meta"]))["encoder_version"] == ENCODER_VERSION
+    boards = _positions()[:100]
+    np.testing.assert_array_equal(evaluate(boards, load_model(out)),
+                                  evaluate(boards, load_model(tmp_path / "v1.npz")))  # fmt: skip
+    assert load_model(out).prune is not None
 
 
 def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path: Path) -> None:

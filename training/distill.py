@@ -202,7 +202,7 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int 
         log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss()})
         print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}",
               flush=True)  # fmt: skip
-    contact, race = net.to_engine()
+    contact_net, race_net = net.to_engine()
     # The net changed: its recorded strength no longer holds (measure it again).
     meta = {k: v for k, v in model.meta.items() if k != "strength"}
     key = "race_fit" if race else "distilled"
@@ -210,7 +210,7 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int 
                           "lr": lr, "log": log}}  # fmt: skip
     if race:
         meta["race_net"] = True
-    return Model(contact, race, meta, model.prune), log
+    return Model(contact_net, race_net, meta, model.prune), log
 
 
 def main(argv: Sequence[str] | None = None) -> int:
