@@ -618,3 +618,23 @@ def test_race_data_and_race_fit(tmp_path: Path) -> None:
         np.testing.assert_array_equal(a, c)
     assert not np.array_equal(model.race[0], base.contact[0])
     assert model.meta["race_net"] and model.meta["race_fit"]["epochs"] == 3
+
+
+def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A missing model, race rollouts of an Acey-Deucey model, and a race fit to data
+    without race positions each end with one line naming what is wrong."""
+    assert distill.main(["data", "--model", str(tmp_path / "none.npz"), "--out",
+                         str(tmp_path / "d"), "--workers", "1"]) == 2  # fmt: skip
+    assert "does not exist" in capsys.readouterr().err
+    acey = str(ROOT / "models" / "doublet-acey-deucey.npz")
+    with pytest.raises(SystemExit, match="not a standard backgammon model"):
+        distill.main(["data", "--model", acey, "--out", str(tmp_path / "a"),
+                      "--race-trials", "4", "--workers", "1"])  # fmt: skip
+    assert not (tmp_path / "a").exists()
+    contact = tmp_path / "contact"
+    contact.mkdir()
+    np.savez(contact / "chunk-00000.npz", boards=_positions()[:5], probs=np.full((5, 5), 0.5))
+    assert all(has_contact(b) for b in _positions()[:5])
+    std = load_model(ROOT / "models" / "doublet-standard.npz")
+    with pytest.raises(SystemExit, match="no positions without contact"):
+        distill.fit(std, contact, epochs=1, lr=1e-3, seed=1, race=True)

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.board import SIZE, has_contact, outcome
-from engine.eval import Model, load_model, save_model
+from engine.board import SIZE, STANDARD, has_contact, outcome
+from engine.eval import Model, ModelError, load_model, save_model
 from engine.files import atomic_open, atomic_write
 from engine.search import Limits, Searcher
 from training.rollout import RaceRollout
@@ -106,6 +106,9 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
               race_trials: int = 0) -> int:  # fmt: skip
     from tqdm import tqdm
 
+    if race_trials > 0 and load_model(model_path).variant != STANDARD:
+        raise SystemExit(f"error: {model_path} is not a standard backgammon model: race "
+                         "rollouts end in the standard bear-off database")  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     if race_trials > 0:
         info = {"model": str(model_path), "race_trials": race_trials, "seed": seed,
@@ -164,6 +167,8 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int 
         keep = [np.array([not has_contact(b) for b in bs], bool) for bs in boards]
         boards = [bs[k] for bs, k in zip(boards, keep, strict=True)]
         probs = [ps[k] for ps, k in zip(probs, keep, strict=True)]
+        if sum(len(bs) for bs in boards) == 0:
+            raise SystemExit(f"error: {data} holds no positions without contact to fit")
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(boards))
     held = order[: max(1, len(boards) // 10)]
@@ -237,7 +242,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--race", action="store_true",
                    help="fit a race net of its own on the positions without contact")  # fmt: skip
     args = ap.parse_args(argv)
+    try:
+        return _run(args)
+    except ModelError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.cmd == "data":
+        load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
                       args.race_trials)  # fmt: skip
         how = f"by race rollouts ({args.race_trials} trials)" if args.race_trials else (
