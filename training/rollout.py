@@ -3,15 +3,16 @@
 A race (no contact) is played on at 0 ply by both sides, each play chosen by cubeless
 equity with the exact bear-off database wherever a position is a pure bear-off, until
 the side on roll stands in a pure bear-off (both sides home): that position's exact
-database probabilities end the trial. A trial that reaches neither within MAX_MOVES
-plays (none does: a race from the start position needs fewer) ends on the net's value.
+database probabilities end the trial (as does the end of the game). A trial that
+reaches neither within MAX_MOVES plays (none does: every race ends sooner) ends on the
+net's value.
 
-`race_rollout` averages `trials` trials; trial t starts with roll t mod 36 (each of
-the 36 ordered rolls once per 36 trials, so the first roll's luck cancels) and goes on
-with random dice from the seed. These values are the supervised targets of the race
-net (training.distill data --race-trials): near the database they are exact, further
-out they are the value of the current net's own race play, with no bias from its
-evaluations of race positions.
+``RaceRollout(model)(board, trials, rng)`` averages `trials` trials; trial t starts with
+roll t mod 36 (each of the 36 ordered rolls once per 36 trials, so the first roll's luck
+cancels) and goes on with random dice from rng. These values are the supervised targets
+of the race net (training.distill data --race-trials): near the database they are
+exact, further out they are the value of the current net's own race play (measured by
+playing, not the net's estimate of it).
 """
 
 from __future__ import annotations
