@@ -4,7 +4,7 @@ A race (no contact) is played on at 0 ply by both sides, each play chosen by cub
 equity with the exact bear-off database wherever a position is a pure bear-off, until
 the side on roll stands in a pure bear-off (both sides home): that position's exact
 database probabilities end the trial (as does the end of the game). A trial that
-reaches neither within MAX_MOVES plays (none does: every race ends sooner) ends on the
+reaches neither within MAX_MOVES plays (only runs of the lowest rolls could) ends on the
 net's value.
 
 ``RaceRollout(model)(board, trials, rng)`` averages `trials` trials; trial t starts with
