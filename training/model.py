@@ -78,6 +78,13 @@ def consistent(p: torch.Tensor) -> torch.Tensor:
     return torch.stack((w, wg, wbg, lg, lbg), dim=1)
 
 
+def has_own_race_net(model: Model) -> bool:
+    """True when model's race net differs from its contact net."""
+    return model.race is not model.contact and not all(
+        np.array_equal(a, b) for a, b in zip(model.contact, model.race, strict=True)
+    )
+
+
 class TDNet(nn.Module):
     """A contact net and an optional race net, routed by the contact input."""
 
@@ -135,12 +142,9 @@ class TDNet(nn.Module):
     @classmethod
     def from_model(cls, model: Model) -> TDNet:
         """A torch net holding model's weights (a race net if it has distinct ones)."""
-        separate = model.race is not model.contact and not all(
-            np.array_equal(a, b) for a, b in zip(model.contact, model.race, strict=True)
-        )
-        net = cls(model.contact[1].shape[0], race_net=separate)
+        net = cls(model.contact[1].shape[0], race_net=has_own_race_net(model))
         net.from_engine(model.contact, model.race)
         return net
 
 
-__all__ = ["CONTACT_INPUT", "OneHidden", "TDNet", "consistent"]
+__all__ = ["CONTACT_INPUT", "OneHidden", "TDNet", "consistent", "has_own_race_net"]

@@ -49,7 +49,7 @@ from engine.files import atomic_write
 from training import checkpoint, configs, workers
 from training.arena import Strength, command, strength
 from training.configs import Config
-from training.model import TDNet
+from training.model import TDNet, has_own_race_net
 from training.selfplay import Trajectory
 from training.td import Learner
 
@@ -205,10 +205,7 @@ class Trainer:
                 f"{path}: the model has {hidden} hidden units, more than the config's "
                 f"{self.cfg.hidden}"
             )
-        separate = model.race is not model.contact and not all(
-            np.array_equal(a, b) for a, b in zip(model.contact, model.race, strict=True)
-        )
-        if separate and not self.cfg.race_net:
+        if has_own_race_net(model) and not self.cfg.race_net:
             raise ValueError(
                 f"{path}: the model has a race net of its own, which config "
                 f"{self.cfg.name!r} (race_net=False) would drop; use a config with race_net"
