@@ -194,8 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if model.meta.get("upgraded_from_encoder"):  # written back at this version: same outputs
         print(f"note: {args.model} is a version-{model.meta['upgraded_from_encoder']} model; "
               f"it is written at encoder version {ENCODER_VERSION} with zero weights on the "
-              "inputs it lacks "
-              "(the same evaluations)")  # fmt: skip
+              "inputs it lacks (the same evaluations)")  # fmt: skip
     weights, report = train(model, args.games, args.hidden, args.epochs, args.seed)
     out = Path(args.out or args.model)
     meta = {**model.meta, "prune": report}

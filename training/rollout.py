@@ -50,9 +50,8 @@ def _trials(start, dice, contact, race, bo, acc, tmp, scratch, out):
             b[i] = start[i]
         side = 0  # 0: the start side is on roll at b
         for m in range(MAX_MOVES + 1):
-            _v0(b, STANDARD, contact, race, bo, True, x, hidden, flipped, p)
-            done = m == MAX_MOVES or outcome(b) != 0 or is_bearoff(b)
-            if done:
+            if m == MAX_MOVES or outcome(b) != 0 or is_bearoff(b):
+                _v0(b, STANDARD, contact, race, bo, True, x, hidden, flipped, p)
                 if side == 0:
                     for k in range(N_OUTPUTS):
                         out[k] += p[k]
