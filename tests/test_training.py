@@ -638,3 +638,151 @@ def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) 
     std = load_model(ROOT / "models" / "doublet-standard.npz")
     with pytest.raises(SystemExit, match="no positions without contact"):
         distill.fit(std, contact, epochs=1, lr=1e-3, seed=1, race=True)
+
+
+# Contact rollouts (training.rollout.Rollout, training.distill --rollout-trials)
+# --------------------------------------------------------------------------------------
+
+
+def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The 0-ply value a rollout uses, plainly: a finished game, the bear-off database,
+    else the net."""
+    from engine.bearoff import bearoff_probs, is_bearoff
+
+    r = outcome(b)
+    if r:
+        return np.array([r > 0, r >= 2, r >= 3, r <= -2, r <= -3], np.float64)
+    if is_bearoff(b):
+        return np.asarray(bearoff_probs(b), np.float64)
+    return np.asarray(evaluate(b, model), np.float64)
+
+
+def _rollout_reference(model, start: np.ndarray, dice: np.ndarray, prune_keep: int  # type: ignore[no-untyped-def]
+                       ) -> np.ndarray:  # fmt: skip
+    """training.rollout.Rollout in plain Python, trial by trial with the same dice: both
+    sides play the best 0-ply play (among the pruning net's best prune_keep, besides the
+    exact ones, when it is > 0) until the game ends, a pure bear-off or the end of
+    contact, valued at 0 ply from the start side's view."""
+    from engine.bearoff import is_bearoff
+    from engine.eval import equity, prune_scores
+    from training.rollout import MAX_MOVES
+
+    total = np.zeros(5)
+    for t in range(len(dice)):
+        b, side = start.copy(), 0
+        for m in range(MAX_MOVES + 1):
+            if m == MAX_MOVES or outcome(b) or is_bearoff(b) or not has_contact(b):
+                p = _v0_reference(b, model)
+                total += p if side == 0 else _mover_side(p)
+                break
+            outs, _ = legal_outcomes(b, int(dice[t, m, 0]), int(dice[t, m, 1]))
+            views = [flip(a) for a in outs]
+            cand = list(range(len(views)))
+            if 0 < prune_keep < len(views):
+                exact = [i for i in cand if outcome(views[i]) or is_bearoff(views[i])]
+                rest = [i for i in cand if i not in exact]
+                rating = -prune_scores(np.array([views[i] for i in rest]), model.prune)
+                top = [rest[j] for j in np.argsort(-rating, kind="stable")[:prune_keep]]
+                cand = sorted(exact + top)
+            value = {i: equity(_mover_side(_v0_reference(views[i], model))) for i in cand}
+            b = views[max(cand, key=lambda i: value[i])]
+            side ^= 1
+    return total / len(dice)
+
+
+def test_contact_rollout_equals_a_plain_reference() -> None:
+    """The numba rollout kernel and the plain reference play the same trials (with and
+    without the pruning net) and reach the same mean, from the opening and from
+    self-play positions."""
+    from training.rollout import Rollout, stratified_dice
+
+    model = load_model(ROOT / "models" / "doublet-standard.npz")
+    sp = SelfPlay(STANDARD)
+    traj = sp.game(model.contact, model.race, 3, 0)
+    starts = [pos({24: 2, 13: 5, 8: 3, 6: 5}, {24: 2, 13: 5, 8: 3, 6: 5})]
+    starts += [b for b in traj.boards if outcome(b) == 0 and has_contact(b)][5::12]
+    assert len(starts) >= 3
+    for prune_on in (False, True):
+        r = Rollout(model, prune=prune_on)
+        for k, b in enumerate(starts):
+            dice = stratified_dice(3, np.random.default_rng(k))
+            got = r._run(np.ascontiguousarray(b), dice, True)
+            want = _rollout_reference(model, b, dice, r.prune_keep)
+            np.testing.assert_allclose(got, want, atol=2e-5)
+    assert Rollout(model).prune_keep > 0 and Rollout(model, prune=False).prune_keep == 0
+
+
+def test_stratified_dice_play_every_roll_once_per_block() -> None:
+    """For each block of 36 trials and each move, the 36 ordered rolls once each; a
+    partial block has no roll twice; different seeds give different orders."""
+    from training.rollout import MAX_MOVES, stratified_dice
+
+    d = stratified_dice(80, np.random.default_rng(1))
+    assert d.shape == (80, MAX_MOVES, 2) and d.min() == 1 and d.max() == 6
+    code = 6 * (d[..., 0] - 1) + d[..., 1] - 1
+    for lo in (0, 36):
+        assert (np.sort(code[lo : lo + 36], axis=0) == np.arange(36)[:, None]).all()
+    tail = np.sort(code[72:], axis=0)
+    assert (np.diff(tail, axis=0) > 0).all()
+    assert not np.array_equal(d, stratified_dice(80, np.random.default_rng(2)))
+
+
+def test_contact_rollout_refuses_races_and_other_variants() -> None:
+    from training.rollout import Rollout
+
+    model = load_model(ROOT / "models" / "doublet-standard.npz")
+    with pytest.raises(ValueError, match="with contact"):
+        Rollout(model)(pos({6: 15}, {19: 15}), 36, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="standard bear-off"):
+        Rollout(load_model(ROOT / "models" / "doublet-acey-deucey.npz"))
+
+
+def test_contact_rollout_data_and_fit(tmp_path: Path) -> None:
+    """distill data --rollout-trials keeps only positions with contact, valued by
+    rollouts; a plain fit to them lowers the held-out loss and moves only the contact
+    net (the model's race net of its own stays as it is)."""
+    src = ROOT / "models" / "doublet-standard.npz"
+    out = tmp_path / "contact"
+    argv = ["data", "--model", str(src), "--out", str(out), "--rollout-trials", "4",
+            "--workers", "1", "--chunks", "8"]  # fmt: skip
+    assert distill.main(argv) == 0
+    info = json.loads((out / "info.json").read_text())
+    assert info["rollout_trials"] == 4 and "ply" not in info
+    with np.load(out / "chunk-00000.npz") as z:
+        boards, probs = z["boards"], z["probs"]
+    assert len(boards) > 10 and all(has_contact(b) and not outcome(b) for b in boards)
+    assert ((probs >= 0) & (probs <= 1)).all() and (probs[:, 1] <= probs[:, 0] + 1e-6).all()
+    base = load_model(src)
+    model, log = distill.fit(base, out, epochs=3, lr=1e-3, seed=1)
+    assert log[-1]["held_out"] < log[0]["held_out"], log
+    for a, c in zip(model.race, base.race, strict=True):
+        np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(model.contact[0], base.contact[0])
+    with pytest.raises(SystemExit, match="give one"):
+        distill.main(["data", "--model", str(src), "--out", str(tmp_path / "both"),
+                      "--race-trials", "4", "--rollout-trials", "4", "--workers", "1"])  # fmt: skip
+
+
+def test_distill_data_with_exploration(tmp_path: Path) -> None:
+    """--epsilon: the games behind the data take random plays on that share of rolls, so
+    they reach positions the net's own play does not; the setting is part of the data
+    (resuming under another is refused), and a value outside [0, 1) is refused."""
+    src = str(ROOT / "models" / "doublet-standard.npz")
+    base = ["data", "--model", src, "--ply", "0", "--workers", "1", "--chunks", "3"]
+    assert distill.main([*base, "--out", str(tmp_path / "e"), "--epsilon", "0.5"]) == 0
+    assert distill.main([*base, "--out", str(tmp_path / "p")]) == 0
+    assert json.loads((tmp_path / "e" / "info.json").read_text())["epsilon"] == 0.5
+    assert "epsilon" not in json.loads((tmp_path / "p" / "info.json").read_text())
+    e = np.load(tmp_path / "e" / "chunk-00000.npz")["boards"]
+    p = np.load(tmp_path / "p" / "chunk-00000.npz")["boards"]
+    assert len(e) != len(p) or not np.array_equal(e, p)
+    model, _ = distill.fit(load_model(src), [tmp_path / "e", tmp_path / "p"], epochs=1,
+                           lr=1e-4, seed=1)  # fmt: skip
+    sizes = [len(np.load(f)["boards"]) for f in sorted(tmp_path.glob("[ep]/chunk-*.npz"))]
+    fitted = model.meta["distilled"]
+    assert len(sizes) == 6 and sum(sizes) - fitted["positions"] in sizes  # one chunk held out
+    assert str(tmp_path / "e") in fitted["data"] and str(tmp_path / "p") in fitted["data"]
+    with pytest.raises(SystemExit, match="other settings"):
+        distill.main([*base, "--out", str(tmp_path / "e")])
+    with pytest.raises(SystemExit, match=r"\[0, 1\)"):
+        distill.main([*base, "--out", str(tmp_path / "x"), "--epsilon", "1.5"])

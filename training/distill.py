@@ -4,6 +4,7 @@
     python -m training.distill fit --model M --data DIR --out MODEL [--epochs E] [--lr LR]
     python -m training.distill data --model M --out DIR --race-trials 72 ...
     python -m training.distill fit --model M --data DIR --out MODEL --race ...
+    python -m training.distill data --model M --out DIR --rollout-trials 36 ...
 
 ``data`` plays self-play games with M's net (0 ply) and evaluates a sample of their
 positions (the side on roll, before it rolls) with engine.search at ``--ply`` (the
@@ -25,6 +26,14 @@ trials (training.rollout: exact at the bear-off database, the current play's val
 further out) instead of a search; ``fit --race`` fits a race net of its own (starting
 from M's race net, which is its contact net when M has none) to those targets and
 leaves the contact net as it is.
+
+The contact net on rollouts (``--rollout-trials T``): ``data`` keeps every
+POSITION_EVERY-th position with contact of each game and values it by a rollout of T
+trials to the end of contact (training.rollout.Rollout: both sides at 0 ply with the
+pruning net, the race net's value when contact is broken, every roll stratified). These
+are the value of the net's own play rather than its search's estimate of it. A plain
+``fit`` then moves the contact net alone when M has a race net of its own (that one is
+fitted by ``--race``).
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ from engine.board import SIZE, STANDARD, has_contact, outcome
 from engine.eval import Model, ModelError, load_model, save_model
 from engine.files import atomic_open, atomic_write
 from engine.search import Limits, Searcher
-from training.rollout import RaceRollout
+from training.rollout import RaceRollout, Rollout
 from training.selfplay import SelfPlay
 
 GAMES_PER_CHUNK = 4
@@ -55,11 +64,11 @@ RACE_GAMES_PER_CHUNK = 16
 _STATE: dict[str, Any] = {}
 
 
-def _init(model_path: str) -> None:
+def _init(model_path: str, epsilon: float = 0.0) -> None:
     model = load_model(model_path)
     _STATE["model"] = model
     _STATE["searcher"] = Searcher(model)
-    _STATE["selfplay"] = SelfPlay(model.variant)
+    _STATE["selfplay"] = SelfPlay(model.variant, epsilon)
 
 
 def race_chunk(seed: int, c: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
@@ -77,11 +86,32 @@ def race_chunk(seed: int, c: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def chunk(seed: int, c: int, ply: int, race_trials: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def contact_chunk(seed: int, c: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
+    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of contact chunk c:
+    every POSITION_EVERY-th position with contact of GAMES_PER_CHUNK games (from a random
+    offset), each rolled out to the end of contact."""
+    model, sp = _STATE["model"], _STATE["selfplay"]
+    if "contact_rollout" not in _STATE:
+        _STATE["contact_rollout"] = Rollout(model)
+    rollout = _STATE["contact_rollout"]
+    rng = np.random.default_rng([seed, c, 55])
+    boards: list[np.ndarray] = []
+    for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
+        traj = sp.game(model.contact, model.race, seed, index)
+        live = [b for b in traj.boards if outcome(b) == 0 and has_contact(b)]
+        boards.extend(live[int(rng.integers(POSITION_EVERY)) :: POSITION_EVERY])
+    out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
+    return np.array(boards, np.int8).reshape(-1, SIZE), out
+
+
+def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0
+          ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
-    chunk c, when race_trials > 0)."""
+    chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0)."""
     if race_trials > 0:
         return race_chunk(seed, c, race_trials)
+    if rollout_trials > 0:
+        return contact_chunk(seed, c, rollout_trials)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = np.random.default_rng([seed, c, 99])
     boards: list[np.ndarray] = []
@@ -96,41 +126,55 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0) -> tuple[np.ndarray
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def _chunk_task(args: tuple[int, int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
-    seed, c, ply, race_trials = args
-    boards, probs = chunk(seed, c, ply, race_trials)
+def _chunk_task(args: tuple[int, int, int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
+    seed, c, ply, race_trials, rollout_trials = args
+    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials)
     return c, boards, probs
 
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
-              race_trials: int = 0) -> int:  # fmt: skip
+              race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0
+              ) -> int:  # fmt: skip
     from tqdm import tqdm
 
-    if race_trials > 0 and load_model(model_path).variant != STANDARD:
-        raise SystemExit(f"error: {model_path} is not a standard backgammon model: race "
+    if not 0.0 <= epsilon < 1.0:
+        raise SystemExit(f"error: --epsilon must be in [0, 1), not {epsilon}")
+    if race_trials > 0 and rollout_trials > 0:
+        raise SystemExit("error: --race-trials and --rollout-trials make different data: "
+                         "give one")  # fmt: skip
+    if (race_trials > 0 or rollout_trials > 0) and load_model(model_path).variant != STANDARD:
+        raise SystemExit(f"error: {model_path} is not a standard backgammon model: "
                          "rollouts end in the standard bear-off database")  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     if race_trials > 0:
         info = {"model": str(model_path), "race_trials": race_trials, "seed": seed,
                 "games_per_chunk": RACE_GAMES_PER_CHUNK}  # fmt: skip
+    elif rollout_trials > 0:
+        info = {"model": str(model_path), "rollout_trials": rollout_trials, "seed": seed,
+                "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
     else:
         info = {"model": str(model_path), "ply": ply, "seed": seed,
                 "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
+    if epsilon > 0:
+        info["epsilon"] = epsilon
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
-        if {k: old.get(k) for k in info} != info:
+        if {k: old.get(k) for k in info} != info or old.get("epsilon", 0.0) != epsilon:
             raise SystemExit(f"error: {out} holds data made with other settings: {old}")
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
     positions = 0
-    what = f"race rollouts x{race_trials}" if race_trials > 0 else f"{ply}-ply targets"
+    what = f"{ply}-ply targets"
+    if race_trials > 0 or rollout_trials > 0:
+        what = f"race rollouts x{race_trials}" if race_trials else f"rollouts x{rollout_trials}"
     bar = tqdm(total=chunks, initial=chunks - len(todo), desc=what, unit="chunk")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init,
-                             initargs=(str(model_path),)) as pool:  # fmt: skip
-        for c, boards, probs in pool.map(_chunk_task, [(seed, c, ply, race_trials) for c in todo]):
+                             initargs=(str(model_path), epsilon)) as pool:  # fmt: skip
+        tasks = [(seed, c, ply, race_trials, rollout_trials) for c in todo]
+        for c, boards, probs in pool.map(_chunk_task, tasks):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
             positions += len(boards)
@@ -140,10 +184,16 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     return positions
 
 
-def load_data(data: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    files = sorted(data.glob("chunk-*.npz"))
-    if not files:
-        raise SystemExit(f"error: no chunk-*.npz files in {data}")
+def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(boards, probs) of every chunk in data (one folder, or several: their chunks in
+    the order given)."""
+    dirs = [data] if isinstance(data, Path) else list(data)
+    files = []
+    for d in dirs:
+        found = sorted(Path(d).glob("chunk-*.npz"))
+        if not found:
+            raise SystemExit(f"error: no chunk-*.npz files in {d}")
+        files += found
     boards, probs = [], []
     for f in files:
         with np.load(f) as z:
@@ -152,8 +202,8 @@ def load_data(data: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return boards, probs
 
 
-def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int = 256,
-        race: bool = False) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed: int,
+        batch: int = 256, race: bool = False) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
     """Fit model's net (race: a race net of its own, on the positions without contact) to
     the targets in data; the fitted model and the loss log."""
     import torch
@@ -183,7 +233,9 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int 
     if race and net.race is None:  # a race net of its own, starting as the contact net
         net = TDNet(model.contact[1].shape[0], race_net=True)
         net.from_engine(model.contact, model.race)
-    params = net.race.parameters() if race and net.race is not None else net.parameters()
+    # A race net of its own is fitted only by --race (to race rollouts); a plain fit
+    # moves the contact net alone.
+    params = (net.race if race else net.contact).parameters()
     opt = torch.optim.Adam(params, lr=lr)
     bce = torch.nn.functional.binary_cross_entropy
 
@@ -211,7 +263,8 @@ def fit(model: Model, data: Path, epochs: int, lr: float, seed: int, batch: int 
     # The net changed: its recorded strength no longer holds (measure it again).
     meta = {k: v for k, v in model.meta.items() if k != "strength"}
     key = "race_fit" if race else "distilled"
-    meta = {**meta, key: {"data": str(data), "positions": len(x_fit), "epochs": epochs,
+    where = str(data) if isinstance(data, Path) else " ".join(str(d) for d in data)
+    meta = {**meta, key: {"data": where, "positions": len(x_fit), "epochs": epochs,
                           "lr": lr, "log": log}}  # fmt: skip
     if race:
         meta["race_net"] = True
@@ -232,9 +285,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--workers", type=int, default=2)
     d.add_argument("--race-trials", type=int, default=0,
                    help="race positions only, valued by rollouts of this many trials")  # fmt: skip
+    d.add_argument("--rollout-trials", type=int, default=0,
+                   help="contact positions only, valued by rollouts of this many trials "
+                        "to the end of contact")  # fmt: skip
+    d.add_argument("--epsilon", type=float, default=0.0,
+                   help="the games play a uniformly random play on this share of rolls, "
+                        "for positions off the net's own path (0: none)")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
-    f.add_argument("--data", required=True, type=Path)
+    f.add_argument("--data", required=True, type=Path, nargs="+",
+                   help="one or more folders of chunks made by data")  # fmt: skip
     f.add_argument("--out", required=True, type=Path)
     f.add_argument("--epochs", type=int, default=4)
     f.add_argument("--lr", type=float, default=1e-4)
@@ -253,9 +313,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.cmd == "data":
         load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
-                      args.race_trials)  # fmt: skip
-        how = f"by race rollouts ({args.race_trials} trials)" if args.race_trials else (
-            f"at {args.ply} ply")  # fmt: skip
+                      args.race_trials, args.rollout_trials, args.epsilon)  # fmt: skip
+        how = (f"by race rollouts ({args.race_trials} trials)" if args.race_trials else
+               f"by rollouts ({args.rollout_trials} trials)" if args.rollout_trials else
+               f"at {args.ply} ply")  # fmt: skip
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
     model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed,
