@@ -19,7 +19,9 @@ still uniform and independent while each roll of each move is played equally oft
 (the quasi-random dice of GNU Backgammon's rollouts, by the Latin-hypercube route).
 These values are the supervised targets of training.distill (``--race-trials``,
 ``--rollout-trials``): the value of the current net's own play, measured by playing,
-not the net's estimate of it.
+not the net's estimate of it. Measured (benchmarks/RESULTS.md, session 6): fitting the
+race net to race rollouts helped; fitting the contact net to 36-trial contact rollouts
+of 334,000 positions did not make its plays better.
 """
 
 from __future__ import annotations
