@@ -71,35 +71,24 @@ def _init(model_path: str, epsilon: float = 0.0) -> None:
     _STATE["selfplay"] = SelfPlay(model.variant, epsilon)
 
 
-def race_chunk(seed: int, c: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
-    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of race chunk c."""
-    model, sp = _STATE["model"], _STATE["selfplay"]
-    if "rollout" not in _STATE:
-        _STATE["rollout"] = RaceRollout(model)
-    rollout = _STATE["rollout"]
-    rng = np.random.default_rng([seed, c, 77])
-    boards: list[np.ndarray] = []
-    for index in range(c * RACE_GAMES_PER_CHUNK, (c + 1) * RACE_GAMES_PER_CHUNK):
-        traj = sp.game(model.contact, model.race, seed, index)
-        boards.extend(b for b in traj.boards if outcome(b) == 0 and not has_contact(b))
-    out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
-    return np.array(boards, np.int8).reshape(-1, SIZE), out
+def rollout_chunk(seed: int, c: int, trials: int, race: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of rollout chunk c.
 
-
-def contact_chunk(seed: int, c: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
-    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of contact chunk c:
-    every POSITION_EVERY-th position with contact of GAMES_PER_CHUNK games (from a random
-    offset), each rolled out to the end of contact."""
+    race: every position without contact of RACE_GAMES_PER_CHUNK games, each rolled out
+    by RaceRollout; else every POSITION_EVERY-th position with contact of
+    GAMES_PER_CHUNK games (from a random offset), each rolled out to the end of contact."""
     model, sp = _STATE["model"], _STATE["selfplay"]
-    if "contact_rollout" not in _STATE:
-        _STATE["contact_rollout"] = Rollout(model)
-    rollout = _STATE["contact_rollout"]
-    rng = np.random.default_rng([seed, c, 55])
+    key = "race_rollout" if race else "contact_rollout"
+    if key not in _STATE:
+        _STATE[key] = RaceRollout(model) if race else Rollout(model)
+    rollout = _STATE[key]
+    rng = np.random.default_rng([seed, c, 77 if race else 55])
+    games = RACE_GAMES_PER_CHUNK if race else GAMES_PER_CHUNK
     boards: list[np.ndarray] = []
-    for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
+    for index in range(c * games, (c + 1) * games):
         traj = sp.game(model.contact, model.race, seed, index)
-        live = [b for b in traj.boards if outcome(b) == 0 and has_contact(b)]
-        boards.extend(live[int(rng.integers(POSITION_EVERY)) :: POSITION_EVERY])
+        live = [b for b in traj.boards if outcome(b) == 0 and has_contact(b) != race]
+        boards.extend(live if race else live[int(rng.integers(POSITION_EVERY)) :: POSITION_EVERY])
     out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
@@ -109,9 +98,9 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
     chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0)."""
     if race_trials > 0:
-        return race_chunk(seed, c, race_trials)
+        return rollout_chunk(seed, c, race_trials, race=True)
     if rollout_trials > 0:
-        return contact_chunk(seed, c, rollout_trials)
+        return rollout_chunk(seed, c, rollout_trials, race=False)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = np.random.default_rng([seed, c, 99])
     boards: list[np.ndarray] = []
