@@ -13,7 +13,10 @@ probabilities V_ply. Work comes in chunks (chunk c: self-play games
 c * GAMES_PER_CHUNK ... of the seed, every POSITION_EVERY-th position from a random
 offset), each written atomically as DIR/chunk-NNNNN.npz by worker processes; an
 interrupted run goes on where it stopped when started again (the chunks it has are
-kept), and a chunk's content depends only on (M, seed, c, ply).
+kept), and a chunk's content depends only on (M, seed, c, ply, epsilon). With
+``--epsilon E`` the games take a uniformly random play on a share E of rolls, which
+reaches positions the net's own play never does (the shipped model's last fit, session 6:
+benchmarks/RESULTS.md). ``fit --data`` takes one folder or several.
 
 ``fit`` starts from M's net and fits its outputs to those targets (cross-entropy on the
 five sigmoid outputs, Adam, minibatches), keeping a tenth of the chunks aside: it prints
