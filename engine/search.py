@@ -153,14 +153,7 @@ def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo
                 rating[i] = e if agains[level, i] else -e
                 scored[level, i] = 0
     if pruning:
-        for _ in range(prune_keep):
-            best = -1
-            for i in range(n):
-                if scored[level, i] == 0 and (best < 0 or rating[i] > rating[best]):
-                    best = i
-            if best < 0:
-                break
-            scored[level, best] = 2  # picked: scored below
+        _prune_pick(n, rating, scored[level], prune_keep, 2)  # 2: picked, scored below
     for i in range(n):
         if scored[level, i] == 0:
             continue
@@ -172,6 +165,20 @@ def _score_level(level, n, variant, contact, race, prune, prune_keep, bo, use_bo
             if cached:
                 _cache_store(view, h, cache[0], cache[1], cache[2], p)
         _mover_probs(p, agains[level, i], probs[level, i])
+
+
+@njit
+def _prune_pick(n, rating, flags, keep, mark):
+    """Set flags[i] = mark for the (at most) `keep` outcomes i < n with flags[i] == 0 that
+    the pruning net rates best (rating[i], the mover's view; ties: the lowest index)."""
+    for _ in range(keep):
+        best = -1
+        for i in range(n):
+            if flags[i] == 0 and (best < 0 or rating[i] > rating[best]):
+                best = i
+        if best < 0:
+            return
+        flags[best] = mark
 
 
 @njit

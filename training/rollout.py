@@ -34,7 +34,7 @@ from engine.encode import N_INPUTS
 from engine.eval import N_OUTPUTS, Model, _equity, _mover_probs, _prune_score, _terminal
 from engine.jit import njit
 from engine.movegen import Workspace, _outcomes
-from engine.search import _NO_PRUNE, PRUNE_KEEP, _v0
+from engine.search import _NO_PRUNE, PRUNE_KEEP, _prune_pick, _v0
 
 MAX_MOVES = 120
 
@@ -51,21 +51,14 @@ def _choose(b, d1, d2, contact, race, prune, prune_keep, bo, acc, tmp, scratch, 
         return n
     pruning = prune_keep > 0 and n > prune_keep
     for i in range(n):
-        picked[i] = True
+        picked[i] = 1
     if pruning:
         for i in range(n):
             flip_into(acc[0][i], view)
             if not (_terminal(view, p) or is_bearoff(view)):
                 rating[i] = -_prune_score(view, prune, flipped, hidden)
-                picked[i] = False
-        for _ in range(prune_keep):
-            top = -1
-            for i in range(n):
-                if not picked[i] and (top < 0 or rating[i] > rating[top]):
-                    top = i
-            if top < 0:
-                break
-            picked[top] = True
+                picked[i] = 0
+        _prune_pick(n, rating, picked, prune_keep, 1)
     best_eq = -1e9
     for i in range(n):
         if not picked[i]:
@@ -97,7 +90,7 @@ def _trials(start, dice, contact, race, prune, prune_keep, bo, stop_race, acc, t
                      np.float32),
             np.empty(SIZE, np.int8), np.empty(SIZE, np.int8), np.empty(N_OUTPUTS, np.float32),
             np.empty(N_OUTPUTS, np.float32), np.empty(cap, np.float32),
-            np.zeros(cap, np.bool_))  # fmt: skip
+            np.zeros(cap, np.int8))  # fmt: skip
     x, hidden, flipped = work[0], work[1], work[2]
     b = np.empty(SIZE, np.int8)
     nxt = np.empty(SIZE, np.int8)
