@@ -48,7 +48,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from engine.board import ACEY_DEUCEY, STANDARD, flip, has_contact, outcome  # noqa: E402
-from engine.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode  # noqa: E402
+from engine.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
 from engine.eval import ModelError, evaluate, load_model, random_model  # noqa: E402
 from engine.match import play_match, random_player  # noqa: E402
 from engine.movegen import legal_outcomes  # noqa: E402
@@ -544,6 +544,33 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
     model, log = distill.fit(load_model(src), out, epochs=2, lr=1e-4, seed=1)
     assert log[-1]["held_out"] < log[0]["held_out"], log
     assert model.meta["distilled"]["epochs"] == 2
+
+
+def test_distill_fit_widens_the_net_and_decays_the_learning_rate(tmp_path: Path) -> None:
+    """fit --hidden H widens both nets to H units with the same outputs (the new units
+    start with zero output weights); --lr-end decays the rate along a cosine to that
+    value; a width below the model's is refused."""
+    src = ROOT / "models" / "doublet-standard.npz"
+    base = load_model(src)
+    h = base.contact[1].shape[0]
+    out = tmp_path / "data"
+    assert distill.main(["data", "--model", str(src), "--out", str(out), "--ply", "0",
+                         "--workers", "1", "--chunks", "4"]) == 0  # fmt: skip
+    same, _ = distill.fit(base, out, epochs=0, lr=1e-3, seed=1, hidden=h + 16)
+    boards = _positions()[:200]
+    assert same.contact[0].shape == (N_INPUTS, h + 16) and same.race[0].shape[1] == h + 16
+    np.testing.assert_allclose(evaluate(boards, same), evaluate(boards, base), atol=1e-6)
+    path = tmp_path / "wide.npz"
+    assert distill.main(["fit", "--model", str(src), "--data", str(out), "--out", str(path),
+                         "--epochs", "2", "--lr", "1e-3", "--lr-end", "1e-5",
+                         "--hidden", str(h + 16)]) == 0  # fmt: skip
+    wide = load_model(path)
+    assert wide.meta["hidden"] == h + 16 and wide.contact[0].shape[1] == h + 16
+    log = wide.meta["distilled"]["log"]
+    assert log[1]["lr"] < 1e-3 and log[2]["lr"] == pytest.approx(1e-5)
+    assert np.abs(wide.contact[2][h:]).max() > 0  # the new units joined in
+    with pytest.raises(SystemExit, match="below"):
+        distill.fit(base, out, epochs=1, lr=1e-3, seed=1, hidden=h - 1)
 
 
 # --------------------------------------------------------------------------------------

@@ -195,15 +195,29 @@ def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.nd
 
 
 def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed: int,
-        batch: int = 256, race: bool = False) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+        batch: int = 256, race: bool = False, hidden: int | None = None,
+        lr_end: float | None = None) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
     """Fit model's net (race: a race net of its own, on the positions without contact) to
-    the targets in data; the fitted model and the loss log."""
+    the targets in data; the fitted model and the loss log. hidden: first widen the nets
+    to this many hidden units (the new units start with zero output weights, so the
+    fit starts from model's own outputs). lr_end: the learning rate falls from lr to
+    lr_end along a cosine over the fit (None: lr throughout)."""
     import torch
 
     from engine.encode import encode
-    from training.model import TDNet
+    from training.model import TDNet, has_own_race_net
+    from training.train import widen
 
     torch.manual_seed(seed)
+    if hidden is not None:
+        now = model.contact[1].shape[0]
+        if hidden < now:
+            raise SystemExit(f"error: --hidden {hidden} is below the model's {now} units")
+        rng = np.random.default_rng(seed)
+        contact = widen(model.contact, hidden, rng)
+        race_net = widen(model.race, hidden, rng) if has_own_race_net(model) else contact
+        model = Model(contact, race_net, {**model.meta, "hidden": hidden}, model.prune)
+
     boards, probs = load_data(data)
     if race:
         keep = [np.array([not has_contact(b) for b in bs], bool) for bs in boards]
@@ -229,6 +243,10 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     # moves the contact net alone.
     params = (net.race if race else net.contact).parameters()
     opt = torch.optim.Adam(params, lr=lr)
+    steps = epochs * -(-len(x_fit) // batch)
+    sched = None
+    if lr_end is not None:
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1), eta_min=lr_end)
     bce = torch.nn.functional.binary_cross_entropy
 
     def held_loss() -> float:
@@ -247,8 +265,11 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
             opt.zero_grad()
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
             total += loss.item() * len(idx)
-        log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss()})
+        log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss(),
+                    "lr": opt.param_groups[0]["lr"]})  # fmt: skip
         print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}",
               flush=True)  # fmt: skip
     contact_net, race_net = net.to_engine()
@@ -257,7 +278,7 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     key = "race_fit" if race else "distilled"
     where = str(data) if isinstance(data, Path) else " ".join(str(d) for d in data)
     meta = {**meta, key: {"data": where, "positions": len(x_fit), "epochs": epochs,
-                          "lr": lr, "log": log}}  # fmt: skip
+                          "lr": lr, "lr_end": lr_end, "log": log}}  # fmt: skip
     if race:
         meta["race_net"] = True
     return Model(contact_net, race_net, meta, model.prune), log
@@ -291,6 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--epochs", type=int, default=4)
     f.add_argument("--lr", type=float, default=1e-4)
     f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--hidden", type=int, default=None,
+                   help="first widen the nets to this many hidden units")  # fmt: skip
+    f.add_argument("--lr-end", type=float, default=None,
+                   help="the learning rate falls to this along a cosine")  # fmt: skip
     f.add_argument("--race", action="store_true",
                    help="fit a race net of its own on the positions without contact")  # fmt: skip
     args = ap.parse_args(argv)
@@ -312,7 +337,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
     model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed,
-                   race=args.race)  # fmt: skip
+                   race=args.race, hidden=args.hidden, lr_end=args.lr_end)  # fmt: skip
     save_model(args.out, model)
     print(f"wrote {args.out}")
     return 0
