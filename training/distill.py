@@ -1,7 +1,8 @@
 """Supervised training of the net on its own deeper search: the field's step after TD.
 
     python -m training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
-    python -m training.distill fit --model M --data DIR --out MODEL [--epochs E] [--lr LR]
+    python -m training.distill fit --model M --data DIR [DIR ...] --out MODEL [--epochs E]
+        [--lr LR] [--lr-end LR] [--hidden H]
     python -m training.distill data --model M --out DIR --race-trials 72 ...
     python -m training.distill fit --model M --data DIR --out MODEL --race ...
     python -m training.distill data --model M --out DIR --rollout-trials 36 ...
