@@ -814,3 +814,39 @@ def test_distill_data_with_exploration(tmp_path: Path) -> None:
         distill.main([*base, "--out", str(tmp_path / "e")])
     with pytest.raises(SystemExit, match=r"\[0, 1\)"):
         distill.main([*base, "--out", str(tmp_path / "x"), "--epsilon", "1.5"])
+
+
+def test_distill_data_with_candidates(tmp_path: Path) -> None:
+    """--candidates K: the data holds the positions after the K plays the 0-ply net rates
+    best for a random roll (seen by the side then on roll), checked here against every
+    legal play of the roll valued by engine.eval directly; the setting is part of the
+    data, and a negative K or K with rollout targets is refused."""
+    from engine.board import starting
+    from engine.eval import equity
+
+    src = str(ROOT / "models" / "doublet-standard.npz")
+    model = load_model(src)
+    s = Searcher(model)
+    board = starting()
+    for k in (1, 3, 50):
+        got = distill._candidates(s, board, k, np.random.default_rng(5))
+        d1, d2 = (int(d) for d in np.random.default_rng(5).integers(1, 7, size=2))
+        after, _ = legal_outcomes(board, d1, d2)
+        views = np.array([flip(a) for a in after])
+        mover = -equity(evaluate(views, model))  # the mover's equity after each play
+        want = views[np.argsort(-mover, kind="stable")[:k]]
+        assert len(got) == min(k, len(after)) and np.array_equal(np.array(got), want)
+
+    base = ["data", "--model", src, "--ply", "0", "--workers", "1", "--chunks", "2"]
+    assert distill.main([*base, "--out", str(tmp_path / "c"), "--candidates", "3"]) == 0
+    assert json.loads((tmp_path / "c" / "info.json").read_text())["candidates"] == 3
+    with np.load(tmp_path / "c" / "chunk-00000.npz") as z:
+        boards, probs = z["boards"], z["probs"]
+    net = np.array([has_contact(b) for b in boards])  # the others: the bear-off database
+    assert net.sum() > 0
+    np.testing.assert_allclose(probs[net], evaluate(boards[net], model), atol=1e-5)
+    with pytest.raises(SystemExit, match="other settings"):
+        distill.main([*base, "--out", str(tmp_path / "c")])
+    for bad in (["--candidates", "-1"], ["--candidates", "2", "--race-trials", "4"]):
+        with pytest.raises(SystemExit, match="--candidates"):
+            distill.main([*base, "--out", str(tmp_path / "x"), *bad])

@@ -1,6 +1,7 @@
 """Supervised training of the net on its own deeper search: the field's step after TD.
 
     python -m training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
+        [--epsilon E] [--candidates K]
     python -m training.distill fit --model M --data DIR [DIR ...] --out MODEL [--epochs E]
         [--lr LR] [--lr-end LR] [--hidden H]
     python -m training.distill data --model M --out DIR --race-trials 72 ...
@@ -17,7 +18,11 @@ interrupted run goes on where it stopped when started again (the chunks it has a
 kept), and a chunk's content depends only on (M, seed, c, ply, epsilon). With
 ``--epsilon E`` the games take a uniformly random play on a share E of rolls, which
 reaches positions the net's own play never does (the shipped model's last fit, session 6:
-benchmarks/RESULTS.md). ``fit --data`` takes one folder or several.
+benchmarks/RESULTS.md). With ``--candidates K`` each sampled position (every
+POSITION_EVERY * K-th) gives, for a random roll, the positions after the K plays the
+0-ply net rates best, valued the same way: the close alternatives that a decision has to
+tell apart, rather than only the play that was made. ``fit --data`` takes one folder or
+several.
 
 ``fit`` starts from M's net and fits its outputs to those targets (cross-entropy on the
 five sigmoid outputs, Adam, minibatches), keeping a tenth of the chunks aside: it prints
@@ -54,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.board import SIZE, STANDARD, has_contact, outcome
+from engine.board import SIZE, STANDARD, flip, has_contact, outcome
 from engine.eval import Model, ModelError, load_model, save_model
 from engine.files import atomic_open, atomic_write
 from engine.search import Limits, Searcher
@@ -97,21 +102,44 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool) -> tuple[np.ndarra
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0
-          ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
+                ) -> list[np.ndarray]:  # fmt: skip
+    """The positions after the k plays that the 0-ply search rates best for a roll drawn
+    from rng in b, each seen by the side then on roll; finished games left out."""
+    d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
+    after, again, probs, _ = s.analyse(b, d1, d2, Limits(ply=0))
+    eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
+    views = []
+    for i in np.argsort(-eq, kind="stable")[:k]:
+        v = after[i] if again[i] else flip(after[i])
+        if outcome(v) == 0:
+            views.append(v)
+    return views
+
+
+def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0,
+          candidates: int = 0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
-    chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0)."""
+    chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0).
+
+    candidates k > 0: instead of the sampled positions themselves (every
+    POSITION_EVERY * k-th), the positions after the k best plays at 0 ply of a random
+    roll in each: the close alternatives a decision has to tell apart."""
     if race_trials > 0:
         return rollout_chunk(seed, c, race_trials, race=True)
     if rollout_trials > 0:
         return rollout_chunk(seed, c, rollout_trials, race=False)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = np.random.default_rng([seed, c, 99])
+    every = POSITION_EVERY * max(candidates, 1)
     boards: list[np.ndarray] = []
     for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
         traj = sp.game(model.contact, model.race, seed, index)
-        start = int(rng.integers(POSITION_EVERY))
-        boards.extend(b for b in traj.boards[start::POSITION_EVERY] if outcome(b) == 0)
+        start = int(rng.integers(every))
+        found = [b for b in traj.boards[start::every] if outcome(b) == 0]
+        if candidates > 0:
+            found = [v for b in found for v in _candidates(s, b, candidates, rng)]
+        boards.extend(found)
     out = np.empty((len(boards), 5), np.float32)
     limits = Limits(ply=ply)
     for i, b in enumerate(boards):
@@ -119,19 +147,23 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def _chunk_task(args: tuple[int, int, int, int, int]) -> tuple[int, np.ndarray, np.ndarray]:
-    seed, c, ply, race_trials, rollout_trials = args
-    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials)
+def _chunk_task(args: tuple[int, int, int, int, int, int]
+                ) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
+    seed, c, ply, race_trials, rollout_trials, candidates = args
+    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates)
     return c, boards, probs
 
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
-              race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0
-              ) -> int:  # fmt: skip
+              race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0,
+              candidates: int = 0) -> int:  # fmt: skip
     from tqdm import tqdm
 
     if not 0.0 <= epsilon < 1.0:
         raise SystemExit(f"error: --epsilon must be in [0, 1), not {epsilon}")
+    if candidates < 0 or (candidates > 0 and (race_trials > 0 or rollout_trials > 0)):
+        raise SystemExit("error: --candidates must be 0 or more, and goes with search "
+                         "targets only (not --race-trials or --rollout-trials)")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
@@ -150,10 +182,13 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
                 "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
     if epsilon > 0:
         info["epsilon"] = epsilon
+    if candidates > 0:
+        info["candidates"] = candidates
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
-        if {k: old.get(k) for k in info} != info or old.get("epsilon", 0.0) != epsilon:
+        if ({k: old.get(k) for k in info} != info or old.get("epsilon", 0.0) != epsilon
+                or old.get("candidates", 0) != candidates):  # fmt: skip
             raise SystemExit(f"error: {out} holds data made with other settings: {old}")
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
@@ -166,7 +201,7 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     t0 = time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init,
                              initargs=(str(model_path), epsilon)) as pool:  # fmt: skip
-        tasks = [(seed, c, ply, race_trials, rollout_trials) for c in todo]
+        tasks = [(seed, c, ply, race_trials, rollout_trials, candidates) for c in todo]
         for c, boards, probs in pool.map(_chunk_task, tasks):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
@@ -305,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--epsilon", type=float, default=0.0,
                    help="the games play a uniformly random play on this share of rolls, "
                         "for positions off the net's own path (0: none)")  # fmt: skip
+    d.add_argument("--candidates", type=int, default=0,
+                   help="value the positions after the K best 0-ply plays of a random "
+                        "roll in each sampled position, not the position (0: off)")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
     f.add_argument("--data", required=True, type=Path, nargs="+",
@@ -331,7 +369,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.cmd == "data":
         load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
-                      args.race_trials, args.rollout_trials, args.epsilon)  # fmt: skip
+                      args.race_trials, args.rollout_trials, args.epsilon,
+                      args.candidates)  # fmt: skip
         how = (f"by race rollouts ({args.race_trials} trials)" if args.race_trials else
                f"by rollouts ({args.rollout_trials} trials)" if args.rollout_trials else
                f"at {args.ply} ply")  # fmt: skip
