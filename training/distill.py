@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from engine.board import SIZE, STANDARD, flip, has_contact, outcome
-from engine.eval import Model, ModelError, load_model, save_model
+from engine.eval import Model, ModelError, equity, load_model, save_model
 from engine.files import atomic_open, atomic_write
 from engine.search import Limits, Searcher
 from training.rollout import RaceRollout, Rollout
@@ -108,7 +108,7 @@ def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
     from rng in b, each seen by the side then on roll; finished games left out."""
     d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
     after, again, probs, _ = s.analyse(b, d1, d2, Limits(ply=0))
-    eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
+    eq = equity(probs)
     views = []
     for i in np.argsort(-eq, kind="stable")[:k]:
         v = after[i] if again[i] else flip(after[i])
