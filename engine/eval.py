@@ -199,9 +199,36 @@ def _sigmoid(x):
 
 
 @njit
+def _sigmoid_layer(h, nh):
+    """h[:nh] = 1 / (1 + exp(-h[:nh])), in loops that LLVM vectorizes (a call to exp per
+    unit cannot be): exp(-h) = 2^t, t = -h log2(e) clamped to +-125, is 2^r (r = t rounded,
+    added to the exponent bits) times 2^(t - r) from its degree-6 Taylor polynomial
+    (|t - r| <= 1/2). Absolute error at most 1.1e-7 against the exact sigmoid (float32
+    rounding alone: 0.9e-7); about a fifth off the forward pass. h[nh:2nh] is scratch."""
+    bits = h.view(np.int32)
+    for j in range(nh):
+        t = h[j] * np.float32(-1.4426950408889634)
+        t = min(max(t, np.float32(-125.0)), np.float32(125.0))
+        r = np.float32(math.floor(t + np.float32(0.5)))
+        f = (t - r) * np.float32(0.6931471805599453)
+        p = np.float32(1.0 / 720.0)
+        p = p * f + np.float32(1.0 / 120.0)
+        p = p * f + np.float32(1.0 / 24.0)
+        p = p * f + np.float32(1.0 / 6.0)
+        p = p * f + np.float32(0.5)
+        p = p * f + np.float32(1.0)
+        h[j] = p * f + np.float32(1.0)
+        bits[nh + j] = np.int32(r) << 23
+    for j in range(nh):
+        bits[j] += bits[nh + j]
+    for j in range(nh):
+        h[j] = np.float32(1.0) / (np.float32(1.0) + h[j])
+
+
+@njit
 def _forward(x, net, hidden, out):
     """One position: inputs x (I,) float32 -> out (5,) float32 probabilities.
-    hidden: (H,) float32 scratch. Sums only over the nonzero inputs; the five output
+    hidden: (>= 2H,) float32 scratch. Sums only over the nonzero inputs; the five output
     sums run side by side (each still adds the hidden units in order)."""
     w1, b1, w2, b2 = net
     nh = b1.shape[0]
@@ -212,9 +239,7 @@ def _forward(x, net, hidden, out):
         if v != 0.0:
             for j in range(nh):
                 hidden[j] += v * w1[i, j]
-    # No branch needed: numba's exp gives inf far out, not an error.
-    for j in range(nh):
-        hidden[j] = 1.0 / (1.0 + math.exp(-hidden[j]))
+    _sigmoid_layer(hidden, nh)
     s0, s1, s2, s3, s4 = b2[0], b2[1], b2[2], b2[3], b2[4]
     for j in range(nh):
         h = hidden[j]
@@ -332,7 +357,7 @@ def _evaluate_one(b, contact, race, x, hidden, flipped, out):
 def _evaluate_batch(boards, contact, race, out):
     """Probabilities for the side on roll of each board: boards (N, SIZE) -> out (N, 5)."""
     x = np.empty(N_INPUTS, np.float32)
-    hidden = np.empty(max(contact[1].shape[0], race[1].shape[0]), np.float32)
+    hidden = np.empty(2 * max(contact[1].shape[0], race[1].shape[0]), np.float32)
     flipped = np.empty(SIZE, np.int8)
     for i in range(boards.shape[0]):
         _evaluate_one(boards[i], contact, race, x, hidden, flipped, out[i])
@@ -362,7 +387,7 @@ def _mover_probs(p, again, out):
 def _score_outcomes(n, boards, again, contact, race, probs):
     """probs[:n] = the mover's probabilities after each outcome boards[:n] (mover's view)."""
     x = np.empty(N_INPUTS, np.float32)
-    hidden = np.empty(max(contact[1].shape[0], race[1].shape[0]), np.float32)
+    hidden = np.empty(2 * max(contact[1].shape[0], race[1].shape[0]), np.float32)
     seen = np.empty(SIZE, np.int8)
     flipped = np.empty(SIZE, np.int8)
     p = np.empty(N_OUTPUTS, np.float32)

@@ -422,7 +422,8 @@ class Searcher:
     def _allocate(self, capacity: int) -> None:
         levels = MAX_PLY + 2
         table = 1 << (2 * capacity - 1).bit_length()
-        hidden = max(self.model.contact[1].shape[0], self.model.race[1].shape[0],
+        # The main nets need twice their width (engine.eval._forward's scratch).
+        hidden = max(2 * self.model.contact[1].shape[0], 2 * self.model.race[1].shape[0],
                      self.prune[1].shape[0])  # fmt: skip
         self.capacity = capacity
         self.ws = (

@@ -49,7 +49,7 @@ torch = pytest.importorskip("torch")
 
 from engine.board import ACEY_DEUCEY, STANDARD, flip, has_contact, outcome  # noqa: E402
 from engine.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
-from engine.eval import ModelError, evaluate, load_model, random_model  # noqa: E402
+from engine.eval import ModelError, _sigmoid_layer, evaluate, load_model, random_model  # noqa: E402
 from engine.match import play_match, random_player  # noqa: E402
 from engine.movegen import legal_outcomes  # noqa: E402
 from engine.search import Limits, Searcher  # noqa: E402
@@ -96,6 +96,22 @@ def test_torch_forward_equals_engine_evaluate(race_net: bool) -> None:
     np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
     if race_net:  # the race net does matter
         assert not np.allclose(model.contact[0], model.race[0])
+
+
+def test_sigmoid_layer_matches_the_exact_sigmoid() -> None:
+    # The forward pass's vectorized sigmoid, over the whole range a hidden unit can take
+    # and beyond (its clamps), against the float64 formula; its scratch half is free.
+    x = np.concatenate([np.linspace(-200.0, 200.0, 400_001), [0.0, -1e30, 1e30, 88.0, -88.0]])
+    x = x.astype(np.float32)
+    h = np.concatenate([x, np.full_like(x, np.nan)])
+    _sigmoid_layer(h, x.size)
+    with np.errstate(over="ignore"):
+        want = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+    got = h[: x.size].astype(np.float64)
+    assert np.all(np.isfinite(got)) and np.all((got >= 0.0) & (got <= 1.0))
+    assert np.abs(got - want).max() < 1.2e-7
+    assert got[np.argmin(np.abs(x))] == 0.5
+    assert np.all(np.diff(got[:400_001]) >= -1.2e-7)  # rises with x, up to rounding
 
 
 def test_weights_round_trip() -> None:
