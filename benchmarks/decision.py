@@ -57,7 +57,15 @@ from benchmarks.vs_gnubg import (  # noqa: E402
 from engine.board import flip  # noqa: E402
 from engine.eval import default_model, load_model  # noqa: E402
 from engine.ids import board_from_position_id, position_id  # noqa: E402
-from engine.search import PRUNE_KEEP, Limits, Searcher  # noqa: E402
+from engine.search import (  # noqa: E402
+    INNER_KEEP,
+    INNER_WIDTH,
+    PRUNE_KEEP,
+    ROOT_KEEP,
+    ROOT_WIDTH,
+    Limits,
+    Searcher,
+)
 
 
 class Judge:
@@ -151,6 +159,30 @@ def main() -> None:
     ap.add_argument("--prune-keep", type=int, default=PRUNE_KEEP,
                     help="plays the main net scores at inner levels when the model has a "
                     f"pruning net (0: all; default {PRUNE_KEEP})")  # fmt: skip
+    ap.add_argument(
+        "--inner-keep",
+        type=int,
+        default=INNER_KEEP,
+        help=f"inner levels' move filter: plays searched deeper (default {INNER_KEEP})",
+    )
+    ap.add_argument(
+        "--inner-width",
+        type=float,
+        default=INNER_WIDTH,
+        help=f"... within this equity of the best (default {INNER_WIDTH})",
+    )
+    ap.add_argument(
+        "--root-keep",
+        type=int,
+        default=ROOT_KEEP,
+        help=f"the root's move filter: plays searched deeper (default {ROOT_KEEP})",
+    )
+    ap.add_argument(
+        "--root-width",
+        type=float,
+        default=ROOT_WIDTH,
+        help=f"... within this equity of the best (default {ROOT_WIDTH})",
+    )
     ap.add_argument("--no-gnubg", action="store_true", help="skip gnubg's own rows")
     args = ap.parse_args()
     model = load_model(args.model) if args.model else default_model()
@@ -175,7 +207,9 @@ def main() -> None:
     s = Searcher(model)
     s.best(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # compile / load
     for ply in args.plies:
-        limits = Limits(ply=ply, prune_keep=args.prune_keep)
+        limits = Limits(ply=ply, prune_keep=args.prune_keep, inner_keep=args.inner_keep,
+                        inner_width=args.inner_width, root_keep=args.root_keep,
+                        root_width=args.root_width)  # fmt: skip
         times, chosen = [], []
         for c in cases:  # timed first, judged after: the judge does not disturb the timing
             b = board_from_position_id(c["pid"])
