@@ -61,6 +61,7 @@ from engine.search import (  # noqa: E402
     INNER_KEEP,
     INNER_WIDTH,
     PRUNE_KEEP,
+    PRUNE_KEEP_DEEP,
     ROOT_KEEP,
     ROOT_WIDTH,
     Limits,
@@ -156,9 +157,10 @@ def main() -> None:
     ap.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--sample", type=int, default=0, help="cases per ply (0: all 3600)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--prune-keep", type=int, default=PRUNE_KEEP,
+    ap.add_argument("--prune-keep", type=int, default=None,
                     help="plays the main net scores at inner levels when the model has a "
-                    f"pruning net (0: all; default {PRUNE_KEEP})")  # fmt: skip
+                    f"pruning net (0: all; default {PRUNE_KEEP} at 1 ply, {PRUNE_KEEP_DEEP} "
+                    "deeper)")  # fmt: skip
     ap.add_argument(
         "--inner-keep",
         type=int,
@@ -199,8 +201,10 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; model {model.meta.get('games', '?')} games; "
           f"{len(cases)} decisions (cases with more than one legal play)")  # fmt: skip
+    keeps = " / ".join(f"{Limits(ply=p, prune_keep=args.prune_keep).pruning()} at {p} ply"
+                       for p in args.plies if p > 0)  # fmt: skip
     print(f"command: {' '.join(sys.argv)}; pruning net: "
-          f"{'none' if model.prune is None else f'keep {args.prune_keep}'}")  # fmt: skip
+          f"{'none' if model.prune is None else f'keep {keeps}'}")  # fmt: skip
     print(f"{'player':<24}{'median ms':>10}{'mean ms':>10}{'mean loss':>12}{'outside top 5':>15}")
     print(f"{'gnubg 0-ply (refdata)':<24}{'':>10}{'':>10}"
           f"{np.mean([g[0] for g in gnubg0]):>12.4f}{sum(g[1] for g in gnubg0):>15}")  # fmt: skip

@@ -24,7 +24,12 @@ decisions (benchmarks/decision.py --sample 600, the version-2 net of 600,000 mor
 games, machine loaded): no pruning 1.36 ms median at 1 ply, 48.3 ms at 2 ply, mean loss
 0.0078 and 0.0056; a 16-unit pruning net keeping 8: 0.96 and 24.0 ms, 0.0077 and
 0.0056; a 32-unit one keeping 5: 0.86 and 19.1 ms, 0.0076 and 0.0054 (the default);
-keeping 8: 1.03 and 24.2 ms, 0.0076 and 0.0056.
+keeping 8: 1.03 and 24.2 ms, 0.0076 and 0.0056. Session 9, all 2,480 refset decisions
+at 2 ply with the 128-unit net of session 7 (machine loaded): keeping 5, 24.1 ms median
+and loss 0.0049; 4: 22.0 ms, 0.0047; 3: 17.3 ms, 0.0049; 2: 16.7 ms, 0.0050; so a search
+of 2 ply or more keeps PRUNE_KEEP_DEEP = 3 and a 1-ply one PRUNE_KEEP = 5 (at 1 ply,
+keeping 3 gave 0.0068 against 0.0066). Wider inner filters did not lower the loss either
+(keeping 3, 4 plays within 0.08, 0.12: 0.0049 each, 26-30 ms).
 A position cache (keyed by board and depth, full board compared) avoids repeated work;
 the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
 constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
@@ -64,8 +69,10 @@ ROOT_KEEP, ROOT_WIDTH = 8, 0.16
 INNER_KEEP, INNER_WIDTH = 2, 0.04
 SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
 # Inner levels with the model's pruning net: the main net scores only the plays it rates
-# best (and the exact ones). See the module docstring for the measurements.
+# best (and the exact ones): PRUNE_KEEP of them in a 1-ply search, PRUNE_KEEP_DEEP in
+# deeper ones. See the module docstring for the measurements.
 PRUNE_KEEP = 5
+PRUNE_KEEP_DEEP = 3
 # A model without a pruning net searches with this one and prune_keep 0 (never used).
 _NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
              np.zeros((1, 1), np.float32), np.zeros(1, np.float32))  # fmt: skip
@@ -82,7 +89,15 @@ class Limits:
     inner_width: float = INNER_WIDTH
     screen_keep: int = SCREEN_KEEP  # root: plays that go on from each ply to the next
     screen_width: float = SCREEN_WIDTH
-    prune_keep: int = PRUNE_KEEP  # inner levels: plays the main net scores (0: all)
+    # Inner levels: plays the main net scores (0: all; None: PRUNE_KEEP at 1 ply,
+    # PRUNE_KEEP_DEEP at 2 ply or more).
+    prune_keep: int | None = None
+
+    def pruning(self) -> int:
+        """The prune_keep this search uses (its own, or the default for its depth)."""
+        if self.prune_keep is not None:
+            return self.prune_keep
+        return PRUNE_KEEP if self.ply <= 1 else PRUNE_KEEP_DEEP
 
 
 @njit
@@ -454,7 +469,7 @@ class Searcher:
     def _prune_keep(self, limits: Limits) -> int:
         """The pruning setting of a search with these limits. Cached values deeper than 0
         ply depend on the inner filter and pruning, so a change of those clears the cache."""
-        keep = 0 if self.model.prune is None else max(0, limits.prune_keep)
+        keep = 0 if self.model.prune is None else max(0, limits.pruning())
         inner = (limits.inner_keep, limits.inner_width, keep)
         if inner != self._inner:
             self._inner = inner

@@ -26,7 +26,7 @@ from engine.eval import Model, equity, evaluate, prune_scores, random_model
 from engine.movegen import legal_outcomes
 from engine.notation import describe_outcomes
 from engine.position import Position
-from engine.search import Limits, Searcher
+from engine.search import PRUNE_KEEP, PRUNE_KEEP_DEEP, Limits, Searcher
 from tests.helpers import pos, random_positions
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
@@ -270,6 +270,20 @@ def test_pruned_one_ply_equals_brute_force(keep: int) -> None:
         differ += not np.allclose(got, full, atol=2e-6)
     if keep == 1:
         assert differ > 0  # a random pruning net does prune away best plays
+
+
+def test_default_pruning_by_depth() -> None:
+    # Unset, prune_keep is PRUNE_KEEP at 1 ply and PRUNE_KEEP_DEEP deeper; set, it holds.
+    assert PRUNE_KEEP_DEEP < PRUNE_KEEP
+    assert [Limits(ply=p).pruning() for p in range(4)] == [PRUNE_KEEP] * 2 + [PRUNE_KEEP_DEEP] * 2
+    assert Limits(ply=2, prune_keep=7).pruning() == 7 and Limits(ply=1, prune_keep=0).pruning() == 0
+    # The default search at 2 ply is the one with prune_keep PRUNE_KEEP_DEEP, and it
+    # differs from PRUNE_KEEP's (a random pruning net prunes away best plays).
+    b = random_positions(40, STANDARD, seed=4)[-1]
+    s = Searcher(PRUNED, STANDARD)
+    want = s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP_DEEP))
+    assert np.array_equal(s.evaluate(b, Limits(ply=2)), want)
+    assert not np.array_equal(s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP)), want)
 
 
 def test_pruned_search_analyses_every_root_play() -> None:
