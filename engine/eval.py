@@ -205,6 +205,8 @@ def _sigmoid_layer(h, nh):
     added to the exponent bits) times 2^(t - r) from its degree-6 Taylor polynomial
     (|t - r| <= 1/2). Absolute error at most 1.1e-7 against the exact sigmoid (float32
     rounding alone: 0.9e-7); about a fifth off the forward pass. h[nh:2nh] is scratch."""
+    if h.shape[0] < 2 * nh:
+        raise ValueError("the hidden-layer scratch must hold twice the net's hidden units")
     bits = h.view(np.int32)
     for j in range(nh):
         t = h[j] * np.float32(-1.4426950408889634)

@@ -112,6 +112,8 @@ def test_sigmoid_layer_matches_the_exact_sigmoid() -> None:
     assert np.abs(got - want).max() < 1.2e-7
     assert got[np.argmin(np.abs(x))] == 0.5
     assert np.all(np.diff(got[:400_001]) >= -1.2e-7)  # rises with x, up to rounding
+    with pytest.raises(ValueError, match="twice"):  # scratch too small: refused, not overrun
+        _sigmoid_layer(np.zeros(5, np.float32), 3)
 
 
 def test_weights_round_trip() -> None:

@@ -86,8 +86,8 @@ def _trials(start, dice, contact, race, prune, prune_keep, bo, stop_race, acc, t
     when the move buffers overflow."""
     cap = acc[0].shape[0]
     work = (np.empty(N_INPUTS, np.float32),
-            np.empty(max(contact[1].shape[0], race[1].shape[0], prune[1].shape[0]),
-                     np.float32),
+            np.empty(max(2 * contact[1].shape[0], 2 * race[1].shape[0], prune[1].shape[0]),
+                     np.float32),  # the main nets: twice their width (engine.eval._forward)
             np.empty(SIZE, np.int8), np.empty(SIZE, np.int8), np.empty(N_OUTPUTS, np.float32),
             np.empty(N_OUTPUTS, np.float32), np.empty(cap, np.float32),
             np.zeros(cap, np.int8))  # fmt: skip
