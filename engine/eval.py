@@ -228,6 +228,13 @@ def _sigmoid_layer(h, nh):
 
 
 @njit
+def _hidden_scratch(contact, race):
+    """The length of the `hidden` scratch that _forward needs for either net: twice the
+    wider net's hidden units (_sigmoid_layer's scratch half)."""
+    return 2 * max(contact[1].shape[0], race[1].shape[0])
+
+
+@njit
 def _forward(x, net, hidden, out):
     """One position: inputs x (I,) float32 -> out (5,) float32 probabilities.
     hidden: (>= 2H,) float32 scratch. Sums only over the nonzero inputs; the five output
@@ -359,7 +366,7 @@ def _evaluate_one(b, contact, race, x, hidden, flipped, out):
 def _evaluate_batch(boards, contact, race, out):
     """Probabilities for the side on roll of each board: boards (N, SIZE) -> out (N, 5)."""
     x = np.empty(N_INPUTS, np.float32)
-    hidden = np.empty(2 * max(contact[1].shape[0], race[1].shape[0]), np.float32)
+    hidden = np.empty(_hidden_scratch(contact, race), np.float32)
     flipped = np.empty(SIZE, np.int8)
     for i in range(boards.shape[0]):
         _evaluate_one(boards[i], contact, race, x, hidden, flipped, out[i])
@@ -389,7 +396,7 @@ def _mover_probs(p, again, out):
 def _score_outcomes(n, boards, again, contact, race, probs):
     """probs[:n] = the mover's probabilities after each outcome boards[:n] (mover's view)."""
     x = np.empty(N_INPUTS, np.float32)
-    hidden = np.empty(2 * max(contact[1].shape[0], race[1].shape[0]), np.float32)
+    hidden = np.empty(_hidden_scratch(contact, race), np.float32)
     seen = np.empty(SIZE, np.int8)
     flipped = np.empty(SIZE, np.int8)
     p = np.empty(N_OUTPUTS, np.float32)

@@ -54,6 +54,7 @@ from engine.eval import (
     Model,
     _equity,
     _evaluate_one,
+    _hidden_scratch,
     _mover_probs,
     _prune_score,
     _terminal,
@@ -437,9 +438,7 @@ class Searcher:
     def _allocate(self, capacity: int) -> None:
         levels = MAX_PLY + 2
         table = 1 << (2 * capacity - 1).bit_length()
-        # The main nets need twice their width (engine.eval._forward's scratch).
-        hidden = max(2 * self.model.contact[1].shape[0], 2 * self.model.race[1].shape[0],
-                     self.prune[1].shape[0])  # fmt: skip
+        hidden = max(_hidden_scratch(self.model.contact, self.model.race), self.prune[1].shape[0])
         self.capacity = capacity
         self.ws = (
             np.zeros((levels, capacity, SIZE), np.int8),  # 0 outcomes

@@ -31,7 +31,15 @@ import numpy as np
 from engine.bearoff import _BINOM, database, is_bearoff
 from engine.board import SIZE, STANDARD, flip_into, has_contact, outcome
 from engine.encode import N_INPUTS
-from engine.eval import N_OUTPUTS, Model, _equity, _mover_probs, _prune_score, _terminal
+from engine.eval import (
+    N_OUTPUTS,
+    Model,
+    _equity,
+    _hidden_scratch,
+    _mover_probs,
+    _prune_score,
+    _terminal,
+)
 from engine.jit import njit
 from engine.movegen import Workspace, _outcomes
 from engine.search import _NO_PRUNE, PRUNE_KEEP, _prune_pick, _v0
@@ -86,8 +94,7 @@ def _trials(start, dice, contact, race, prune, prune_keep, bo, stop_race, acc, t
     when the move buffers overflow."""
     cap = acc[0].shape[0]
     work = (np.empty(N_INPUTS, np.float32),
-            np.empty(max(2 * contact[1].shape[0], 2 * race[1].shape[0], prune[1].shape[0]),
-                     np.float32),  # the main nets: twice their width (engine.eval._forward)
+            np.empty(max(_hidden_scratch(contact, race), prune[1].shape[0]), np.float32),
             np.empty(SIZE, np.int8), np.empty(SIZE, np.int8), np.empty(N_OUTPUTS, np.float32),
             np.empty(N_OUTPUTS, np.float32), np.empty(cap, np.float32),
             np.zeros(cap, np.int8))  # fmt: skip
