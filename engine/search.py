@@ -33,7 +33,9 @@ keeping 3 gave 0.0068 against 0.0066). Wider inner filters did not lower the los
 A position cache (keyed by board and depth, full board compared) avoids repeated work;
 the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
 constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
-inner filter and pruning, so the Searcher clears its cache when those change.
+inner filter and pruning, so each setting of those has a generation of its own: a
+Searcher that alternates 1-ply calls (keeping 5) and 2-ply ones (keeping 3) keeps the
+entries of both.
 Everything is deterministic: ties go to the lower outcome index.
 
 Kernels use one workspace per search level (``levels`` x capacity buffers) because a
@@ -432,7 +434,9 @@ class Searcher:
                       np.zeros((size, N_OUTPUTS), np.float32), np.zeros(1, np.int64))  # fmt: skip
         self.stats = np.zeros(2, np.int64)
         self.prune = _NO_PRUNE if model.prune is None else model.prune
-        self._inner: tuple[int, float, int] | None = None  # the settings cached values used
+        self._inner: tuple[int, float, int] | None = None  # the settings of cache[3]'s generation
+        self._generations: dict[tuple[int, float, int], int] = {}  # each setting's generation
+        self._last_generation = 0  # cache[3] starts at generation 0, which no setting gets
         self._allocate(capacity)
 
     def _allocate(self, capacity: int) -> None:
@@ -467,17 +471,29 @@ class Searcher:
 
     def _prune_keep(self, limits: Limits) -> int:
         """The pruning setting of a search with these limits. Cached values deeper than 0
-        ply depend on the inner filter and pruning, so a change of those clears the cache."""
+        ply depend on the inner filter and pruning, so the cache keys values with the
+        generation of those settings (a new one for settings not seen since the last
+        clear_cache)."""
         keep = 0 if self.model.prune is None else max(0, limits.pruning())
         inner = (limits.inner_keep, limits.inner_width, keep)
         if inner != self._inner:
+            gen = self._generations.get(inner)
+            if gen is None:
+                gen = self._new_generation()
+                self._generations[inner] = gen
+            self.cache[3][0] = gen
             self._inner = inner
-            self.clear_cache()
         return keep
+
+    def _new_generation(self) -> int:
+        self._last_generation += 1
+        return self._last_generation
 
     def clear_cache(self) -> None:
         """Forget every cached value (in constant time: a new generation of keys)."""
-        self.cache[3][0] += 1
+        self._generations.clear()
+        self._inner = None
+        self.cache[3][0] = self._new_generation()
 
     def _root(self, board: np.ndarray, d1: int, d2: int, limits: Limits) -> int:
         """Run the root search of d1-d2 in board; the count n of its outcomes."""

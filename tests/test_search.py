@@ -286,6 +286,22 @@ def test_default_pruning_by_depth() -> None:
     assert not np.array_equal(s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP)), want)
 
 
+def test_cache_keeps_the_values_of_each_pruning_setting() -> None:
+    # 1 ply keeps 5 and 2 ply keeps 3 by default: alternating them must neither mix
+    # their cached values nor throw either away (stats[0] counts the net's evaluations).
+    b = random_positions(40, STANDARD, seed=6)[-1]
+    s = Searcher(PRUNED, STANDARD)
+    two, one = Limits(ply=2), Limits(ply=1)
+    first = s.evaluate(b, two)
+    at1 = s.evaluate(b, one)
+    assert np.array_equal(at1, Searcher(PRUNED, STANDARD).evaluate(b, one))
+    done = s.stats[0]
+    assert np.array_equal(s.evaluate(b, two), first) and s.stats[0] == done
+    assert np.array_equal(s.evaluate(b, one), at1) and s.stats[0] == done
+    s.clear_cache()
+    assert np.array_equal(s.evaluate(b, two), first) and s.stats[0] > done
+
+
 def test_pruned_search_analyses_every_root_play() -> None:
     b = random_positions(30, STANDARD, seed=9)[-1]
     s = Searcher(PRUNED, STANDARD)
