@@ -104,7 +104,7 @@ class Judge:
 
 def _row(name: str, times: list[float], losses: list[float], outside: int,
          bound: bool) -> str:  # fmt: skip
-    loss = f"{'>=' if bound and outside else ''}{np.mean(losses):.4f}"
+    loss = f"{'>=' if bound and outside else ''}{np.mean(losses):.5f}"
     return (f"{name:<24}{1e3 * statistics.median(times):>10.3f}"
             f"{1e3 * statistics.mean(times):>10.3f}{loss:>12}{outside:>15}")  # fmt: skip
 
@@ -207,7 +207,7 @@ def main() -> None:
           f"{'none' if model.prune is None else f'keep {keeps}'}")  # fmt: skip
     print(f"{'player':<24}{'median ms':>10}{'mean ms':>10}{'mean loss':>12}{'outside top 5':>15}")
     print(f"{'gnubg 0-ply (refdata)':<24}{'':>10}{'':>10}"
-          f"{np.mean([g[0] for g in gnubg0]):>12.4f}{sum(g[1] for g in gnubg0):>15}")  # fmt: skip
+          f"{np.mean([g[0] for g in gnubg0]):>12.5f}{sum(g[1] for g in gnubg0):>15}")  # fmt: skip
     s = Searcher(model)
     s.best(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # compile / load
     for ply in args.plies:
