@@ -235,6 +235,13 @@ def _hidden_scratch(contact, race):
 
 
 @njit
+def _search_scratch(contact, race, prune):
+    """The length of a `hidden` scratch shared by _forward (either main net) and
+    _prune_score (the pruning net prune), as the search and the rollouts use it."""
+    return max(_hidden_scratch(contact, race), prune[1].shape[0])
+
+
+@njit
 def _forward(x, net, hidden, out):
     """One position: inputs x (I,) float32 -> out (5,) float32 probabilities.
     hidden: (>= 2H,) float32 scratch. Sums only over the nonzero inputs; the five output

@@ -44,6 +44,7 @@ level's outcomes stay in use while the level below generates its own.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,9 +57,9 @@ from engine.eval import (
     Model,
     _equity,
     _evaluate_one,
-    _hidden_scratch,
     _mover_probs,
     _prune_score,
+    _search_scratch,
     _terminal,
 )
 from engine.jit import njit
@@ -434,15 +435,14 @@ class Searcher:
                       np.zeros((size, N_OUTPUTS), np.float32), np.zeros(1, np.int64))  # fmt: skip
         self.stats = np.zeros(2, np.int64)
         self.prune = _NO_PRUNE if model.prune is None else model.prune
-        self._inner: tuple[int, float, int] | None = None  # the settings of cache[3]'s generation
         self._generations: dict[tuple[int, float, int], int] = {}  # each setting's generation
-        self._last_generation = 0  # cache[3] starts at generation 0, which no setting gets
+        self._numbers = itertools.count(1)  # fresh generations (cache[3] starts at 0)
         self._allocate(capacity)
 
     def _allocate(self, capacity: int) -> None:
         levels = MAX_PLY + 2
         table = 1 << (2 * capacity - 1).bit_length()
-        hidden = max(_hidden_scratch(self.model.contact, self.model.race), self.prune[1].shape[0])
+        hidden = _search_scratch(self.model.contact, self.model.race, self.prune)
         self.capacity = capacity
         self.ws = (
             np.zeros((levels, capacity, SIZE), np.int8),  # 0 outcomes
@@ -476,24 +476,16 @@ class Searcher:
         clear_cache)."""
         keep = 0 if self.model.prune is None else max(0, limits.pruning())
         inner = (limits.inner_keep, limits.inner_width, keep)
-        if inner != self._inner:
-            gen = self._generations.get(inner)
-            if gen is None:
-                gen = self._new_generation()
-                self._generations[inner] = gen
-            self.cache[3][0] = gen
-            self._inner = inner
+        gen = self._generations.get(inner)
+        if gen is None:
+            gen = self._generations[inner] = next(self._numbers)
+        self.cache[3][0] = gen
         return keep
-
-    def _new_generation(self) -> int:
-        self._last_generation += 1
-        return self._last_generation
 
     def clear_cache(self) -> None:
         """Forget every cached value (in constant time: a new generation of keys)."""
         self._generations.clear()
-        self._inner = None
-        self.cache[3][0] = self._new_generation()
+        self.cache[3][0] = next(self._numbers)
 
     def _root(self, board: np.ndarray, d1: int, d2: int, limits: Limits) -> int:
         """Run the root search of d1-d2 in board; the count n of its outcomes."""

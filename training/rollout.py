@@ -35,9 +35,9 @@ from engine.eval import (
     N_OUTPUTS,
     Model,
     _equity,
-    _hidden_scratch,
     _mover_probs,
     _prune_score,
+    _search_scratch,
     _terminal,
 )
 from engine.jit import njit
@@ -94,7 +94,7 @@ def _trials(start, dice, contact, race, prune, prune_keep, bo, stop_race, acc, t
     when the move buffers overflow."""
     cap = acc[0].shape[0]
     work = (np.empty(N_INPUTS, np.float32),
-            np.empty(max(_hidden_scratch(contact, race), prune[1].shape[0]), np.float32),
+            np.empty(_search_scratch(contact, race, prune), np.float32),
             np.empty(SIZE, np.int8), np.empty(SIZE, np.int8), np.empty(N_OUTPUTS, np.float32),
             np.empty(N_OUTPUTS, np.float32), np.empty(cap, np.float32),
             np.zeros(cap, np.int8))  # fmt: skip
