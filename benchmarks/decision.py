@@ -54,10 +54,10 @@ from benchmarks.vs_gnubg import (  # noqa: E402
     gnubg,
     to_gnubg,
 )
-from engine.board import flip  # noqa: E402
-from engine.eval import default_model, load_model  # noqa: E402
-from engine.ids import board_from_position_id, position_id  # noqa: E402
-from engine.search import (  # noqa: E402
+from doublet.core.board import flip  # noqa: E402
+from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
+from doublet.nn.eval import default_model, load_model  # noqa: E402
+from doublet.search.searcher import (  # noqa: E402
     INNER_KEEP,
     INNER_WIDTH,
     PRUNE_KEEP,

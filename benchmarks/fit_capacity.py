@@ -3,7 +3,7 @@
     python benchmarks/fit_capacity.py --data runs/distill-long-2ply [--model PATH]
         [--hidden 80 160] [--lr 3e-4] [--loss bce|mse] [--epochs 8] [--every 2]
 
-Takes the positions and target probabilities of a `training.distill data` folder, holds a
+Takes the positions and target probabilities of a `doublet.training.distill data` folder, holds a
 tenth of the chunks out, and fits the model's contact net (widened to each `--hidden`:
 the new units start with zero output weights, so every run starts from the model's own
 outputs) with Adam. Every `--every` epochs it prints the mean |equity(net) -
@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from engine.encode import encode  # noqa: E402
-from engine.eval import default_model, load_model  # noqa: E402
-from training.distill import load_data  # noqa: E402
-from training.model import TDNet  # noqa: E402
-from training.train import widen  # noqa: E402
+from doublet.nn.encode import encode  # noqa: E402
+from doublet.nn.eval import default_model, load_model  # noqa: E402
+from doublet.training.distill import load_data  # noqa: E402
+from doublet.training.model import TDNet  # noqa: E402
+from doublet.training.train import widen  # noqa: E402
 
 
 def _equity(p: torch.Tensor) -> torch.Tensor:

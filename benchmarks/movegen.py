@@ -27,9 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.board import ACEY_DEUCEY, STANDARD, from_counts  # noqa: E402
-from engine.ids import board_from_position_id  # noqa: E402
-from engine.movegen import Workspace, count_batch  # noqa: E402
+from doublet.core.board import ACEY_DEUCEY, STANDARD, from_counts  # noqa: E402
+from doublet.formats.ids import board_from_position_id  # noqa: E402
+from doublet.rules.movegen import Workspace, count_batch  # noqa: E402
 from tests.reference import reference_outcomes  # noqa: E402
 
 DATA = ROOT / "tests" / "data"

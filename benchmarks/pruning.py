@@ -25,10 +25,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.board import VARIANTS  # noqa: E402
-from engine.eval import default_model, equity, load_model  # noqa: E402
-from engine.search import Limits, Searcher  # noqa: E402
-from training.selfplay import SelfPlay  # noqa: E402
+from doublet.core.board import VARIANTS  # noqa: E402
+from doublet.nn.eval import default_model, equity, load_model  # noqa: E402
+from doublet.search.searcher import Limits, Searcher  # noqa: E402
+from doublet.training.selfplay import SelfPlay  # noqa: E402
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
     args = ap.parse_args()
     model = load_model(args.model) if args.model else default_model(VARIANTS[args.variant])
     if model.prune is None:
-        raise SystemExit("error: the model has no pruning net (python -m training.prune)")
+        raise SystemExit("error: the model has no pruning net (python -m doublet.training.prune)")
     bare = dataclasses.replace(model, prune=None)
     rng = np.random.default_rng(args.seed)
     sp = SelfPlay(model.variant)

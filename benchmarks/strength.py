@@ -4,12 +4,12 @@
                                   [--variant standard|acey-deucey] [--chunk 256]
     python benchmarks/strength.py --a search:2 --b search:0 --games 1000 --workers 2
 
-Player specs: ``net`` (the shipped model, engine.eval.default_model), ``net:PATH`` (a
+Player specs: ``net`` (the shipped model, doublet.nn.eval.default_model), ``net:PATH`` (a
 model file), ``pubeval`` (Tesauro's pubeval), ``random`` (uniform over the distinct
-outcomes of each roll), ``search:PLY`` or ``search:PLY:PATH`` (engine.search at PLY, with
+outcomes of each roll), ``search:PLY`` or ``search:PLY:PATH`` (doublet.search.searcher at PLY, with
 the bear-off database in standard backgammon). Matches without a searching player run
-inside numba (engine.match); with one, a Python game loop over the same dice
-(engine.searchmatch) in --workers processes.
+inside numba (doublet.games.duplicate); with one, a Python game loop over the same dice
+(doublet.games.duplicate_search) in --workers processes.
 
 Prints one table for player a: games, points per game +- its standard error (from the
 duplicate pairs), win rate, gammon and backgammon rates (a / b, gammons include
@@ -32,9 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.board import VARIANTS  # noqa: E402
-from engine.eval import ModelError, default_model, load_model  # noqa: E402
-from engine.match import (  # noqa: E402
+from doublet.core.board import VARIANTS  # noqa: E402
+from doublet.games.duplicate import (  # noqa: E402
     MatchPlayer,
     MatchResult,
     net_player,
@@ -42,7 +41,8 @@ from engine.match import (  # noqa: E402
     pubeval_player,
     random_player,
 )
-from engine.searchmatch import play_match_with, player  # noqa: E402
+from doublet.games.duplicate_search import play_match_with, player  # noqa: E402
+from doublet.nn.eval import ModelError, default_model, load_model  # noqa: E402
 
 
 def parse_player(spec: str, variant: int) -> MatchPlayer:
@@ -86,7 +86,7 @@ def progress_bar(total: int) -> Iterator[Callable[[int], None]]:
 def run(a: MatchPlayer | str, b: MatchPlayer | str, games: int, seed: int, variant: int,
         chunk: int, workers: int = 1) -> tuple[MatchResult, float]:  # fmt: skip
     """(result, seconds), with a progress bar when tqdm is installed. String players are
-    search specs (engine.searchmatch)."""
+    search specs (doublet.games.duplicate_search)."""
     searching = isinstance(a, str)
     if not searching:
         play_match(a, b, 2, seed, variant)  # compile / load the kernels outside the timing

@@ -3,9 +3,9 @@
     python benchmarks/throughput.py [--hidden 80] [--warmup 5000] [--games 5000]
 
 Prints one table:
-- positions evaluated per second by engine.eval.evaluate (encode + the hidden and output
+- positions evaluated per second by doublet.nn.eval.evaluate (encode + the hidden and output
   layers, batched in one numba call, one core) on a few thousand self-play positions;
-- self-play games per second with TD(lambda) learning (training.train), in one process
+- self-play games per second with TD(lambda) learning (doublet.training.train), in one process
   (workers=0) and with the two-core design (2 self-play processes + the learner).
 
 The learning runs start from the same checkpoint, a net already trained for --warmup
@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.eval import evaluate  # noqa: E402
-from training import configs  # noqa: E402
-from training.selfplay import play_games  # noqa: E402
-from training.train import Trainer  # noqa: E402
+from doublet.nn.eval import evaluate  # noqa: E402
+from doublet.training import configs  # noqa: E402
+from doublet.training.selfplay import play_games  # noqa: E402
+from doublet.training.train import Trainer  # noqa: E402
 
 
 def eval_rate(model, boards: np.ndarray, repeat: int) -> float:  # type: ignore[no-untyped-def]

@@ -5,18 +5,19 @@
 
 Needs the optional `gnubg` Python module (``pip install -e '.[gnubg]'``: the PyPI wheel
 gnubg==1.1.0a16); without it the script says so and exits with status 0. The engine
-never imports gnubg: its chooser lives here and reaches engine.searchmatch's game loop as
-a chooser factory, so the games use the very dice streams of engine.searchmatch and
+never imports gnubg: its chooser lives here and reaches the game loop of
+doublet.games.duplicate_search as a chooser factory, so the games use the very dice
+streams of doublet.games.duplicate_search and
 benchmarks/strength.py (pair k of seed s, each pair played twice with the seats swapped).
 
-Doublet's seat takes an engine.searchmatch spec (search:PLY[:PATH], net[:PATH], pubeval,
+Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH], pubeval,
 random). GNU Backgammon plays at --gnubg-ply with its world-class chequer-play settings,
 cubeless: pruning nets on, the "normal" move filter, one thread, deterministic, no noise
 (the settings the refdata was made with: see benchmarks/decision.py's check).
 
 The chooser converts our board (mover's view, engine/board.py) to gnubg's (two rows of
 25, side on roll second), asks findbestmove, applies gnubg's move to our board and checks
-that the result is one of engine.movegen.legal_outcomes. The wheel's findbestmove cuts a
+that the result is one of doublet.rules.movegen.legal_outcomes. The wheel's findbestmove cuts a
 move short at its first bear-off (it stops at the -1 that means "off"); such a move is
 completed by gnubg's own equity: among the legal outcomes that the known part can lead
 to, the one gnubg values highest at the same ply (gnubg.evaluate; its move scores in
@@ -48,9 +49,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.board import MY_BAR, MY_OFF, OPP_BAR, STANDARD, flip  # noqa: E402
-from engine.ids import board_from_position_id, position_id  # noqa: E402
-from engine.movegen import legal_outcomes  # noqa: E402
+from doublet.core.board import MY_BAR, MY_OFF, OPP_BAR, STANDARD, flip  # noqa: E402
+from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
+from doublet.rules.movegen import legal_outcomes  # noqa: E402
 
 try:
     import gnubg  # type: ignore[import-not-found]
@@ -66,7 +67,7 @@ NORMAL_FILTER = [
     {"ply": 2, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
     {"ply": 2, "level": 1, "acceptmoves": -1, "extramoves": 0, "threshold": 0.0},
 ]
-CACHE_ENTRIES = 1 << 18  # the size of Doublet's search cache (engine.search.CACHE_BITS)
+CACHE_ENTRIES = 1 << 18  # the size of Doublet's search cache (doublet.search.searcher.CACHE_BITS)
 
 
 class GnubgMoveError(RuntimeError):
@@ -138,7 +139,7 @@ def _above(b: np.ndarray) -> np.ndarray:
 
 
 class GnubgChooser:
-    """engine.searchmatch's Chooser for GNU Backgammon at `ply`; counts the moves it had
+    """doublet.games.duplicate_search's Chooser for GNU Backgammon at `ply`; counts the moves it had
     to complete (`completed`)."""
 
     def __init__(self, ply: int) -> None:
@@ -195,7 +196,8 @@ class GnubgChooser:
 
 
 def gnubg_chooser(ply: int, variant: int) -> GnubgChooser:
-    """A chooser factory for engine.searchmatch (functools.partial(gnubg_chooser, ply))."""
+    """A chooser factory for doublet.games.duplicate_search
+    (functools.partial(gnubg_chooser, ply))."""
     if variant != STANDARD:
         raise ValueError("GNU Backgammon plays standard backgammon only")
     return GnubgChooser(ply)
@@ -241,7 +243,7 @@ def main() -> None:
     if args.games <= 0 or args.games % 2:
         ap.error(f"--games must be a positive even number, got {args.games}")
     from benchmarks.strength import progress_bar, table
-    from engine.searchmatch import play_match_with, player
+    from doublet.games.duplicate_search import play_match_with, player
 
     try:
         player(args.doublet, STANDARD)

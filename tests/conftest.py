@@ -11,7 +11,11 @@ def warm_kernels() -> None:
     any test: the tests that wait for a program's answer with a timeout (the terminal
     game through a pty, the browser game) must not wait for a fresh machine's first
     compilation, which takes a minute or more."""
-    from engine.game import Game, engine_play
+    import os
+
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        return  # nothing to compile: the kernels run as plain Python (tests/test_nojit.py)
+    from doublet.games.game import Game, engine_play
 
     for variant in ("standard", "acey-deucey"):
         g = Game.new(variant, seed=1)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
-from engine.board import (
+from doublet.core.board import (
     ACEY_DEUCEY,
     CHECKERS,
     MY_BAR,
@@ -23,7 +24,7 @@ from engine.board import (
     outcome,
     starting,
 )
-from engine.movegen import legal_outcomes
+from doublet.rules.movegen import legal_outcomes
 
 DATA = Path(__file__).parent / "data"
 
@@ -61,6 +62,16 @@ def pos(
     return b
 
 
+# With the JIT off (NUMBA_DISABLE_JIT=1, tests/test_nojit.py) the kernels run as plain
+# Python, hundreds of times slower: the rules tests then take a fixed, spread-out subset.
+NO_JIT = os.environ.get("NUMBA_DISABLE_JIT") == "1"
+
+
+def subset(cases: list, every: int) -> list:
+    """Every `every`-th case with the JIT off, all of them otherwise."""
+    return cases[::every] if NO_JIT else cases
+
+
 def random_positions(n: int, variant: int = STANDARD, seed: int = 0) -> list[Board]:
     """n positions (before the roll, mover's view) from random self-play games."""
     rng = np.random.default_rng(seed)
@@ -78,4 +89,4 @@ def random_positions(n: int, variant: int = STANDARD, seed: int = 0) -> list[Boa
     return out[:n]
 
 
-__all__ = ["ACEY_DEUCEY", "load_jsonl", "pos", "random_positions"]
+__all__ = ["ACEY_DEUCEY", "NO_JIT", "load_jsonl", "pos", "random_positions", "subset"]

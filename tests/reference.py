@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, SIZE, STANDARD
+from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, SIZE, STANDARD
 
 # A position while the turn is worked out: the board array as a tuple of ints
 # (hashable, so sets of positions remove duplicate plays), mover's view.

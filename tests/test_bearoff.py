@@ -1,4 +1,4 @@
-"""The exact bear-off database (engine.bearoff).
+"""The exact bear-off database (doublet.rules.bearoff).
 
 - ranks: every one-sided position of up to 15 checkers on 6 points has a distinct rank
   in [0, 54264), and the board ranker agrees with the enumeration;
@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine.bearoff as bo
-from engine.board import STANDARD, flip
-from engine.ids import board_from_position_id
+import doublet.rules.bearoff as bo
+from doublet.core.board import STANDARD, flip
+from doublet.formats.ids import board_from_position_id
 from tests.helpers import load_jsonl, pos
 
 RACE = load_jsonl("gnubg_race.jsonl")

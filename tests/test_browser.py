@@ -55,7 +55,7 @@ HTTP = httpx.Client(timeout=60)  # a loaded machine can take seconds to answer
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import uvicorn
 
-    from engine.serve import create_app
+    from doublet.apps.serve import create_app
 
     app = create_app(tmp_path_factory.mktemp("games"), ply=0)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -202,7 +202,7 @@ def test_a_whole_game_by_clicks(server: str, page: Any) -> None:
 
 
 def test_acey_deucey_chain_by_clicks(server: str, page: Any) -> None:
-    from engine.game import roll
+    from doublet.games.game import roll
 
     seed = next(s for s in range(1000) if sorted(roll(s, 0, 0)) == [1, 2])
     body = {"variant": "acey-deucey", "ply": 0, "seed": seed, "starter": "you"}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.eval import random_model, save_model
+from doublet.nn.eval import random_model, save_model
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,8 +139,8 @@ ACEY_START = json.dumps({"variant": "acey-deucey", "mover": [15] + [0] * 25,
 
 
 def test_each_variant_gets_its_own_shipped_model() -> None:
-    from engine.board import ACEY_DEUCEY, STANDARD
-    from engine.eval import default_model
+    from doublet.core.board import ACEY_DEUCEY, STANDARD
+    from doublet.nn.eval import default_model
 
     assert default_model(STANDARD).meta["variant"] == STANDARD
     assert default_model(ACEY_DEUCEY).meta["variant"] == ACEY_DEUCEY

@@ -28,14 +28,14 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_position_doctests() -> None:
-    import engine.position
+    import doublet.formats.position
 
-    failures, tried = doctest.testmod(engine.position)
+    failures, tried = doctest.testmod(doublet.formats.position)
     assert tried > 0 and failures == 0
 
 
 def test_game_doctests() -> None:
-    import engine.game
+    import doublet.games.game
 
-    failures, tried = doctest.testmod(engine.game)
+    failures, tried = doctest.testmod(doublet.games.game)
     assert tried > 0 and failures == 0

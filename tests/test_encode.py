@@ -1,4 +1,4 @@
-"""The net's inputs (engine.encode): version 2's features against slow references, the
+"""The net's inputs (doublet.nn.encode): version 2's features against slow references, the
 whole encoding against a plain one (tests/reference_encode.py), the layout, and
 version-1 models running unchanged on version-2 inputs."""
 
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.board import ACEY_DEUCEY, STANDARD, flip, starting
-from engine.encode import (
+from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, starting
+from doublet.nn.encode import (
     _V1_BLOCK,
     _V2_BASE,
     ENCODER_VERSION,
@@ -22,8 +22,8 @@ from engine.encode import (
     encode,
     upgrade_net,
 )
-from engine.eval import ModelError, evaluate, load_model, random_net, save_model
-from engine.movegen import legal_outcomes
+from doublet.nn.eval import ModelError, evaluate, load_model, random_net, save_model
+from doublet.rules.movegen import legal_outcomes
 from tests.helpers import pos, random_positions
 from tests.reference_encode import reference_encode
 

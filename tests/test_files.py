@@ -1,4 +1,4 @@
-"""engine.files: atomic writes replace a file whole or not at all."""
+"""doublet.core.files: atomic writes replace a file whole or not at all."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.files import atomic_open, atomic_write
+from doublet.core.files import atomic_open, atomic_write
 
 
 def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:

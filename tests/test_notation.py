@@ -1,4 +1,4 @@
-"""Play notation (engine.notation): gnubg's text, written and read back.
+"""Play notation (doublet.formats.notation): gnubg's text, written and read back.
 
 What this module checks:
 
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.board import (
+from doublet.core.board import (
     ACEY_DEUCEY,
     STANDARD,
     STARTING,
@@ -45,10 +45,10 @@ from engine.board import (
     from_counts,
     starting,
 )
-from engine.errors import IllegalPlayError, NotationError
-from engine.ids import board_from_position_id
-from engine.movegen import legal_outcomes
-from engine.notation import _roll, describe_outcomes, format_play, parse_play
+from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
+from doublet.formats.ids import board_from_position_id
+from doublet.formats.notation import _roll, describe_outcomes, format_play, parse_play
+from doublet.rules.movegen import legal_outcomes
 from tests.helpers import pos
 from tests.reference import legal_plays
 
@@ -398,7 +398,7 @@ def test_hit_marks(board: Board, dice: tuple[int, int], text: str, want: str) ->
 
 
 def test_ambiguous_hit_asks_for_a_mark() -> None:
-    with pytest.raises(IllegalPlayError, match=r"ambiguous.*13/11\*/5 or 13/7\*/5.*mark the hit"):
+    with pytest.raises(AmbiguousPlayError, match=r"ambiguous.*13/11\*/5 or 13/7\*/5.*mark the hit"):
         parse_play(BLOTS_7_11, 6, 2, "13/5")
 
 

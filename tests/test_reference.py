@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.board import (
+from doublet.core.board import (
     ACEY_DEUCEY,
     CHECKERS,
     MY_BAR,
@@ -43,7 +43,7 @@ from engine.board import (
     flip,
     from_counts,
 )
-from engine.ids import board_from_position_id, position_id
+from doublet.formats.ids import board_from_position_id, position_id
 
 try:  # the repository root on sys.path (python -m pytest)
     from tests.reference import reference_outcomes

@@ -1,7 +1,7 @@
-"""Expectiminimax search (engine.search) and analysis (engine.analysis).
+"""Expectiminimax search (doublet.search.searcher) and analysis (doublet.search.analysis).
 
 - 1-ply evaluation equals a brute-force Python expectiminimax over legal_outcomes and
-  engine.eval.evaluate (no filtering at 1 ply), on random positions of both variants;
+  doublet.nn.eval.evaluate (no filtering at 1 ply), on random positions of both variants;
 - 2-ply with unbounded filters equals the brute force at 2 ply (small positions);
 - the position cache changes nothing: the same answers with a cold and a warm cache,
   and results are deterministic;
@@ -18,15 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.analysis import analyse_roll, evaluate_position
-from engine.bearoff import bearoff_probs
-from engine.board import ACEY_DEUCEY, STANDARD, flip, outcome
-from engine.encode import N_PRUNE_INPUTS, encode, encode_raw
-from engine.eval import Model, equity, evaluate, prune_scores, random_model
-from engine.movegen import legal_outcomes
-from engine.notation import describe_outcomes
-from engine.position import Position
-from engine.search import PRUNE_KEEP, PRUNE_KEEP_DEEP, Limits, Searcher
+from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, outcome
+from doublet.formats.notation import describe_outcomes
+from doublet.formats.position import Position
+from doublet.nn.encode import N_PRUNE_INPUTS, encode, encode_raw
+from doublet.nn.eval import Model, equity, evaluate, prune_scores, random_model
+from doublet.rules.bearoff import bearoff_probs
+from doublet.rules.movegen import legal_outcomes
+from doublet.search.analysis import analyse_roll, evaluate_position
+from doublet.search.searcher import PRUNE_KEEP, PRUNE_KEEP_DEEP, Limits, Searcher
 from tests.helpers import pos, random_positions
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]

@@ -1,4 +1,4 @@
-"""The browser game's server (engine.serve) through its JSON API, with Starlette's TestClient.
+"""The browser game's server (doublet.apps.serve) through its JSON API, with Starlette's TestClient.
 
 What this module checks:
 
@@ -14,7 +14,7 @@ What this module checks:
 - Hint: ranked plays with chances, and steps that the steps endpoint accepts.
 - Resign, the series score and the next game; the capped engine depth for Acey-Deucey.
 - A whole Acey-Deucey game through the API, the person playing the hint's steps.
-- engine.game keeps the roll-again flag of a chosen Play (a 1-2 outcome can be reached
+- doublet.games.game keeps the roll-again flag of a chosen Play (a 1-2 outcome can be reached
   with and without rolling again).
 - `doublet serve` without the web extra says what to install; importing the CLI does
   not import starlette.
@@ -33,9 +33,9 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from engine.board import ACEY_DEUCEY, STANDARD, from_counts
-from engine.game import Game, roll
-from engine.serve import create_app, engine_depth
+from doublet.apps.serve import create_app
+from doublet.core.board import ACEY_DEUCEY, from_counts
+from doublet.games.game import Game, roll
 from tests.helpers import load_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,14 +231,6 @@ def test_resign_score_and_next_game(client: TestClient) -> None:
     assert r.status_code == 409
 
 
-def test_engine_depth_is_capped_in_acey_deucey() -> None:
-    assert engine_depth(STANDARD, (2, 1), 2) == 2
-    assert engine_depth(ACEY_DEUCEY, (2, 1), 2) == 0
-    assert engine_depth(ACEY_DEUCEY, (1, 2), 1) == 0
-    assert engine_depth(ACEY_DEUCEY, (6, 5), 2) == 1
-    assert engine_depth(ACEY_DEUCEY, (6, 5), 0) == 0
-
-
 def test_game_keeps_the_roll_again_flag() -> None:
     # tests/data/acey_deucey.jsonl line 229: some boards after the 1-2 chain are reached
     # both with a doublet played four times (roll again) and with one played less.
@@ -262,7 +254,7 @@ def test_game_keeps_the_roll_again_flag() -> None:
 def test_serve_without_the_web_extra(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     import importlib.util
 
-    from engine import cli
+    from doublet.apps import cli
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
@@ -274,8 +266,9 @@ def test_serve_without_the_web_extra(monkeypatch: pytest.MonkeyPatch, capsys: An
     err = capsys.readouterr().err
     assert "doublet: error: doublet serve needs starlette: pip install -e '.[web]'" in err
     code = (
-        "import sys, engine.cli, engine.serve, engine.game, engine.steps; "
-        "engine.cli.build_parser().parse_args(['serve']); "
+        "import sys, doublet.apps.cli, doublet.apps.serve, doublet.games.game, "
+        "doublet.games.steps; "
+        "doublet.apps.cli.build_parser().parse_args(['serve']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,

@@ -1,4 +1,4 @@
-"""Click-by-click steps (engine.steps) against the legal plays of engine.movegen.
+"""Click-by-click steps (doublet.games.steps) against the legal plays of doublet.rules.movegen.
 
 What this module checks:
 
@@ -6,7 +6,7 @@ What this module checks:
   tests/data/acey_deucey.jsonl with at most 3000 outcomes (1-2 chains, bar, unentered
   checkers, exact bear-off), the end positions of all complete step sequences are exactly
   the outcomes of ``legal_outcomes`` (with the roll-again flag), and each one's
-  notation reads back (engine.notation.parse_play) as the same play.
+  notation reads back (doublet.formats.notation.parse_play) as the same play.
 - On small trees every step sequence, not one per position, is read back.
 - The 1-2 chain from Acey-Deucey's start: the 1 and the 2, the doublet choice, four moves
   and roll again; a doublet with no move completes at once ("no play").
@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.board import ACEY_DEUCEY, STANDARD, from_counts, starting
-from engine.errors import DoubletError, IllegalPlayError
-from engine.ids import board_from_position_id
-from engine.movegen import legal_outcomes
-from engine.notation import parse_play
-from engine.steps import BAR, IN, OFF, Step, Turn, can_move, parse_steps
+from doublet.core.board import ACEY_DEUCEY, STANDARD, from_counts, starting
+from doublet.core.errors import DoubletError, IllegalPlayError
+from doublet.formats.ids import board_from_position_id
+from doublet.formats.notation import parse_play
+from doublet.games.steps import BAR, IN, OFF, Step, Turn, can_move, parse_steps
+from doublet.rules.movegen import legal_outcomes
 from tests.helpers import DATA, pos, random_positions
 
 AD_LIMIT = 3000  # Acey-Deucey cases with at most this many outcomes are walked in full

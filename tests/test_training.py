@@ -1,12 +1,12 @@
 """The self-play TD(lambda) trainer (training/).
 
-- the torch net (training.model) equals engine.eval.evaluate to 1e-5 on self-play
+- the torch net (doublet.training.model) equals doublet.nn.eval.evaluate to 1e-5 on self-play
   positions of both variants, in contact and in races, with one net and with a separate
   race net; weights go to the engine's tuples and back unchanged;
 - lambda-return targets on a hand-made three-position trajectory (a change of side, an
   Acey-Deucey roll again, a gammon), the lambda = 0 and lambda = 1 limits, and a game
   stopped unfinished;
-- offline lambda-returns (training.td.Learner) take the same step as online TD(lambda)
+- offline lambda-returns (doublet.training.td.Learner) take the same step as online TD(lambda)
   with eligibility traces summed over a game (small step size), which checks the views'
   conversions (win <-> lose, gammons swapped, same side on a roll again) both ways;
 - self-play is reproducible (same weights, seed and game index: same game) and its
@@ -24,10 +24,10 @@
 - export writes an engine model (the same weights; meta with config, games, encoder
   version and strength with its command) and a model card; a model or checkpoint of
   another encoder version is refused with a message that says so;
-- the pruning net (training.prune) fitted on 60 self-play games finds the main net's best
+- the pruning net (doublet.training.prune) fitted on 60 self-play games finds the main net's best
   play among its best 8 on more than 85 % of held-out rolls, and is written into the
   model beside unchanged main nets; a pruning net of the wrong shape is refused;
-- distillation data (training.distill) holds the search's own values, is made chunk by
+- distillation data (doublet.training.distill) holds the search's own values, is made chunk by
   chunk and resumes without redoing a chunk; fitting to it lowers the loss on the fitted positions.
 """
 
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -47,18 +46,18 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from engine.board import ACEY_DEUCEY, STANDARD, flip, has_contact, outcome  # noqa: E402
-from engine.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
-from engine.eval import ModelError, _sigmoid_layer, evaluate, load_model, random_model  # noqa: E402
-from engine.match import play_match, random_player  # noqa: E402
-from engine.movegen import legal_outcomes  # noqa: E402
-from engine.search import Limits, Searcher  # noqa: E402
+from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, has_contact, outcome  # noqa: E402
+from doublet.games.duplicate import play_match, random_player  # noqa: E402
+from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
+from doublet.nn.eval import ModelError, evaluate, load_model, random_model  # noqa: E402
+from doublet.rules.movegen import legal_outcomes  # noqa: E402
+from doublet.search.searcher import Limits, Searcher  # noqa: E402
+from doublet.training import checkpoint, configs, distill, prune  # noqa: E402
+from doublet.training.model import TDNet  # noqa: E402
+from doublet.training.selfplay import SelfPlay, game_dice, play_games  # noqa: E402
+from doublet.training.td import Learner, OnlineTD, lambda_targets  # noqa: E402
+from doublet.training.train import Trainer, main  # noqa: E402
 from tests.helpers import pos, random_positions  # noqa: E402
-from training import checkpoint, configs, distill, prune  # noqa: E402
-from training.model import TDNet  # noqa: E402
-from training.selfplay import SelfPlay, game_dice, play_games  # noqa: E402
-from training.td import Learner, OnlineTD, lambda_targets  # noqa: E402
-from training.train import Trainer, main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,24 +95,6 @@ def test_torch_forward_equals_engine_evaluate(race_net: bool) -> None:
     np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
     if race_net:  # the race net does matter
         assert not np.allclose(model.contact[0], model.race[0])
-
-
-def test_sigmoid_layer_matches_the_exact_sigmoid() -> None:
-    # The forward pass's vectorized sigmoid, over the whole range a hidden unit can take
-    # and beyond (its clamps), against the float64 formula; its scratch half is free.
-    x = np.concatenate([np.linspace(-200.0, 200.0, 400_001), [0.0, -1e30, 1e30, 88.0, -88.0]])
-    x = x.astype(np.float32)
-    h = np.concatenate([x, np.full_like(x, np.nan)])
-    _sigmoid_layer(h, x.size)
-    with np.errstate(over="ignore"):
-        want = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
-    got = h[: x.size].astype(np.float64)
-    assert np.all(np.isfinite(got)) and np.all((got >= 0.0) & (got <= 1.0))
-    assert np.abs(got - want).max() < 1.2e-7
-    assert got[np.argmin(np.abs(x))] == 0.5
-    assert np.all(np.diff(got[:400_001]) >= -1.2e-7)  # rises with x, up to rounding
-    with pytest.raises(ValueError, match="twice"):  # scratch too small: refused, not overrun
-        _sigmoid_layer(np.zeros(5, np.float32), 3)
 
 
 def test_weights_round_trip() -> None:
@@ -262,7 +243,7 @@ def test_tiny_acey_deucey_run_beats_random(tmp_path: Path) -> None:
     """Acey-Deucey self-play from random weights is slow at first (long games, 1-2 chains
     with thousands of outcomes), so the tiny run starts from a tiny standard net (1000
     games, 2 s) like the shipped acey-h80 starts from the shipped standard net."""
-    from engine.eval import save_model
+    from doublet.nn.eval import save_model
 
     std = Trainer(configs.get("tiny").replace(check_every=0, checkpoint_every=0),
                   tmp_path / "std", progress=False)  # fmt: skip
@@ -284,7 +265,7 @@ def test_tiny_acey_deucey_run_beats_random(tmp_path: Path) -> None:
 
 
 def _player(t: Trainer):  # type: ignore[no-untyped-def]
-    from engine.match import net_player
+    from doublet.games.duplicate import net_player
 
     return net_player(t.model())
 
@@ -314,7 +295,7 @@ def _same_state(a: Trainer, b: Trainer) -> None:
 
 
 def test_a_run_started_from_a_model_starts_there_and_resumes_without_it(tmp_path: Path) -> None:
-    from engine.eval import save_model
+    from doublet.nn.eval import save_model
 
     start = Trainer(SMALL.replace(seed=7), tmp_path / "start", progress=False)
     save_model(tmp_path / "start.npz", start.model())
@@ -332,7 +313,7 @@ def test_a_run_started_from_a_model_starts_there_and_resumes_without_it(tmp_path
 def test_a_model_with_a_race_net_starts_only_a_run_that_keeps_it(tmp_path: Path) -> None:
     """A model whose race net is its own: a config with race_net starts from both nets;
     one without is refused (it would silently drop the race net)."""
-    from engine.eval import Model, save_model
+    from doublet.nn.eval import Model, save_model
 
     base = Trainer(SMALL.replace(seed=7), tmp_path / "base", progress=False).model()
     race = tuple(a + np.float32(0.01) for a in base.contact)
@@ -450,7 +431,9 @@ def test_export_round_trip_and_encoder_version(tmp_path: Path) -> None:
     assert meta["encoder_version"] == ENCODER_VERSION and meta["games"] == 16
     assert meta["config"]["name"] == "tiny" and meta["hidden"] == SMALL.hidden
     assert meta["strength"]["ppg"] == s.ppg and meta["strength"]["games"] == 20
-    assert meta["strength"]["command"].startswith(f"python -m training.arena {path} --games 20")
+    assert meta["strength"]["command"].startswith(
+        f"python -m doublet.training.arena {path} --games 20"
+    )
     card = path.with_suffix(".md").read_text()
     assert meta["strength"]["command"] in card and f"encoder version: {ENCODER_VERSION}" in card
     assert "games of self-play: 16" in card
@@ -474,18 +457,8 @@ def test_export_round_trip_and_encoder_version(tmp_path: Path) -> None:
     assert main(["--out", str(tmp_path / "run"), "--resume"]) == 2
 
 
-def test_engine_does_not_import_training() -> None:
-    for f in (ROOT / "engine").glob("*.py"):
-        text = f.read_text()
-        assert "import training" not in text and "from training" not in text, f.name
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = "import sys, engine.eval, engine.match; print('training' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == "False", out.stderr
-
-
 def test_prune_net_learns_the_main_nets_order(tmp_path: Path) -> None:
-    """training.prune on a few self-play games of the shipped net: the main net's best
+    """doublet.training.prune on a few self-play games of the shipped net: the main net's best
     play is nearly always among the pruning net's best 8 on held-out rolls (a random
     rating gets about half), and the model is written back with it; shape errors in a
     model's pruning net are refused."""
@@ -516,8 +489,8 @@ def test_prune_writes_an_older_encoders_model_at_this_version_with_the_same_valu
     """A version-1 model (as the shipped Acey-Deucey net was) gets its pruning net and is
     written at the current encoder version: zero weights on the inputs it lacks, the same
     evaluations as the version-1 file loaded."""
-    from engine.encode import N_INPUTS_BY_VERSION
-    from engine.eval import random_net
+    from doublet.nn.encode import N_INPUTS_BY_VERSION
+    from doublet.nn.eval import random_net
 
     net1 = random_net(16, seed=4, n_inputs=N_INPUTS_BY_VERSION[1])
     arrays = {"meta": np.array(json.dumps({"encoder_version": 1, "hidden": 16, "variant": 0,
@@ -539,7 +512,7 @@ def test_prune_writes_an_older_encoders_model_at_this_version_with_the_same_valu
 
 
 def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path: Path) -> None:
-    """training.distill: chunks of self-play positions with their 1-ply values (the search's
+    """doublet.training.distill: chunks of self-play positions with their 1-ply values (the search's
     own, checked on a few), resumable chunk by chunk with the same content; fitting to them
     lowers the cross-entropy on the fitted positions."""
     src = str(ROOT / "models" / "doublet-standard.npz")
@@ -593,7 +566,7 @@ def test_distill_fit_widens_the_net_and_decays_the_learning_rate(tmp_path: Path)
 
 
 # --------------------------------------------------------------------------------------
-# Race rollouts and the race net (training.rollout, training.distill --race)
+# Race rollouts and the race net (doublet.training.rollout, doublet.training.distill --race)
 # --------------------------------------------------------------------------------------
 
 
@@ -606,9 +579,9 @@ def test_race_rollout_one_roll_from_the_database_is_its_exact_expectation() -> N
     """36 trials of a race one roll from a pure bear-off: trial t's first roll is roll t,
     after which the database is exact, so the rollout is the plain mean over the 36 rolls
     of the best play by the database's equity."""
-    from engine.bearoff import bearoff_probs, is_bearoff
-    from engine.eval import equity
-    from training.rollout import RaceRollout
+    from doublet.nn.eval import equity
+    from doublet.rules.bearoff import bearoff_probs, is_bearoff
+    from doublet.training.rollout import RaceRollout
 
     b = pos({7: 1, 2: 1}, {20: 3, 22: 2, 24: 4})
     assert not has_contact(b) and not is_bearoff(b)
@@ -634,7 +607,7 @@ def test_race_rollout_far_from_home_agrees_with_the_net() -> None:
     """A long race (no database within reach of a roll): the rollout's P(win) is a real
     average, near the net's own estimate, and the start side's view is kept (a race the
     mover leads by 40 pips is won far more often than not)."""
-    from training.rollout import RaceRollout
+    from doublet.training.rollout import RaceRollout
 
     model = load_model(ROOT / "models" / "doublet-standard.npz")
     b = pos({6: 3, 5: 3, 4: 3, 3: 3, 2: 3}, {13: 5, 18: 5, 20: 5})
@@ -686,14 +659,14 @@ def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) 
         distill.fit(std, contact, epochs=1, lr=1e-3, seed=1, race=True)
 
 
-# Contact rollouts (training.rollout.Rollout, training.distill --rollout-trials)
+# Contact rollouts (doublet.training.rollout.Rollout, doublet.training.distill --rollout-trials)
 # --------------------------------------------------------------------------------------
 
 
 def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The 0-ply value a rollout uses, plainly: a finished game, the bear-off database,
     else the net."""
-    from engine.bearoff import bearoff_probs, is_bearoff
+    from doublet.rules.bearoff import bearoff_probs, is_bearoff
 
     r = outcome(b)
     if r:
@@ -705,13 +678,13 @@ def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untype
 
 def _rollout_reference(model, start: np.ndarray, dice: np.ndarray, prune_keep: int  # type: ignore[no-untyped-def]
                        ) -> np.ndarray:  # fmt: skip
-    """training.rollout.Rollout in plain Python, trial by trial with the same dice: both
+    """doublet.training.rollout.Rollout in plain Python, trial by trial with the same dice: both
     sides play the best 0-ply play (among the pruning net's best prune_keep, besides the
     exact ones, when it is > 0) until the game ends, a pure bear-off or the end of
     contact, valued at 0 ply from the start side's view."""
-    from engine.bearoff import is_bearoff
-    from engine.eval import equity, prune_scores
-    from training.rollout import MAX_MOVES
+    from doublet.nn.eval import equity, prune_scores
+    from doublet.rules.bearoff import is_bearoff
+    from doublet.training.rollout import MAX_MOVES
 
     total = np.zeros(5)
     for t in range(len(dice)):
@@ -740,7 +713,7 @@ def test_contact_rollout_equals_a_plain_reference() -> None:
     """The numba rollout kernel and the plain reference play the same trials (with and
     without the pruning net) and reach the same mean, from the opening and from
     self-play positions."""
-    from training.rollout import Rollout, stratified_dice
+    from doublet.training.rollout import Rollout, stratified_dice
 
     model = load_model(ROOT / "models" / "doublet-standard.npz")
     sp = SelfPlay(STANDARD)
@@ -761,7 +734,7 @@ def test_contact_rollout_equals_a_plain_reference() -> None:
 def test_stratified_dice_play_every_roll_once_per_block() -> None:
     """For each block of 36 trials and each move, the 36 ordered rolls once each; a
     partial block has no roll twice; different seeds give different orders."""
-    from training.rollout import MAX_MOVES, stratified_dice
+    from doublet.training.rollout import MAX_MOVES, stratified_dice
 
     d = stratified_dice(80, np.random.default_rng(1))
     assert d.shape == (80, MAX_MOVES, 2) and d.min() == 1 and d.max() == 6
@@ -774,7 +747,7 @@ def test_stratified_dice_play_every_roll_once_per_block() -> None:
 
 
 def test_contact_rollout_refuses_races_and_other_variants() -> None:
-    from training.rollout import Rollout
+    from doublet.training.rollout import Rollout
 
     model = load_model(ROOT / "models" / "doublet-standard.npz")
     with pytest.raises(ValueError, match="with contact"):
@@ -837,10 +810,10 @@ def test_distill_data_with_exploration(tmp_path: Path) -> None:
 def test_distill_data_with_candidates(tmp_path: Path) -> None:
     """--candidates K: the data holds the positions after the K plays the 0-ply net rates
     best for a random roll (seen by the side then on roll), checked here against every
-    legal play of the roll valued by engine.eval directly; the setting is part of the
+    legal play of the roll valued by doublet.nn.eval directly; the setting is part of the
     data, and a negative K or K with rollout targets is refused."""
-    from engine.board import starting
-    from engine.eval import equity
+    from doublet.core.board import starting
+    from doublet.nn.eval import equity
 
     src = str(ROOT / "models" / "doublet-standard.npz")
     model = load_model(src)

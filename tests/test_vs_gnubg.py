@@ -4,7 +4,7 @@
 - our board converted to gnubg's gives gnubg the same Position ID (60 refset cases);
 - gnubg's 0- and 1-ply moves for 20 refset cases (10 of them bear-offs, whose moves the
   module cuts short) are legal outcomes and in the refdata's legal list;
-- pubeval against gnubg 0-ply plays 4 duplicate games through engine.searchmatch.
+- pubeval against gnubg 0-ply plays 4 duplicate games through doublet.games.duplicate_search.
 
 All but the first skip when the `gnubg` module is absent (pip install -e '.[gnubg]').
 """
@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from benchmarks import vs_gnubg
-from engine.board import flip
-from engine.ids import board_from_position_id, position_id
-from engine.movegen import legal_outcomes
+from doublet.core.board import flip
+from doublet.formats.ids import board_from_position_id, position_id
+from doublet.rules.movegen import legal_outcomes
 
 DATA = Path(__file__).parent / "data" / "gnubg_refset.jsonl"
 needs_gnubg = pytest.mark.skipif(vs_gnubg.gnubg is None, reason=vs_gnubg.MISSING)
@@ -66,7 +66,7 @@ def test_gnubg_moves_are_legal_outcomes(ply: int) -> None:
 
 @needs_gnubg
 def test_pubeval_against_gnubg_plays_four_games() -> None:
-    from engine.searchmatch import play_match_with
+    from doublet.games.duplicate_search import play_match_with
 
     factory = functools.partial(vs_gnubg.gnubg_chooser, 0)
     r = play_match_with("pubeval", factory, 4, seed=2)

@@ -1,11 +1,11 @@
 """Strength checks: a net against pubeval (or the random player), duplicate dice.
 
-``strength(model, games, seed, variant)`` plays engine.match's duplicate-dice cubeless
+``strength(model, games, seed, variant)`` plays doublet.games.duplicate's duplicate-dice cubeless
 money games and returns points per game with its standard error; the trainer calls it
 every ``check_every`` games and at export. The same command line measures a model file
 (the model card quotes it):
 
-    python -m training.arena models/doublet-standard.npz --games 4000 --seed 1000004
+    python -m doublet.training.arena models/doublet-standard.npz --games 4000 --seed 1000004
 
 This module imports no torch: it also runs in the self-play worker processes.
 """
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.board import STANDARD, VARIANT_NAMES, VARIANTS
-from engine.eval import Model, ModelError, load_model
+from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
+from doublet.nn.eval import Model, ModelError, load_model
 
 OPPONENTS = ("pubeval", "random")
 
@@ -54,7 +54,7 @@ def strength(
     model: Model, games: int, seed: int, variant: int = STANDARD, opponent: str = "pubeval"
 ) -> Strength:
     """The net (0-ply) against `opponent` over `games` duplicate games with dice seed."""
-    from engine.match import net_player, play_match, pubeval_player, random_player
+    from doublet.games.duplicate import net_player, play_match, pubeval_player, random_player
 
     if opponent not in OPPONENTS:
         raise ValueError(f"unknown opponent {opponent!r} ({', '.join(OPPONENTS)})")
@@ -80,7 +80,7 @@ def strength(
 
 def command(path: str, games: int, seed: int, variant: int, opponent: str = "pubeval") -> str:
     """The command line that measures exactly what strength(load_model(path), ...) does."""
-    cmd = f"python -m training.arena {path} --games {games} --seed {seed}"
+    cmd = f"python -m doublet.training.arena {path} --games {games} --seed {seed}"
     if variant != STANDARD:
         cmd += f" --variant {VARIANT_NAMES[variant]}"
     if opponent != "pubeval":
@@ -90,10 +90,10 @@ def command(path: str, games: int, seed: int, variant: int, opponent: str = "pub
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m training.arena",
+        prog="python -m doublet.training.arena",
         description="A model (0-ply) against pubeval, duplicate dice.",
     )
-    p.add_argument("model", help="a model .npz (engine.eval.save_model)")
+    p.add_argument("model", help="a model .npz (doublet.nn.eval.save_model)")
     p.add_argument("--games", type=int, default=4000, help="games, even (default 4000)")
     p.add_argument("--seed", type=int, default=1, help="dice seed (default 1)")
     p.add_argument(

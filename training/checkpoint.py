@@ -2,7 +2,7 @@
 
 A checkpoint holds everything a run needs to go on exactly where it stopped: the torch
 net and optimizer state, the config, the games learned, the weights the next blocks of
-self-play are played with (training.train's lagged schedule), the strength checks still
+self-play are played with (doublet.training.train's lagged schedule), the strength checks still
 running, the strength curve so far, the torch RNG state and the encoder version. Self-play
 dice come from (seed, game index), so no other RNG state exists.
 
@@ -22,17 +22,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.encode import ENCODER_VERSION
-from engine.errors import DoubletError
-from engine.eval import Net
-from engine.files import atomic_open
+from doublet.core.errors import CheckpointError
+from doublet.core.files import atomic_open
+from doublet.nn.encode import ENCODER_VERSION
+from doublet.nn.eval import Net
 
 FORMAT = 1
 FILENAME = "checkpoint.pt"
-
-
-class CheckpointError(DoubletError):
-    """A checkpoint that is missing, unreadable, or made for another encoder version."""
 
 
 def net_to_tensors(net: Net) -> list[torch.Tensor]:

@@ -7,12 +7,12 @@ every checkpoint and in the exported model's meta, so a model says how it was ma
 Learning rate: ``lr`` is a piecewise-linear schedule over games learned, a tuple of
 (games, lr) points, flat outside them. The step is plain SGD on the loss summed over a
 game's positions and the five outputs, so ``lr`` is a per-position step size like
-TD-Gammon's alpha (see training.td). Loss "bce" (cross-entropy of the sigmoid outputs
+TD-Gammon's alpha (see doublet.training.td). Loss "bce" (cross-entropy of the sigmoid outputs
 against the lambda-return targets) steps along (target - output) * the gradient of the
 output's logit; "mse" is TD-Gammon's (target - output) * the gradient of the output,
 which vanishes when an output saturates on the wrong side (see _H80_LR's measurements).
 
-Parallel schedule (training.train): games are played in blocks of ``block`` games, block
+Parallel schedule (doublet.training.train): games are played in blocks of ``block`` games, block
 k with the weights learned after block k - ``lag`` (the initial weights before that), so
 the worker processes play ahead while the learner learns and the run is the same
 whatever the number of workers, the timing, or a resume in between. The weights a game is
@@ -30,7 +30,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from engine.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
+from doublet.core.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
+from doublet.nn.eval import MODELS_DIR
+
+# The nets a shipped model descends from, kept beside it (models/lineage/, package data),
+# so that a config that starts from one works in any clone or install.
+LINEAGE = MODELS_DIR / "lineage"
 
 
 @dataclass(frozen=True)
@@ -143,15 +148,16 @@ CONFIGS: dict[str, Config] = {
             checkpoint_every=5000,
         ),
         # Encoder version 2 (exact shots, pip loss, primes in front, mobility, contact
-        # pips, anchors, dance): started from the version-1 h80 net of runs/standard-h80
-        # (its weights on the new inputs start at zero, so it starts exactly as strong).
+        # pips, anchors, dance): started from the version-1 h80 net,
+        # models/lineage/standard-h80.npz (its weights on the new inputs start at zero, so
+        # it starts exactly as strong).
         Config(
             "td-h80-v2",
             hidden=80,
             games=300_000,
             lr=((0, 0.008), (100_000, 0.008), (300_000, 0.002)),
             checkpoint_every=5000,
-            init="runs/standard-h80/model.npz",
+            init=str(LINEAGE / "standard-h80.npz"),
         ),
         # td-h80-v2 trained on at lower rates (session 4).
         Config(
@@ -160,17 +166,17 @@ CONFIGS: dict[str, Config] = {
             games=600_000,
             lr=((0, 0.003), (200_000, 0.002), (600_000, 0.0005)),
             checkpoint_every=10_000,
-            init="runs/standard-h80-v2/model.npz",
+            init=str(LINEAGE / "standard-h80-v2.npz"),
         ),
         # Session 4's shipped net (td-h80-v2-long fitted to its 2-ply values, kept as
-        # runs/standard-h80-v2-distill/model.npz) trained on by self-play again.
+        # models/lineage/standard-h80-v2-distill.npz) trained on by self-play again.
         Config(
             "td-h80-v2-long2",
             hidden=80,
             games=600_000,
             lr=((0, 0.0015), (600_000, 0.0003)),
             checkpoint_every=10_000,
-            init="runs/standard-h80-v2-distill/model.npz",
+            init=str(LINEAGE / "standard-h80-v2-distill.npz"),
         ),
         # Encoder version 2 from random weights, td-h80's schedule.
         Config("td-h80-v2-scratch", hidden=80, games=500_000, lr=_H80_LR, checkpoint_every=5000),
@@ -182,7 +188,7 @@ CONFIGS: dict[str, Config] = {
             games=300_000,
             lr=((0, 0.005), (100_000, 0.005), (300_000, 0.0015)),
             checkpoint_every=5000,
-            init="runs/standard-h80-v2/model.npz",
+            init=str(LINEAGE / "standard-h80-v2.npz"),
         ),
         # Acey-Deucey, started from the shipped standard net (same encoding: unentered
         # checkers have their own inputs). From random weights the first games are very
@@ -198,7 +204,7 @@ CONFIGS: dict[str, Config] = {
             check_every=5000,
             check_games=400,
             final_check_games=2000,
-            init="runs/standard-h80/model.npz",  # the standard net shipped until encoder v2
+            init=str(LINEAGE / "standard-h80.npz"),  # the standard net shipped until encoder v2
         ),
     )
 }

@@ -1,15 +1,15 @@
 """Supervised training of the net on its own deeper search: the field's step after TD.
 
-    python -m training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
+    python -m doublet.training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
         [--epsilon E] [--candidates K]
-    python -m training.distill fit --model M --data DIR [DIR ...] --out MODEL [--epochs E]
+    python -m doublet.training.distill fit --model M --data DIR [DIR ...] --out MODEL [--epochs E]
         [--lr LR] [--lr-end LR] [--hidden H]
-    python -m training.distill data --model M --out DIR --race-trials 72 ...
-    python -m training.distill fit --model M --data DIR --out MODEL --race ...
-    python -m training.distill data --model M --out DIR --rollout-trials 36 ...
+    python -m doublet.training.distill data --model M --out DIR --race-trials 72 ...
+    python -m doublet.training.distill fit --model M --data DIR --out MODEL --race ...
+    python -m doublet.training.distill data --model M --out DIR --rollout-trials 36 ...
 
 ``data`` plays self-play games with M's net (0 ply) and evaluates a sample of their
-positions (the side on roll, before it rolls) with engine.search at ``--ply`` (the
+positions (the side on roll, before it rolls) with doublet.search.searcher at ``--ply`` (the
 default filters, the pruning net if M has one, the exact bear-off database): the
 probabilities V_ply. Work comes in chunks (chunk c: self-play games
 c * GAMES_PER_CHUNK ... of the seed, every POSITION_EVERY-th position from a random
@@ -27,18 +27,18 @@ several.
 ``fit`` starts from M's net and fits its outputs to those targets (cross-entropy on the
 five sigmoid outputs, Adam, minibatches), keeping a tenth of the chunks aside: it prints
 the held-out loss before and after each epoch and writes the model (the same pruning
-net, if M has one, is kept: retrain it with training.prune for the new net).
+net, if M has one, is kept: retrain it with doublet.training.prune for the new net).
 
 The race net (``--race-trials T`` / ``--race``): ``data`` keeps every position without
 contact of RACE_GAMES_PER_CHUNK games a chunk and values it by a race rollout of T
-trials (training.rollout: exact at the bear-off database, the current play's value
+trials (doublet.training.rollout: exact at the bear-off database, the current play's value
 further out) instead of a search; ``fit --race`` fits a race net of its own (starting
 from M's race net, which is its contact net when M has none) to those targets and
 leaves the contact net as it is.
 
 The contact net on rollouts (``--rollout-trials T``): ``data`` keeps every
 POSITION_EVERY-th position with contact of each game and values it by a rollout of T
-trials to the end of contact (training.rollout.Rollout: both sides at 0 ply with the
+trials to the end of contact (doublet.training.rollout.Rollout: both sides at 0 ply with the
 pruning net, the race net's value when contact is broken, every roll stratified). These
 are the value of the net's own play rather than its search's estimate of it. A plain
 ``fit`` then moves the contact net alone when M has a race net of its own (that one is
@@ -59,12 +59,21 @@ from typing import Any
 
 import numpy as np
 
-from engine.board import SIZE, STANDARD, flip, has_contact, outcome
-from engine.eval import Model, ModelError, equity, load_model, save_model
-from engine.files import atomic_open, atomic_write
-from engine.search import Limits, Searcher
-from training.rollout import RaceRollout, Rollout
-from training.selfplay import SelfPlay
+from doublet.core.board import SIZE, STANDARD, flip, has_contact, outcome
+from doublet.core.dice import stream
+from doublet.core.files import atomic_open, atomic_write
+from doublet.nn.eval import (
+    Model,
+    ModelError,
+    command_line,
+    equity,
+    load_model,
+    save_model,
+    with_step,
+)
+from doublet.search.searcher import Limits, Searcher
+from doublet.training.rollout import RaceRollout, Rollout
+from doublet.training.selfplay import SelfPlay
 
 GAMES_PER_CHUNK = 4
 POSITION_EVERY = 4
@@ -91,7 +100,7 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool) -> tuple[np.ndarra
     if key not in _STATE:
         _STATE[key] = RaceRollout(model) if race else Rollout(model)
     rollout = _STATE[key]
-    rng = np.random.default_rng([seed, c, 77 if race else 55])
+    rng = stream(seed, c, 77 if race else 55)
     games = RACE_GAMES_PER_CHUNK if race else GAMES_PER_CHUNK
     boards: list[np.ndarray] = []
     for index in range(c * games, (c + 1) * games):
@@ -130,7 +139,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     if rollout_trials > 0:
         return rollout_chunk(seed, c, rollout_trials, race=False)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
-    rng = np.random.default_rng([seed, c, 99])
+    rng = stream(seed, c, 99)
     every = POSITION_EVERY * max(candidates, 1)
     boards: list[np.ndarray] = []
     for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
@@ -232,7 +241,8 @@ def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.nd
 
 def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed: int,
         batch: int = 256, race: bool = False, hidden: int | None = None,
-        lr_end: float | None = None) -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+        lr_end: float | None = None,
+        command: str = "") -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
     """Fit model's net (race: a race net of its own, on the positions without contact) to
     the targets in data; the fitted model and the loss log. hidden: first widen the nets
     to this many hidden units (the new units start with zero output weights, so the
@@ -240,9 +250,9 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     lr_end along a cosine over the fit (None: lr throughout)."""
     import torch
 
-    from engine.encode import encode
-    from training.model import TDNet, has_own_race_net
-    from training.train import widen
+    from doublet.nn.encode import encode
+    from doublet.training.model import TDNet, has_own_race_net
+    from doublet.training.train import widen
 
     torch.manual_seed(seed)
     if hidden is not None:
@@ -317,12 +327,16 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
                           "lr": lr, "lr_end": lr_end, "log": log}}  # fmt: skip
     if race:
         meta["race_net"] = True
+    step = {"data": where, "positions": len(x_fit), "epochs": epochs, "lr": lr, "lr_end": lr_end,
+            "hidden": int(contact_net[1].shape[0]), "seed": seed,
+            "held_out_loss": log[-1]["held_out"] if log else None}  # fmt: skip
+    meta = with_step(meta, "race-fit" if race else "distill-fit", command=command, **step)
     return Model(contact_net, race_net, meta, model.prune), log
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m training.distill", description=__doc__.split("\n")[0]
+        prog="python -m doublet.training.distill", description=__doc__.split("\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("data", help="self-play positions and their n-ply values")
@@ -358,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--race", action="store_true",
                    help="fit a race net of its own on the positions without contact")  # fmt: skip
     args = ap.parse_args(argv)
+    args.command = command_line("python -m doublet.training.distill", argv)
     try:
         return _run(args)
     except ModelError as e:
@@ -377,7 +392,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
     model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed,
-                   race=args.race, hidden=args.hidden, lr_end=args.lr_end)  # fmt: skip
+                   race=args.race, hidden=args.hidden, lr_end=args.lr_end,
+                   command=args.command)  # fmt: skip
     save_model(args.out, model)
     print(f"wrote {args.out}")
     return 0

@@ -1,15 +1,15 @@
 """The engine's net in torch, for learning: same inputs, same layers, same outputs.
 
 ``TDNet`` holds a contact net and, when the config asks for one, a race net; each is
-``sigmoid(sigmoid(x @ w1 + b1) @ w2 + b2)`` with x = engine.encode's N_INPUTS inputs of
+``sigmoid(sigmoid(x @ w1 + b1) @ w2 + b2)`` with x = doublet.nn.encode's N_INPUTS inputs of
 a board seen by the side on roll, and the five outputs P(win), P(win gammon),
 P(win backgammon), P(lose gammon), P(lose backgammon) for that side. A row goes to the
-race net when its last input, the contact flag, is 0 (engine.eval routes on
+race net when its last input, the contact flag, is 0 (doublet.nn.eval routes on
 has_contact(board), which that input is).
 
 ``forward`` returns the raw sigmoid outputs (what learning fits); ``probs`` adds the
 engine's consistency clamps (gammons within wins, backgammons within gammons) and so
-equals engine.eval.evaluate on non-final positions. Weights move between the two as the
+equals doublet.nn.eval.evaluate on non-final positions. Weights move between the two as the
 engine's tuples ``(w1 (I, H), b1 (H,), w2 (H, 5), b2 (5,))`` float32: ``to_engine`` /
 ``from_engine`` (torch's Linear stores w1 transposed).
 """
@@ -22,8 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.encode import ENCODER_VERSION, N_INPUTS
-from engine.eval import N_OUTPUTS, Model, Net, random_net
+from doublet.nn.encode import ENCODER_VERSION, N_INPUTS
+from doublet.nn.eval import N_OUTPUTS, Model, Net, random_net
 
 CONTACT_INPUT = N_INPUTS - 1  # 1.0 while the sides can still hit each other
 
@@ -68,7 +68,7 @@ class OneHidden(nn.Module):
 
 
 def consistent(p: torch.Tensor) -> torch.Tensor:
-    """engine.eval._forward's clamps: P(wg) <= P(w), P(wbg) <= P(wg), P(lg) <= 1 - P(w),
+    """doublet.nn.eval._forward's clamps: P(wg) <= P(w), P(wbg) <= P(wg), P(lg) <= 1 - P(w),
     P(lbg) <= P(lg) (applied in that order, as the engine does)."""
     w = p[:, 0]
     wg = torch.minimum(p[:, 1], w)
@@ -115,7 +115,7 @@ class TDNet(nn.Module):
         return out
 
     def probs(self, x: torch.Tensor) -> torch.Tensor:
-        """What engine.eval.evaluate gives for non-final positions: consistent outputs."""
+        """What doublet.nn.eval.evaluate gives for non-final positions: consistent outputs."""
         return consistent(self(x))
 
     def to_engine(self) -> tuple[Net, Net]:

@@ -1,17 +1,17 @@
 """Train a model's pruning net: a small net that rates plays the way the main net does.
 
-    python -m training.prune MODEL [--out PATH] [--games N] [--hidden H] [--epochs E]
+    python -m doublet.training.prune MODEL [--out PATH] [--games N] [--hidden H] [--epochs E]
 
 GNU Backgammon searches with small "pruning" nets: inside the search, every play of a
 roll is rated by a cheap net and only the best few are evaluated by the full one. This
-trains Doublet's (engine.eval's ``prune`` net, used by engine.search) to mimic the main
-net of MODEL:
+trains Doublet's (doublet.nn.eval's ``prune`` net, used by doublet.search.searcher) to
+mimic the main net of MODEL:
 
 - data: the positions of ``--games`` self-play games of MODEL's net, each with one roll
   drawn at random, and every play of that roll: the position after it, seen by the side
   to roll next, and the main net's cubeless equity of it (finished games and database
   bear-offs left out: the search values those exactly);
-- net: the raw inputs of engine.encode (N_PRUNE_INPUTS, no features), ``--hidden`` ReLU
+- net: the raw inputs of doublet.nn.encode (N_PRUNE_INPUTS, no features), ``--hidden`` ReLU
   units, one linear output;
 - loss: only the order of a roll's plays matters, so it fits the equities minus their
   mean over the roll (mean squared error, Adam);
@@ -37,12 +37,23 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from engine.bearoff import is_bearoff
-from engine.board import STANDARD, flip, outcome
-from engine.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
-from engine.eval import Model, Net, equity, evaluate, load_model, prune_scores, save_model
-from engine.movegen import legal_outcomes
-from training.selfplay import SelfPlay
+from doublet.core.board import STANDARD, flip, outcome
+from doublet.core.dice import stream
+from doublet.nn.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
+from doublet.nn.eval import (
+    Model,
+    Net,
+    command_line,
+    equity,
+    evaluate,
+    load_model,
+    prune_scores,
+    save_model,
+    with_step,
+)
+from doublet.rules.bearoff import is_bearoff
+from doublet.rules.movegen import legal_outcomes
+from doublet.training.selfplay import SelfPlay
 
 KS = (2, 3, 4, 5, 6, 8, 10, 12)
 
@@ -51,7 +62,7 @@ def collect(model: Model, games: int, seed: int) -> tuple[np.ndarray, np.ndarray
     """(views (N, SIZE) int8, main-net equities (N,) float32, group (N,) int64): every play
     of one random roll per position of `games` self-play games."""
     sp = SelfPlay(model.variant)
-    rng = np.random.default_rng([seed, 7])
+    rng = stream(seed, 7)
     views: list[np.ndarray] = []
     group: list[np.ndarray] = []
     g = 0
@@ -142,7 +153,7 @@ def train(model: Model, games: int = 3000, hidden: int = 16, epochs: int = 6, se
     views, eq, group = collect(model, games, seed)
     n_groups = int(group[-1]) + 1
     starts = np.searchsorted(group, np.arange(n_groups + 1))
-    rng = np.random.default_rng([seed, 8])
+    rng = stream(seed, 8)
     perm = rng.permutation(n_groups)
     held = np.sort(perm[: n_groups // 10])
     fit = np.sort(perm[n_groups // 10 :])
@@ -177,7 +188,7 @@ def train(model: Model, games: int = 3000, hidden: int = 16, epochs: int = 6, se
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m training.prune", description=__doc__.split("\n")[0]
+        prog="python -m doublet.training.prune", description=__doc__.split("\n")[0]
     )
     ap.add_argument("model", help="the model (.npz) whose main net the pruning net mimics")
     ap.add_argument("--out", help="where to write the model with its pruning net (default: MODEL)")
@@ -197,7 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               "inputs it lacks (the same evaluations)")  # fmt: skip
     weights, report = train(model, args.games, args.hidden, args.epochs, args.seed)
     out = Path(args.out or args.model)
-    meta = {**model.meta, "prune": report}
+    summary = {k: report[k] for k in ("hidden", "games", "epochs", "seed", "plays") if k in report}
+    meta = with_step({**model.meta, "prune": report}, "prune",
+                     command=command_line("python -m doublet.training.prune", argv),
+                     **summary)  # fmt: skip
     save_model(out, Model(model.contact, model.race, meta, weights))
     print(f"wrote {out}: pruning net with {args.hidden} hidden units, fitted on "
           f"{report['plays']:,} plays in {report['seconds']} s")  # fmt: skip

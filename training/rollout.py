@@ -7,7 +7,7 @@ PRUNE_KEEP plays it rates best are judged by the main net), until a trial ends:
 - at the end of the game, or a pure bear-off: its exact database probabilities;
 - ``RaceRollout`` (race positions): nothing else, so the value is the play's own;
 - ``Rollout`` (contact positions): also when contact is broken, at the race net's value
-  of that position (the race net is fitted to race rollouts: training.distill
+  of that position (the race net is fitted to race rollouts: doublet.training.distill
   --race-trials); this truncation removes the race's luck from the result;
 - after MAX_MOVES plays (only very long games): the net's value.
 
@@ -17,7 +17,7 @@ with random dice from rng. ``Rollout`` stratifies every roll: for each block of 
 trials and each move number, the 36 rolls in a random order, so each trial's dice are
 still uniform and independent while each roll of each move is played equally often
 (the quasi-random dice of GNU Backgammon's rollouts, by the Latin-hypercube route).
-These values are the supervised targets of training.distill (``--race-trials``,
+These values are the supervised targets of doublet.training.distill (``--race-trials``,
 ``--rollout-trials``): the value of the current net's own play, measured by playing,
 not the net's estimate of it. Measured (benchmarks/RESULTS.md, session 6): fitting the
 race net to race rollouts helped; fitting the contact net to 36-trial contact rollouts
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.bearoff import _BINOM, database, is_bearoff
-from engine.board import SIZE, STANDARD, flip_into, has_contact, outcome
-from engine.encode import N_INPUTS
-from engine.eval import (
+from doublet.core.board import SIZE, STANDARD, flip_into, has_contact, outcome
+from doublet.core.jit import njit
+from doublet.nn.encode import N_INPUTS
+from doublet.nn.eval import (
     N_OUTPUTS,
     Model,
     _equity,
@@ -40,9 +40,10 @@ from engine.eval import (
     _search_scratch,
     _terminal,
 )
-from engine.jit import njit
-from engine.movegen import Workspace, _outcomes
-from engine.search import _NO_PRUNE, PRUNE_KEEP, _prune_pick, _v0
+from doublet.rules.bearoff import is_bearoff
+from doublet.rules.bearoff import tables as bearoff_tables
+from doublet.rules.movegen import Workspace, _outcomes
+from doublet.search.searcher import _NO_PRUNE, PRUNE_KEEP, _prune_pick, _v0
 
 MAX_MOVES = 120
 
@@ -137,9 +138,8 @@ class _Base:
     def __init__(self, model: Model, prune: bool) -> None:
         if model.variant != STANDARD:
             raise ValueError("rollouts use the standard bear-off database")
-        db = database()
         self.model = model
-        self.bo = (db.off, db.first, db.small, db.two_sided, _BINOM)
+        self.bo = bearoff_tables(True)
         self.ws = Workspace()
         use = prune and model.prune is not None
         self.prune = model.prune if use else _NO_PRUNE

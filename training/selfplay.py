@@ -1,6 +1,6 @@
 """Self-play: the net plays itself at 0 ply, inside one numba kernel per game.
 
-Both sides play engine.eval's 0-ply choice (the outcome with the best cubeless equity for
+Both sides play doublet.nn.eval's 0-ply choice (the outcome with the best cubeless equity for
 the mover) with the same weights; with probability ``epsilon`` a roll is played by a
 uniformly random outcome instead (exploration; 0 by default, as in TD-Gammon).
 
@@ -11,7 +11,7 @@ roll at the last position, which is always the winner (only the mover can bear o
 last checker): 1, 2 or 3; 0 for a game stopped after MAX_PLIES rolls.
 
 Everything is seeded: game ``index`` of a run with seed ``seed`` draws its dice from
-``np.random.default_rng([seed, index])`` (the opening roll first: a non-double in
+``doublet.core.dice.stream(seed, index)`` (the opening roll first: a non-double in
 standard backgammon, where the opening single-die throws decide who starts and the
 starter plays them; any roll in Acey-Deucey, where the starter rolls both dice afresh),
 so the same weights, seed and index give the same game in any process, in any order.
@@ -24,16 +24,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from engine.board import SIZE, STANDARD, Boards, flip_into, outcome, starting
-from engine.eval import N_OUTPUTS, Model, Net, _choose
-from engine.jit import njit
-from engine.movegen import Workspace
+from doublet.core.board import SIZE, STANDARD, Boards, flip_into, outcome, starting
+from doublet.core.dice import stream
+from doublet.core.jit import njit
+from doublet.nn.eval import N_OUTPUTS, Model, Net, _choose
+from doublet.rules.movegen import Workspace
 
 INITIAL_PLIES = 512  # positions per game before the buffers grow; self-play games are ~60
 # A game still running after this many rolls is stopped without a result (0): early in
 # training (the first few hundred games of td-h80-race stop a fifth of their games here)
 # or with a collapsed net, both sides can keep hitting each other for a very long time;
-# learning then bootstraps from the net's own value of the last position (training.td).
+# learning then bootstraps from the net's own value of the last position (doublet.training.td).
 # Trained nets play standard games of about 60 rolls and rarely pass 200.
 MAX_PLIES = 1000
 
@@ -100,7 +101,7 @@ def game_dice(
     seed: int, index: int, variant: int, plies: int, epsilon: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rolls (plies, 2) int64 and exploration uniforms (plies, 2) of game `index`."""
-    rng = np.random.default_rng([seed, index])
+    rng = stream(seed, index)
     opening = _OPENINGS[rng.integers(len(_OPENINGS))]
     dice = rng.integers(1, 7, size=(plies, 2), dtype=np.int64)
     if variant == STANDARD:

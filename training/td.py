@@ -10,7 +10,7 @@ lambda-return targets backwards from the result,
 where C_t converts s_{t+1}'s view into s_t's: the identity when the same side is on roll
 again (Acey-Deucey's 1-2 chain), otherwise P(win) -> 1 - P(win), P(wg) <-> P(lg),
 P(wbg) <-> P(lbg); V(s_{t+1}) is the net's own evaluation as the engine sees it (with
-engine.eval's consistency clamps), and a game stopped unfinished (selfplay.MAX_PLIES)
+doublet.nn.eval's consistency clamps), and a game stopped unfinished (selfplay.MAX_PLIES)
 starts from V(s_{T-1}) instead of a result. Then one SGD step on the loss summed over
 the positions and outputs (a sum, so that the step is the sum of TD-Gammon's
 per-position updates, lr alpha each). This is the forward view of TD(lambda); applied at
@@ -21,12 +21,12 @@ Loss: with loss "mse" the step is TD-Gammon's, (y - V) times the gradient of V; 
 "bce" (the default) the loss is the cross-entropy of the sigmoid outputs against the
 targets, whose step is (y - V) times the gradient of V's logit: the same direction
 without the factor V(1 - V), so an output that saturates on the wrong side still learns
-(with "mse" at lr 0.03 and above the h80 net's P(win) output stuck at 1; training.configs).
+(with "mse" at lr 0.03 and above the h80 net's P(win) output stuck at 1; doublet.training.configs).
 
 Why offline lambda-returns rather than online TD(lambda) with eligibility traces: both
 were implemented (OnlineTD below; the test suite checks that both take the same step
 when it is small) and measured on the same games (same dice, same initial h80 net,
-lambda 0.7, lr 0.02, bce, blocks of 16) by ``python -m training.td_compare --games 10000
+lambda 0.7, lr 0.02, bce, blocks of 16) by ``python -m doublet.training.td_compare --games 10000
 --check-games 2000`` on the 2-core machine:
 
     method                                 games/s  2nd half  CPU ms/game  vs pubeval
@@ -42,7 +42,7 @@ the five outputs' traces) and the weights themselves, where offline learning tak
 batched torch step per game. It cannot use the second core either, since each roll
 changes the weights the next roll is played with, while offline targets need only the
 game's own positions: worker processes play with a copy of the weights and the learner
-learns (the same net for 1 or 2 processes, training.train). And after the same 10,000
+learns (the same net for 1 or 2 processes, doublet.training.train). And after the same 10,000
 games the offline net was the stronger one. (The 2-process row was measured while
 another job held one of the two cores; on the idle machine the same design ran about
 685 games/s in steady state: 5000 games per 7.3 s in the curve.csv of an h80 run with
@@ -59,13 +59,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.board import flip_into, outcome, starting
-from engine.encode import ESCAPES, HITS_OPEN, N_INPUTS, _encode_into, encode
-from engine.eval import N_OUTPUTS, Net, _choose, random_net
-from engine.jit import njit
-from engine.movegen import Workspace
-from training.model import TDNet, consistent
-from training.selfplay import MAX_PLIES, Trajectory, game_dice
+from doublet.core.board import flip_into, outcome, starting
+from doublet.core.jit import njit
+from doublet.nn.encode import ESCAPES, HITS_OPEN, N_INPUTS, _encode_into, encode
+from doublet.nn.eval import N_OUTPUTS, Net, _choose, random_net
+from doublet.rules.movegen import Workspace
+from doublet.training.model import TDNet, consistent
+from doublet.training.selfplay import MAX_PLIES, Trajectory, game_dice
 
 LOSSES = ("mse", "bce")
 
@@ -302,7 +302,7 @@ def _online_game(
 
 class OnlineTD:
     """Online TD(lambda) self-play in one process (one net for contact and race): the
-    alternative to Learner that training.td_compare measures."""
+    alternative to Learner that doublet.training.td_compare measures."""
 
     def __init__(
         self,

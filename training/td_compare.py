@@ -1,6 +1,6 @@
-"""Online TD(lambda) with eligibility traces against offline lambda-returns (training.td).
+"""Online TD(lambda) with eligibility traces against offline lambda-returns (doublet.training.td).
 
-    python -m training.td_compare [--games 10000] [--hidden 80] [--check-games 1000]
+    python -m doublet.training.td_compare [--games 10000] [--hidden 80] [--check-games 1000]
 
 Both learn from the same self-play games (same dice for game i, same initial weights,
 same lambda, learning rate and loss) and are measured the same way: self-play games per
@@ -25,12 +25,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from engine.encode import ENCODER_VERSION
-from engine.eval import Model
-from training import configs
-from training.arena import strength
-from training.td import OnlineTD
-from training.train import Trainer
+from doublet.nn.encode import ENCODER_VERSION
+from doublet.nn.eval import Model
+from doublet.training import configs
+from doublet.training.arena import strength
+from doublet.training.td import OnlineTD
+from doublet.training.train import Trainer
 
 
 def _cpu() -> float:
@@ -41,7 +41,7 @@ def _cpu() -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.td_compare", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m doublet.training.td_compare", description=__doc__)
     p.add_argument("--games", type=int, default=10_000)
     p.add_argument("--hidden", type=int, default=80)
     p.add_argument("--lam", type=float, default=0.7)
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print()
-    print(f"command: python -m training.td_compare {' '.join(argv or sys.argv[1:])}")
+    print(f"command: python -m doublet.training.td_compare {' '.join(argv or sys.argv[1:])}")
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}"

@@ -1,25 +1,25 @@
 """The training run: self-play in worker processes, TD(lambda) in this one, checkpoints.
 
-    python -m training --config td-h80 --out runs/h80            # start
-    python -m training --config td-h80 --out runs/h80 --resume   # go on after a stop
+    python -m doublet.training --config td-h80 --out runs/h80            # start
+    python -m doublet.training --config td-h80 --out runs/h80 --resume   # go on after a stop
 
 Schedule. Games are numbered 0, 1, ... and played in blocks of ``cfg.block`` games; block
 k is played with the weights learned after block k - ``cfg.lag`` (the initial weights
 for k < lag), and the learner learns the blocks in order, games in index order, one step
-per ``cfg.games_per_step`` games (training.td). Game i's dice come from (seed, i). So the
+per ``cfg.games_per_step`` games (doublet.training.td). Game i's dice come from (seed, i). So the
 weights after any number of games depend on nothing but the config: not on the number
 of worker processes, their timing, or stops and resumes in between. With lag 2 the
 workers always have the next block to play while the learner learns the last one.
 
-Processes. ``cfg.workers`` spawn-started processes (training.workers, no torch) play the
-games with the kernels of engine.eval; the main process learns (torch, one thread),
-writes checkpoints, and hands strength checks (engine.match against pubeval, duplicate
+Processes. ``cfg.workers`` spawn-started processes (doublet.training.workers, no torch) play the
+games with the kernels of doublet.nn.eval; the main process learns (torch, one thread),
+writes checkpoints, and hands strength checks (doublet.games.duplicate against pubeval, duplicate
 dice, the same dice seed for every check so that the curve's points compare) to the same
 pool. workers=0 runs everything in the main process, with the same results.
 
-Files in --out: checkpoint.pt (training.checkpoint, every ``cfg.checkpoint_every`` games,
+Files in --out: checkpoint.pt (doublet.training.checkpoint, every ``cfg.checkpoint_every`` games,
 at the end and on Ctrl-C/SIGTERM), curve.csv and curve.png (one row/point per strength
-check), and at the end the exported model.npz (engine.eval's format, or --export PATH)
+check), and at the end the exported model.npz (doublet.nn.eval's format, or --export PATH)
 with a model card model.md beside it.
 """
 
@@ -41,17 +41,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.board import VARIANT_NAMES
-from engine.encode import ENCODER_VERSION
-from engine.errors import DoubletError
-from engine.eval import Model, Net, load_model, save_model
-from engine.files import atomic_write
-from training import checkpoint, configs, workers
-from training.arena import Strength, command, strength
-from training.configs import Config
-from training.model import TDNet, has_own_race_net
-from training.selfplay import Trajectory
-from training.td import Learner
+from doublet.core.board import VARIANT_NAMES
+from doublet.core.errors import DoubletError, TrainingError
+from doublet.core.files import atomic_write
+from doublet.nn.encode import ENCODER_VERSION
+from doublet.nn.eval import Model, Net, load_model, save_model, with_step
+from doublet.training import checkpoint, configs, workers
+from doublet.training.arena import Strength, command, strength
+from doublet.training.configs import Config
+from doublet.training.model import TDNet, has_own_race_net
+from doublet.training.selfplay import Trajectory
+from doublet.training.td import Learner
 
 CURVE_FIELDS = (
     "games",
@@ -80,10 +80,6 @@ def final_seed(cfg: Config) -> int:
 # --------------------------------------------------------------------------------------
 
 
-class TrainingError(DoubletError):
-    """A run that cannot go on (the checkpoint on disk is whole)."""
-
-
 class _Done:
     """A finished inline task, with AsyncResult's two methods."""
 
@@ -101,7 +97,7 @@ class _Inline:
     """workers=0: each task runs when submitted, in this process."""
 
     def __init__(self, variant: int, epsilon: float) -> None:
-        from training.selfplay import SelfPlay
+        from doublet.training.selfplay import SelfPlay
 
         self.player = SelfPlay(variant, epsilon)
 
@@ -458,20 +454,37 @@ class Trainer:
             self._warned_plot = True
 
     def model(self) -> Model:
+        """The net as an engine model. Its meta's lineage is the lineage of the model the
+        run started from (cfg.init), then this run; "games" counts the self-play games of
+        the whole lineage."""
         cfg = self.cfg
-        return self.net.to_model(
-            {
-                "games": self.games,
-                "config_name": cfg.name,
-                "config": cfg.to_dict(),
-                "race_net": cfg.race_net,
-                "train_seconds": round(self.train_seconds, 1),
-            },
-            variant=cfg.variant,
+        parent: dict[str, Any] = {}
+        if cfg.init:
+            try:
+                parent = load_model(cfg.init).meta
+            except DoubletError:  # moved away since: the step still names it
+                parent = {}
+        before = int(parent.get("games", 0)) if cfg.init else 0
+        meta = with_step(
+            {"lineage": parent.get("lineage", [])},
+            "td-train",
+            command=f"python -m doublet.training --config {cfg.name} --out {self.out}",
+            config=cfg.to_dict(),
+            init=cfg.init,
+            games=self.games,
+            train_seconds=round(self.train_seconds, 1),
         )
+        meta.update({
+            "games": before + self.games,
+            "config_name": cfg.name,
+            "config": cfg.to_dict(),
+            "race_net": cfg.race_net,
+            "train_seconds": round(self.train_seconds, 1),
+        })  # fmt: skip
+        return self.net.to_model(meta, variant=cfg.variant)
 
     def export(self, path: str | os.PathLike[str], games: int | None = None) -> Strength:
-        """Save the net to path (engine.eval's .npz) with its strength against pubeval in
+        """Save the net to path (doublet.nn.eval's .npz) with its strength against pubeval in
         the meta, measured on the saved file, and a model card path.with_suffix('.md')."""
         path = Path(path)
         cfg = self.cfg
@@ -571,7 +584,7 @@ def _num(x: float, digits: int) -> float | str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m training",
+        prog="python -m doublet.training",
         description="Self-play TD(lambda) training of a Doublet net (see training/train.py).",
     )
     p.add_argument("--config", help=f"named config: {', '.join(configs.CONFIGS)}")

@@ -1,7 +1,7 @@
 """Self-play worker processes and the small pool that runs them (no torch here).
 
 Each task carries the weights it must use, so its result depends only on its arguments
-(training.train's schedule). The pool is a few ``spawn``-started processes reading one
+(doublet.training.train's schedule). The pool is a few ``spawn``-started processes reading one
 task queue and writing one result queue, rather than multiprocessing.Pool, because the
 trainer must survive signals: workers ignore SIGINT and SIGTERM (Ctrl-C or a TERM to the
 process group reaches them too; the trainer finishes its block, writes a checkpoint and
@@ -19,15 +19,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from engine.eval import Model, Net
-from training.arena import Strength, strength
-from training.selfplay import SelfPlay, Trajectory
+from doublet.core.errors import WorkerError
+from doublet.nn.eval import Model, Net
+from doublet.training.arena import Strength, strength
+from doublet.training.selfplay import SelfPlay, Trajectory
 
 _PLAYER: SelfPlay | None = None
-
-
-class WorkerError(RuntimeError):
-    """A worker process died or a task failed in it."""
 
 
 def init(variant: int, epsilon: float) -> None:

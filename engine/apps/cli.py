@@ -1,0 +1,368 @@
+"""The `doublet` command line. Strings, files and errors live here; the work is in the engine.
+
+Every user error (a bad position, dice, play or file) ends as one line
+``doublet: error: ...`` and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+from doublet.apps import serve
+from doublet.apps import terminal as play
+from doublet.core import board as B
+from doublet.core.errors import DoubletError, InvalidDiceError
+from doublet.core.jit import announce_compile
+from doublet.formats.ids import position_id
+from doublet.formats.position import Position
+from doublet.nn.eval import default_model, equity, evaluate, load_model
+from doublet.search.analysis import analyse_roll, evaluate_position, render
+
+
+def _dice(values: Sequence[Any]) -> tuple[int, int]:
+    if not isinstance(values, (list, tuple)) or len(values) != 2:
+        raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {values!r}")
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            v = v.strip()
+            if not v.isdigit():
+                raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
+            raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
+        out.append(v)
+    return out[0], out[1]
+
+
+def _plays_json(position: Any, d1: int, d2: int) -> list[dict[str, Any]]:
+
+    rows = []
+    for p in position.plays(d1, d2):
+        mover, opponent = B.counts(p.board)
+        row: dict[str, Any] = {
+            "play": p.notation,
+            "board": {"mover": mover, "opponent": opponent},
+            "again": p.again,
+        }
+        if position.variant == B.STANDARD:
+            row["position_id"] = position_id(B.flip(p.board))
+        rows.append(row)
+    return rows
+
+
+def _json_requests(lines: Iterator[str]) -> Iterator[tuple[Any, str | None]]:
+    """(request, None) for each non-blank JSON line, or (None, error) for a bad one."""
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line), None
+        except json.JSONDecodeError as e:
+            yield None, f"line is not JSON: {e.msg} at column {e.colno}"
+
+
+def _batch_lines(lines: Iterator[str], variant: str | None) -> Iterator[str]:
+
+    for req, bad in _json_requests(lines):
+        try:
+            if bad:
+                raise DoubletError(bad)
+            if not isinstance(req, dict) or "position" not in req or "dice" not in req:
+                raise DoubletError('each line must be {"position": ..., "dice": [d1, d2]}')
+            pos = Position.parse(req["position"], req.get("variant", variant))
+            d1, d2 = _dice(req["dice"])
+            yield json.dumps({"plays": _plays_json(pos, d1, d2)})
+        except DoubletError as e:
+            yield json.dumps({"error": str(e)})
+
+
+def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
+
+    announce_compile()
+    if args.batch is not None:
+        if args.position is not None:
+            raise DoubletError("give either POSITION D1 D2 or --batch FILE, not both")
+        if args.batch == "-":
+            src: TextIO = sys.stdin
+        else:
+            try:
+                src = open(args.batch, encoding="utf-8")  # noqa: SIM115 - closed below
+            except OSError as e:
+                raise DoubletError(f"cannot read batch file {args.batch!r}: {e.strerror}") from None
+        try:
+            for reply in _batch_lines(iter(src), args.variant):
+                out.write(reply + "\n")
+        finally:
+            if src is not sys.stdin:
+                src.close()
+        return 0
+    if args.position is None or args.dice is None or len(args.dice) != 2:
+        raise DoubletError("usage: doublet moves POSITION D1 D2 (or --batch FILE)")
+    pos = Position.parse(args.position, args.variant)
+    d1, d2 = _dice(args.dice)
+    if args.json:
+        doc = {
+            "position": pos.to_json(),
+            "dice": [d1, d2],
+            "plays": _plays_json(pos, d1, d2),
+        }
+        out.write(json.dumps(doc) + "\n")
+        return 0
+    plays = pos.plays(d1, d2)
+    name = B.VARIANT_NAMES[pos.variant]
+    where = pos.id() if pos.variant == B.STANDARD else json.dumps(pos.to_json()["mover"])
+    mine, theirs = pos.pip_counts()
+    legal = [p for p in plays if p.notation]
+    out.write(
+        f"{name} position {where}, roll {d1}-{d2}; pips {mine} (on roll) vs {theirs}\n"
+        f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}"
+        f"{'' if legal else ': no checker can move'}\n"
+    )
+    width = max([len(p.notation) for p in legal] + [4])
+    for i, p in enumerate(legal, 1):
+        if pos.variant == B.STANDARD:
+            after = p.position().id()
+        else:
+            mover, opponent = B.counts(p.board)
+            after = f"mover {_hex(mover)} opponent {_hex(opponent)}"
+        extra = "  (rolls again)" if p.again else ""
+        out.write(f"{i:4d}. {p.notation:<{width}}  {after}{extra}\n")
+    return 0
+
+
+def _load_model(path: str | None, variant: int) -> Any:
+
+    return load_model(path) if path else default_model(variant)
+
+
+def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+
+    pos = Position.parse(args.position, args.variant)
+    model = _load_model(args.model, pos.variant)
+    announce_compile("eval", "_evaluate_batch")
+    probs = evaluate(np.array(pos.board), model)
+    eq = equity(probs)
+    names = ["win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"]
+    mine, theirs = pos.pip_counts()
+    if args.json:
+        doc = {
+            "position": pos.to_json(),
+            "probabilities": dict(zip(names, (round(float(p), 6) for p in probs), strict=True)),
+            "equity": round(float(eq), 6),
+            "pips": {"mover": mine, "opponent": theirs},
+            "ply": 0,
+        }
+        out.write(json.dumps(doc) + "\n")
+        return 0
+    labels = ["Win", "Win gammon", "Win backgammon", "Lose gammon", "Lose backgammon"]
+    out.write(f"{B.VARIANT_NAMES[pos.variant]} position, side on roll, before the roll (0 ply)\n")
+    for label, p in zip(labels, probs, strict=True):
+        out.write(f"  {label:<16}{100 * float(p):6.2f} %\n")
+    out.write(f"  {'Equity':<16}{float(eq):+7.3f}  (cubeless)\n")
+    out.write(f"  {'Pips':<16}{mine} vs {theirs}\n")
+    return 0
+
+
+def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
+
+    pos = Position.parse(args.position, args.variant)
+    model = _load_model(args.model, pos.variant)
+    if not 0 <= args.ply <= 4:
+        raise DoubletError(f"--ply must be 0..4, got {args.ply}")
+    announce_compile("searcher", "_analyse_root")
+    if args.dice:
+        d1, d2 = _dice(args.dice)
+        doc = analyse_roll(pos, d1, d2, args.ply, model)
+    else:
+        doc = evaluate_position(pos, args.ply, model)
+    if args.json:
+        out.write(json.dumps(doc) + "\n")
+    else:
+        out.write(render(doc, np.array(pos.board), limit=10**9 if args.all else 20) + "\n")
+    return 0
+
+
+def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
+
+    if not isinstance(req, dict):
+        raise DoubletError("a request is a JSON object with a 'cmd'")
+    cmd = req.get("cmd")
+    if cmd not in ("best", "eval", "analyse", "moves"):
+        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves or quit")
+    if "position" not in req:
+        raise DoubletError(f"'{cmd}' needs a 'position'")
+    pos = Position.parse(req["position"], req.get("variant"))
+    ply = req.get("ply", 0)
+    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= 4:
+        raise DoubletError(f"'ply' must be an integer 0..4, got {ply!r}")
+    model = None
+    if req.get("model"):
+        path = str(req["model"])
+        if path not in models:
+            models[path] = _load_model(path, pos.variant)
+        model = models[path]
+    if cmd == "eval":
+        return evaluate_position(pos, ply, model)
+    if "dice" not in req:
+        raise DoubletError(f"'{cmd}' needs 'dice': [d1, d2]")
+    d1, d2 = _dice(req["dice"])
+    if cmd == "moves":
+        return {"plays": _plays_json(pos, d1, d2)}
+    doc = analyse_roll(pos, d1, d2, ply, model)
+    if cmd == "analyse":
+        return doc
+    top = doc["plays"][0]
+    keys = ("play", "equity", "again", "probabilities", "ply", "board")
+    reply = {k: top[k] for k in keys}
+    if "position_id" in top:
+        reply["position_id"] = top["position_id"]
+    return reply
+
+
+def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
+    announce_compile("searcher", "_analyse_root")
+    models: dict[str, Any] = {}
+    for req, bad in _json_requests(iter(sys.stdin)):
+        try:
+            if bad:
+                raise DoubletError(bad)
+            if isinstance(req, dict) and req.get("cmd") == "quit":
+                break
+            reply = _engine_reply(req, models)
+        except DoubletError as e:
+            reply = {"error": str(e)}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+    return 0
+
+
+def _hex(side: list[int]) -> str:
+    return "".join(f"{n:x}" for n in side)
+
+
+def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None) -> None:
+    """POSITION [D1 D2] --variant --model --json, shared by eval and analyse."""
+    p.add_argument("position", help="gnubg Position ID, XGID or JSON board")
+    if dice_help:
+        p.add_argument("dice", nargs="*", help=dice_help)
+    p.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
+    p.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
+    p.add_argument("--json", action="store_true")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="doublet",
+        description="Doublet: a backgammon engine (standard backgammon and Acey-Deucey).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    sub.add_parser(
+        "train",
+        help="self-play TD(lambda) training (python -m doublet.training --help)",
+        add_help=False,
+    )
+
+    m = sub.add_parser(
+        "moves",
+        help="list the legal plays of a roll",
+        description="List every distinct legal play of a roll. POSITION is a gnubg Position "
+        "ID, an XGID or a JSON board. --batch reads one JSON request a line "
+        '({"position": ..., "dice": [d1, d2]}) and writes one JSON reply a line.',
+    )
+    m.add_argument("position", nargs="?", help="gnubg Position ID, XGID or JSON board")
+    m.add_argument("dice", nargs="*", help="the two dice, e.g. 3 1")
+    m.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
+    m.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    m.add_argument("--batch", metavar="FILE", help="JSON lines in ('-' for stdin), JSON lines out")
+    m.set_defaults(func=cmd_moves)
+
+    e = sub.add_parser(
+        "eval",
+        help="probabilities and equity of a position",
+        description="The net's five probabilities (win, win gammon, win backgammon, lose "
+        "gammon, lose backgammon) and the cubeless equity for the side on roll, before it rolls.",
+    )
+    _position_arguments(e)
+    e.set_defaults(func=cmd_eval)
+
+    a = sub.add_parser(
+        "analyse",
+        aliases=["analyze"],
+        help="rank the plays of a roll, or evaluate a position, at a chosen depth",
+        description="Without dice: the side on roll's chances before it rolls. With dice: "
+        "every legal play ranked by equity, with its five probabilities, its loss against "
+        "the best play and the depth used; pip counts; the shots at each blot left by the "
+        "best play. --json prints the documented JSON (engine/analysis.py).",
+    )
+    _position_arguments(a, dice_help="optional roll, e.g. 3 1")
+    a.add_argument("--ply", type=int, default=2, help="search depth 0..4 (default 2)")
+    a.add_argument("--all", action="store_true", help="list every play, not the best 20")
+    a.set_defaults(func=cmd_analyse)
+
+    g = sub.add_parser(
+        "engine",
+        help="a JSON line protocol on stdin/stdout for other programs",
+        description="One JSON request a line on stdin, one JSON reply a line on stdout. "
+        'Requests: {"cmd": "best"|"analyse"|"eval"|"moves"|"quit", "position": ..., '
+        '"dice": [d1, d2], "ply": 0..4, "variant": ..., "model": PATH}. A bad request '
+        'gets {"error": ...} and the engine goes on.',
+    )
+    g.set_defaults(func=cmd_engine)
+
+    play.add_parser(sub)
+
+    serve.add_parser(sub)
+    return parser
+
+
+def _train(rest: list[str]) -> int:
+    """`doublet train ...` runs `python -m doublet.training ...` in this process's place: the
+    engine never imports training (torch is only needed there)."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("torch") is None:
+        print(
+            "doublet: error: training needs torch: pip install -e '.[train]' "
+            "(it pins torch==2.13.0, the CPU build)",
+            file=sys.stderr,
+        )
+        return 2
+    os.execv(sys.executable, [sys.executable, "-m", "doublet.training", *rest])
+    return 0  # not reached
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["train"]:
+        return _train(args_list[1:])
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    start = time.perf_counter()
+    try:
+        status = int(args.func(args, sys.stdout))
+    except DoubletError as e:
+        print(f"doublet: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("doublet: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    if getattr(args, "timing", False):
+        print(f"({time.perf_counter() - start:.2f} s)", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    np.set_printoptions(linewidth=120)
+    sys.exit(main())

@@ -1,0 +1,537 @@
+"""`doublet play`: games and series against the engine in the terminal.
+
+The person is side 0 of an `doublet.games.game.Series` and plays X, moving down to point 1 at
+the bottom right of the board; the engine, Doublet, is side 1 and plays O. Points are
+always numbered from the person's side.
+
+A turn of the person:
+
+1. The board (both sides' checkers, bar, borne off, unentered checkers in Acey-Deucey,
+   pip counts, score), then ``Position ID: <gnubg ID>`` (standard) or ``Position: <JSON
+   board>`` (Acey-Deucey), seen by the person on roll, then ``You rolled 3-1.``
+2. At ``Your play:`` the person types a play in the usual notation (parsed by
+   doublet.formats.notation: any order of parts, chains, counts, ``in/22``, Acey-Deucey's
+   ``... then 6-6: ...``) or a command (`HELP` below). A play that does not parse gets
+   ``Malformed play: ...``, one that is not legal ``Illegal play: ...``.
+3. After a legal play the board after it is shown and ``Enter confirms, undo takes it
+   back:``. Enter (or y, yes, ok) plays it and the engine moves; ``undo`` returns to
+   step 1 with the same dice; ``quit`` saves the game as it was before the play.
+4. With no legal play: ``No legal play. Enter to pass:``.
+
+The engine's turns are one line each: ``Doublet rolls 6-4: 24/14``. `quit`, end of
+input (Ctrl-D, or the end of piped input), Ctrl-C and a closed terminal (SIGHUP) save
+the game atomically (`Series.save`) and say where; ``doublet play --resume`` continues
+it with the same position and dice. A play not yet confirmed is not saved. A finished
+series deletes a save file that this session resumed from or wrote. Piped input is
+echoed after each prompt, so that the output reads like a terminal session.
+
+Engine depth, measured on this project's 2-core machine with a training run on the other
+core: standard backgammon searches at 2 ply by default (0.13 s a move on average, 1.1 s
+at most over 200 moves; 1 ply 0.005 s, 3 ply 3 s). Acey-Deucey searches at most 1 ply
+(0.06 s on average, 2.2 s at most over 560 moves; 2 ply takes 4 s on average and up to
+47 s), and a 1-2 at 0 ply: a 1-2 can have 100,000 plays, and writing the chosen one out
+takes most of the time (0.2 s on average, 6 s at most).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from doublet.core import board as B
+from doublet.core.board import ACEY_DEUCEY, STANDARD
+from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
+from doublet.core.jit import announce_compile
+from doublet.formats.notation import format_play
+from doublet.games.game import RESULT_NAMES, Series, engine_play
+from doublet.nn.eval import equity
+from doublet.search.analysis import diagram, searcher
+from doublet.search.choice import (
+    ACEY_DEUCEY_MAX_PLY,
+    DEFAULT_PLY,
+    MAX_PLAY_PLY,
+    engine_depth,
+    ranking,
+)
+from doublet.search.searcher import Limits
+
+if TYPE_CHECKING:
+    from doublet.formats.position import Play
+    from doublet.games.game import Game, Series
+
+PERSON, ENGINE = 0, 1
+NAMES = ("you", "Doublet")
+RECORD_NAMES = ("person", "Doublet")  # in exported records ("you wins" would read badly)
+HINT_PLAYS = 5
+CONFIRM = {"", "y", "yes", "ok"}
+RESIGN = {"": 1, "single": 1, "gammon": 2, "backgammon": 3}
+
+HELP = """\
+Type your play in the usual notation, points numbered from your side (you are X and
+move down to point 1, bottom right):
+  13/7 8/7    bar/20*    6/off    8/5(2)    24/18/13    (parts in any order; the * of a
+  hit is optional; a checker that moves on can be written 13/5 or 13/8/5)
+  Acey-Deucey: in/22 enters a checker; a 1-2 is written whole, the 1 and the 2, then
+  the doublet you choose: 'in/24 in/23 then 6-6: in/19(2) 24/18 23/17'
+Commands:
+  hint                          Doublet's best plays for your roll, with equity and chances
+  undo                          take back your play before you confirm it
+  board                         show the board again
+  resign [gammon|backgammon]    give up this game for 1 (2, 3) points; Doublet accepts
+  export FILE                   write the record of this game to FILE
+  help                          this text
+  quit                          save the game and leave (doublet play --resume goes on)
+After your play, Enter confirms it and undo takes it back."""
+
+
+def default_save_path() -> Path:
+    """$XDG_DATA_HOME/doublet/game.json, else ~/.local/share/doublet/game.json."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "doublet" / "game.json"
+
+
+class Quit(Exception):
+    """The person leaves: `quit`, end of input or a hang-up (Ctrl-C is KeyboardInterrupt)."""
+
+
+def _hang_up(signum: int, frame: Any) -> None:
+    raise Quit
+
+
+class Session:
+    """One run of `doublet play`: reads lines from `inp`, writes the screen to `out`."""
+
+    def __init__(
+        self,
+        series: Series,
+        ply: int,
+        save_path: Path,
+        export_path: Path | None,
+        inp: TextIO,
+        out: TextIO,
+        resumed: bool = False,
+    ) -> None:
+        self.series = series
+        self.ply = ply
+        self.save_path = save_path
+        self.export_path = export_path
+        self.inp = inp
+        self.out = out
+        self.echo = not inp.isatty()  # piped input: show what was read, like a terminal
+        self.owns_save = resumed  # the save file holds this series (delete it at the end)
+
+    @property
+    def game(self) -> Game:
+        return self.series.game
+
+    # -- input and output ---------------------------------------------------------------
+    def say(self, text: str = "", end: str = "\n") -> None:
+        self.out.write(text + end)
+        self.out.flush()
+
+    def ask(self, prompt: str) -> str:
+        """One line of input, stripped; Quit at the end of input."""
+        self.say(prompt, end="")
+        line = self.inp.readline()
+        if not line:
+            self.say()
+            raise Quit
+        if self.echo:
+            self.say(line.rstrip("\n"))
+        return line.strip()
+
+    # -- the screen ---------------------------------------------------------------------
+    def show(self, board: Any, dice: tuple[int, int] | None = None) -> None:
+        """The board seen by the person (X), the sides' counts, the score and, on the
+        person's turn, the position and the dice."""
+
+        grid = diagram(board).split("\n")[:-1]  # the last line is replaced below
+        mine, theirs = B.pip_counts(board)
+        rows = [
+            ("O", NAMES[ENGINE], int(theirs), B.OPP_OFF, B.OPP_BAR, B.OPP_OUT),
+            ("X", NAMES[PERSON], int(mine), B.MY_OFF, B.MY_BAR, B.MY_OUT),
+        ]
+        for mark, name, pips, off, bar, out in rows:
+            line = f" {mark}  {name:<8} pips {pips:3d}  off {int(board[off]):2d}"
+            if board[bar]:
+                line += f"  on the bar {abs(int(board[bar]))}"
+            if self.game.variant == B.ACEY_DEUCEY:
+                line += f"  not entered {int(board[out])}"
+            grid.append(line)
+        grid.append(f" {self.score_text()}")
+        self.say("\n" + "\n".join(grid))
+        if dice is not None:
+            if self.game.variant == B.STANDARD:
+                self.say(f"Position ID: {self.game.describe()}")
+            else:
+                self.say(f"Position: {self.game.describe()}")
+            self.say(f"You rolled {dice[0]}-{dice[1]}.")
+
+    def score_text(self) -> str:
+        s = self.series
+        of = f" of {s.games}" if s.games else ""
+        return (
+            f"Game {self.game.number + 1}{of}, score: {NAMES[PERSON]} {s.score[PERSON]}, "
+            f"{NAMES[ENGINE]} {s.score[ENGINE]}"
+        )
+
+    def game_start(self) -> None:
+        """Who starts the game now beginning, and with which dice."""
+
+        g = self.game
+        self.say(f"\n=== {self.score_text()} ===")
+        d = g.dice
+        assert d is not None
+        if g.opening:
+            first = "You start" if g.turn == PERSON else "Doublet starts"
+            how = "with" if g.variant == STANDARD else "and rolls" if g.turn else "and roll"
+            self.say(
+                f"Opening throw: {NAMES[PERSON]} {g.opening[PERSON]}, "
+                f"{NAMES[ENGINE]} {g.opening[ENGINE]}. {first} {how} {d[0]}-{d[1]}."
+            )
+        elif g.number == 0:
+            self.say(
+                f"{NAMES[g.turn].capitalize()} {'have' if g.turn == PERSON else 'has'} "
+                f"the first throw."
+            )
+        else:
+            self.say(
+                f"{NAMES[g.turn].capitalize()} won the last game by a single game and "
+                f"{'have' if g.turn == PERSON else 'has'} the first throw."
+            )
+
+    # -- the game -----------------------------------------------------------------------
+    def run(self) -> int:
+
+        s = self.series
+        depth = f"{self.ply} ply"
+        if s.variant == ACEY_DEUCEY:
+            depth = (
+                f"{min(self.ply, ACEY_DEUCEY_MAX_PLY)} ply (a 1-2 at 0 ply: it can have "
+                f"100,000 plays)"
+            )
+        self.say(
+            f"Doublet: {'Acey-Deucey' if s.variant == ACEY_DEUCEY else 'standard backgammon'}, "
+            f"{s.games or 'any number of'} game{'s' * (s.games != 1)}, seed {s.seed}; "
+            f"the engine plays at {depth}. Type help for the commands."
+        )
+        if self.owns_save:
+            self.say(f"Resuming the game saved in {self.save_path}: {self.score_text()}.")
+        try:
+            if not self.owns_save:
+                self.game_start()
+            while True:
+                if self.game.over:
+                    self.game_over()
+                    if self.series.over:
+                        return self.series_over()
+                    self.series.next_game()
+                    self.game_start()
+                elif self.game.turn == ENGINE:
+                    self.engine_turn()
+                else:
+                    self.person_turn()
+        except (Quit, KeyboardInterrupt):
+            return self.save_and_leave()
+
+    def engine_turn(self) -> None:
+
+        g = self.game
+        assert g.dice is not None
+        d = g.dice
+        self.say(f"Doublet rolls {d[0]}-{d[1]}: ", end="")
+        play = engine_play(g, engine_depth(g.variant, self.ply, d))
+        g.play(play)
+        again = " and rolls again" if play.again else ""
+        self.say(f"{play.notation or 'no legal play'}{again}.")
+
+    def person_turn(self) -> None:
+        g = self.game
+        assert g.dice is not None
+        self.show(g.board, g.dice)
+        if not g.has_play():
+            self.pass_turn()
+            return
+        while True:
+            line = self.ask("Your play: ")
+            if self.command(line):
+                if g.over:
+                    return
+                continue
+            if not line:
+                self.say("Type your play (e.g. 13/7 8/7), or help.")
+                continue
+            try:
+                play = g.position().play(line, *g.dice)
+            except NotationError as e:
+                self.say(f"Malformed play: {e}")
+                continue
+            except IllegalPlayError as e:
+                kind = "Ambiguous" if "ambiguous" in str(e) else "Illegal"
+                self.say(f"{kind} play: {e}")
+                continue
+            if self.confirm(play):
+                g.play(play)
+                if play.again and not g.over:
+                    self.say(f"You roll again: {g.dice[0]}-{g.dice[1]}.")
+                return
+            self.show(g.board, g.dice)
+
+    def confirm(self, play: Play) -> bool:
+        """Show the board after `play` and ask; True: play it, False: undo."""
+        self.show(play.board)
+        self.say(f"You play {play.notation}{' and roll again' if play.again else ''}.")
+        while True:
+            answer = self.ask("Enter confirms, undo takes it back: ").lower()
+            if answer in CONFIRM:
+                return True
+            if answer == "undo":
+                self.say(f"Taken back: {play.notation}.")
+                return False
+            if answer == "quit":
+                raise Quit
+            if answer == "help":
+                self.say(HELP)
+                continue
+            self.say("Press Enter to confirm your play, or type undo to take it back.")
+
+    def pass_turn(self) -> None:
+        g = self.game
+        while True:
+            line = self.ask("No legal play. Enter to pass: ")
+            if not line:
+                g.play("")
+                self.say("You pass.")
+                return
+            if self.command(line):
+                if g.over:
+                    return
+                continue
+            self.say("You have no legal play: press Enter to pass (or help).")
+
+    def command(self, line: str) -> bool:
+        """Run `line` if it is a command; False if it is not (a play, or empty)."""
+        words = line.split()
+        if not words:
+            return False
+        name, rest = words[0].lower(), words[1:]
+        if name in ("help", "?"):
+            self.say(HELP)
+        elif name == "hint":
+            self.hint()
+        elif name == "undo":
+            self.say("Nothing to undo: undo takes back your play before you confirm it.")
+        elif name == "board":
+            self.show(self.game.board, self.game.dice)
+        elif name in ("quit", "exit"):
+            raise Quit
+        elif name == "resign":
+            self.resign(" ".join(rest).lower())
+        elif name == "export":
+            self.export(" ".join(rest))
+        else:
+            return False
+        return True
+
+    def hint(self) -> None:
+        """The engine's best plays for the person's roll, ranked as `doublet analyse`
+        ranks them (deepest search first, then equity). Only the plays shown are written
+        out (an Acey-Deucey 1-2 can have 100,000)."""
+        import numpy as np
+
+        g = self.game
+        assert g.dice is not None
+        if not g.has_play():
+            self.say("No legal play: press Enter to pass.")
+            return
+        depth = engine_depth(g.variant, self.ply, g.dice)
+        s = searcher(None, g.variant)
+        boards, again, probs, plies = s.analyse(g.board, *g.dice, Limits(ply=depth))
+        eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+        top = ranking(probs, plies)[:HINT_PLAYS]
+        texts = [format_play(g.board, boards[i], *g.dice, g.variant, bool(again[i])) for i in top]
+        width = max(len(t) for t in texts)
+        self.say(f"Hint ({depth} ply), the best {len(top)} of {len(boards)} plays:")
+        for rank, (i, text) in enumerate(zip(top, texts, strict=True), 1):
+            p = probs[i]
+            self.say(
+                f"  {rank}. {text:<{width}}  equity {eq[i]:+.3f}  win {100 * p[0]:5.1f}%  "
+                f"win gammon {100 * p[1]:4.1f}%  lose gammon {100 * p[3]:4.1f}%"
+                + ("  (rolls again)" if again[i] else "")
+            )
+
+    def resign(self, what: str) -> None:
+
+        if what not in RESIGN:
+            self.say("resign, resign gammon or resign backgammon (1, 2 or 3 points).")
+            return
+        points = RESIGN[what]
+        self.game.resign(PERSON, points)
+        self.say(f"You resign a {RESULT_NAMES[points]}; Doublet accepts.")
+
+    def export(self, name: str) -> None:
+        if not name:
+            self.say("export needs a file name: export FILE")
+            return
+        try:
+            Path(name).expanduser().write_text(self.game.export(RECORD_NAMES), encoding="utf-8")
+        except OSError as e:
+            self.say(f"Cannot write {name}: {e.strerror}")
+            return
+        self.say(f"The record of this game ({len(self.game.record)} turns) is in {name}.")
+
+    def game_over(self) -> None:
+        g = self.game
+        r = self.series.record_result()
+        self.show(g.board_for(PERSON))
+        how = " (resigned)" if r.resigned else ""
+        winner = "You win" if r.winner == PERSON else "Doublet wins"
+        self.say(f"{winner} a {r.name}{how}: {r.points} point{'s' * (r.points > 1)}.")
+        s = self.series
+        self.say(f"Score: {NAMES[PERSON]} {s.score[PERSON]}, {NAMES[ENGINE]} {s.score[ENGINE]}.")
+        if self.export_path is not None:
+            try:
+                with open(self.export_path, "a", encoding="utf-8") as f:
+                    f.write(g.export(RECORD_NAMES) + "\n")
+            except OSError as e:
+                self.say(f"Cannot write the record to {self.export_path}: {e.strerror}")
+            else:
+                self.say(f"The record of game {g.number + 1} is added to {self.export_path}.")
+
+    def series_over(self) -> int:
+        s = self.series
+        if s.games > 1:
+            mine, theirs = s.score
+            who = "The series is drawn"
+            if mine != theirs:
+                who = "You win the series" if mine > theirs else "Doublet wins the series"
+            self.say(f"Final score: {NAMES[PERSON]} {mine}, {NAMES[ENGINE]} {theirs}. {who}.")
+        if self.owns_save:
+            self.save_path.unlink(missing_ok=True)
+        return 0
+
+    def save_and_leave(self) -> int:
+        self.series.ply = self.ply
+        try:
+            self.series.save(self.save_path)
+        except OSError as e:
+            self.say(f"\nCould not save the game to {self.save_path}: {e.strerror}")
+            return 1
+        resume = "doublet play --resume"
+        if self.save_path != default_save_path():
+            resume += f" --save {self.save_path}"
+        with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): saved all the same
+            self.say(f"\nGame saved to {self.save_path}; {resume} continues it.")
+        return 0
+
+
+# -- command line -----------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register `doublet play` on the subparsers of doublet.apps.cli's parser."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "play",
+        help="play against the engine in the terminal",
+        description="Play a game or a series against Doublet. Type plays in the usual "
+        "notation (13/7 8/7, bar/20*, 6/off, 8/5(2)) or help for the commands (hint, undo, "
+        "resign, export, quit). quit, Ctrl-D and Ctrl-C save the game; --resume continues it.",
+        epilog="Engine depth: standard backgammon 2 ply by default (about 0.1 s a move, a "
+        "second at most). Acey-Deucey 1 ply by default and at most; a 1-2, which can have "
+        "100,000 plays, is searched at 0 ply, so that the engine never takes more than a few "
+        "seconds.",
+    )
+    p.add_argument(
+        "--variant",
+        choices=["standard", "acey-deucey"],
+        default=None,
+        help="the game (default standard)",
+    )
+    p.add_argument(
+        "--ply",
+        type=int,
+        default=None,
+        help=f"engine depth 0..{MAX_PLAY_PLY} (default: 2; Acey-Deucey 1)",
+    )
+    p.add_argument(
+        "--first",
+        choices=["you", "engine", "throw"],
+        default=None,
+        help="who starts the first game (default throw: one die each)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="dice seed (default random)")
+    p.add_argument(
+        "--games", type=int, default=None, help="games in the series (default 1; 0: until you quit)"
+    )
+    p.add_argument("--resume", action="store_true", help="continue the saved game")
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        default=None,
+        help="where the game is saved (default $XDG_DATA_HOME/doublet/game.json, "
+        "else ~/.local/share/doublet/game.json)",
+    )
+    p.add_argument(
+        "--export",
+        metavar="FILE",
+        default=None,
+        help="add the record of each finished game to FILE",
+    )
+    p.set_defaults(func=cmd_play)
+    return p
+
+
+def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
+
+    save_path = Path(args.save).expanduser() if args.save else default_save_path()
+    if args.ply is not None and not 0 <= args.ply <= MAX_PLAY_PLY:
+        raise DoubletError(f"--ply must be 0..{MAX_PLAY_PLY}, got {args.ply}")
+    if args.resume:
+        fixed = [
+            f"--{k}" for k in ("variant", "first", "seed", "games") if getattr(args, k) is not None
+        ]
+        if fixed:
+            raise DoubletError(
+                f"--resume continues the saved series as it was; "
+                f"{', '.join(fixed)} cannot be given with it"
+            )
+        series = Series.load(save_path)
+        if series.game.over:
+            raise DoubletError(f"the series saved in {str(save_path)!r} is over")
+        ply = series.ply if args.ply is None else args.ply
+        if not 0 <= ply <= MAX_PLAY_PLY:
+            raise DoubletError(f"the saved engine depth {ply} is not 0..{MAX_PLAY_PLY}")
+    else:
+        variant = args.variant or "standard"
+        games = 1 if args.games is None else args.games
+        if games < 0:
+            raise DoubletError(f"--games must be 0 (no limit) or more, got {games}")
+        if args.seed is not None and args.seed < 0:
+            raise DoubletError(f"--seed must be 0 or more, got {args.seed}")
+        ply = DEFAULT_PLY[variant] if args.ply is None else args.ply
+        starter = {"you": PERSON, "engine": ENGINE, "throw": None}[args.first or "throw"]
+        series = Series.new(variant, games, args.seed, ply, starter)
+    export_path = Path(args.export).expanduser() if args.export else None
+    if export_path is not None:
+        try:
+            export_path.open("a", encoding="utf-8").close()
+        except OSError as e:
+            raise DoubletError(f"cannot write {args.export!r}: {e.strerror}") from None
+    announce_compile("searcher", "_analyse_root")
+    session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
+    if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit
+        signal.signal(signal.SIGHUP, _hang_up)
+    # Ctrl-C saves too, even when started from a shell that ignores SIGINT (a background
+    # job inherits SIG_IGN, and Python then installs no KeyboardInterrupt handler).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not args.resume and save_path.exists():
+        session.say(
+            f"(A saved game is in {save_path}: doublet play --resume continues it; "
+            f"quitting this game replaces it.)"
+        )
+    return session.run()

@@ -1,0 +1,110 @@
+"""The dice: the 21 distinct rolls with their weights, and every seeded stream of rolls.
+
+``ROLLS_21[r] = (d1, d2)`` with d1 >= d2, in the order (1,1), (2,1), (2,2), (3,1), ...,
+(6,6); ``ROLL_WEIGHTS[r]`` is its chance, 1/36 for a doublet and 2/36 otherwise. It is
+the only enumeration of the dice: the search, the bear-off database and the shot
+counter all iterate over it (the 36 ordered rolls are ``ROLLS_21`` with the
+non-doublets twice).
+
+Seeded streams, so that a seed replays the same games in any process, in any order:
+
+- ``_seed_stream`` / ``_die`` / ``_below``: a counter-based splitmix64 stream per (seed,
+  pair, stream) inside numba, for the duplicate-dice harnesses (doublet.games.duplicate
+  and duplicate_search). It holds no global state, so a seed gives the same games
+  whatever the chunking, the retries after a buffer grows, or other numba code that
+  draws from ``np.random`` in between.
+- ``game_roll(seed, game, k)``: the k-th roll of game number ``game`` of a series (the
+  games people play, doublet.games.game): a saved game resumes with the dice it would
+  have had.
+- ``stream(*key)``: a numpy Generator for a key of integers (self-play games, training
+  data, rollouts), the same numbers for the same key everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from doublet.core.jit import njit
+
+
+def _rolls() -> tuple[np.ndarray, np.ndarray]:
+    rolls, weights = [], []
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            rolls.append((d1, d2))
+            weights.append((1.0 if d1 == d2 else 2.0) / 36.0)
+    return np.array(rolls, np.int64), np.array(weights, np.float64)
+
+
+ROLLS_21, ROLL_WEIGHTS = _rolls()
+ROLLS_21.flags.writeable = False
+ROLL_WEIGHTS.flags.writeable = False
+N_ROLLS = 21
+
+# splitmix64 (Steele, Lea, Flood 2014): the golden-ratio increment and the two mixers.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+DICE_STREAM = 0  # the dice of a pair; stream 1 + j: the random choices of game j of it
+
+
+@njit
+def _mix(z):
+    """splitmix64's output function: uint64 -> uint64."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit
+def _next(state):
+    """Next uint64 of the stream state ((1,) uint64, advanced in place)."""
+    state[0] += _GOLDEN
+    return _mix(state[0])
+
+
+@njit
+def _seed_stream(state, seed, pair, stream):
+    """Start state ((1,) uint64) on the stream of (seed uint64, pair, stream)."""
+    z = _mix(seed + _GOLDEN)
+    z = _mix(z ^ np.uint64(pair))
+    state[0] = _mix(z ^ np.uint64(stream + 1))
+
+
+@njit
+def _below(state, n):
+    """Uniform integer in 0..n-1 (modulo of 64 random bits: bias below n / 2^64)."""
+    return np.int64(_next(state) % np.uint64(n))
+
+
+@njit
+def _die(state):
+    """One die, 1..6, from the stream state."""
+    return _below(state, 6) + 1
+
+
+def seed64(seed: int) -> np.uint64:
+    """A Python seed as the streams' uint64 (its low 64 bits)."""
+    return np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
+
+
+def game_roll(seed: int, game: int, k: int) -> tuple[int, int]:
+    """The k-th pair of dice of game number `game` of the series with `seed`."""
+    d = np.random.default_rng([seed & (2**63 - 1), game, k]).integers(1, 7, 2)
+    return int(d[0]), int(d[1])
+
+
+def stream(*key: int) -> np.random.Generator:
+    """The numpy Generator of a key of non-negative integers (e.g. (seed, game))."""
+    return np.random.default_rng(list(key) if len(key) != 1 else key[0])
+
+
+__all__ = [
+    "DICE_STREAM",
+    "N_ROLLS",
+    "ROLLS_21",
+    "ROLL_WEIGHTS",
+    "game_roll",
+    "seed64",
+    "stream",
+]

@@ -1,0 +1,65 @@
+"""Every error Doublet raises, in one place. Each one's message says what is wrong.
+
+Bad input from a user is a DoubletError (a ValueError), which the front ends print as
+one line ``doublet: error: ...``; its kinds say what was bad. The other two are for
+programs: ApiError carries an HTTP status (doublet serve) and WorkerError reports a
+worker process that died (training).
+"""
+
+
+class DoubletError(ValueError):
+    """Base class: bad input from a user, with a message meant for that user."""
+
+
+class InvalidPositionError(DoubletError):
+    """A position ID, XGID or JSON board that is malformed or cannot arise."""
+
+
+class NotationError(DoubletError):
+    """Play text that does not parse (e.g. ``24/x``)."""
+
+
+class IllegalPlayError(DoubletError):
+    """Play text that parses but is not a legal play of the roll in the position."""
+
+
+class AmbiguousPlayError(IllegalPlayError):
+    """Play text that fits more than one legal play (e.g. a hit left unmarked where the
+    same moves can hit or not); the message lists them."""
+
+
+class InvalidDiceError(DoubletError):
+    """Dice out of 1..6 or not two of them."""
+
+
+class ModelError(DoubletError):
+    """A model file that is missing, corrupt, or made for another encoder version."""
+
+
+class GameError(DoubletError):
+    """A request the game cannot take: no game on, game over, wrong side to move."""
+
+
+class SaveFileError(DoubletError):
+    """A saved game that cannot be read: missing, not JSON, or not a Doublet game."""
+
+
+class CheckpointError(DoubletError):
+    """A checkpoint that is missing, unreadable, or made for another encoder version."""
+
+
+class TrainingError(DoubletError):
+    """A run that cannot go on (the checkpoint on disk is whole)."""
+
+
+class ApiError(Exception):
+    """A request the web API refuses: HTTP status and a message for the person."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class WorkerError(RuntimeError):
+    """A worker process of a parallel job failed; the message says which and why."""

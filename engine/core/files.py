@@ -1,0 +1,65 @@
+"""Writing files atomically: a reader, a crash or a SIGKILL at any moment sees either the
+old file or the whole new one, never half of it.
+
+The data goes to a temporary file beside the target (same folder, so the same file
+system), is flushed to disk (fsync), and replaces the target with one rename
+(``os.replace``); the folder is then synced so that the rename itself lasts. On any
+error the temporary file is removed and the target is untouched. The new file keeps the
+permissions of the file it replaces, or gets those of a plain new file (0o666 less the
+umask), not the private 0o600 of a temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
+    """``with atomic_open(path) as f: ...`` writes f to path atomically (mode "wb" or
+    "w", the latter UTF-8 text). The folder is created if needed."""
+    if mode not in ("wb", "w"):
+        raise ValueError(f"atomic_open writes whole files: mode 'wb' or 'w', not {mode!r}")
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".", suffix=".tmp")
+    try:
+        os.fchmod(fd, _mode_for(target))
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dfd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _mode_for(target: Path) -> int:
+    """The permission bits the file at target should have after it is (re)written."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)  # read the umask (the call sets it), then put it back
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """Write bytes (or UTF-8 text) to path atomically."""
+    with atomic_open(path, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+
+
+__all__ = ["atomic_open", "atomic_write"]

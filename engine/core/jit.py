@@ -1,0 +1,114 @@
+"""numba options in one place. Kernels are cached on disk so that a warm CLI starts fast.
+
+No fastmath here: the move generator must be exact, and the evaluator's results
+must not depend on how LLVM reorders sums.
+
+numba's disk cache only notices changes to a kernel's own source file, not to the
+kernels it calls in other files; a stale cache could run old rules. So the cache lives
+in a folder named after a hash of every source file of the package (doublet, its
+sub-packages and doublet.training, wherever they are installed) that uses njit (only
+those can hold or call kernels) and the numba version (under
+$DOUBLET_CACHE_DIR or ~/.cache/doublet): any change to kernel code starts a fresh
+cache, and folders unused for a day are removed (not at once: another checkout of other
+code may be using its own folder at the same time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numba
+
+JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}
+# For kernels that allocate nothing and only use their callers' arrays (and views of
+# them): compiled without numba's reference counting (its private `_nrt` option),
+# passing an array costs nothing, where otherwise each one passed costs two atomic
+# updates a call (the move generator's 13 buffers cost more than a standard roll).
+NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
+_PACKAGE = Path(__file__).resolve().parent.parent  # doublet's folder (engine/ in the repo)
+_UNUSED_SECONDS = 24 * 3600
+
+
+def cache_base() -> Path:
+    env = os.environ.get("DOUBLET_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "doublet"
+
+
+def kernel_sources() -> list[Path]:
+    """Every source file of doublet and doublet.training that mentions njit, in a fixed
+    order. doublet.training is found without importing it (an editable install maps it
+    to the repository's training/, a wheel puts it inside the package)."""
+    roots = [_PACKAGE]
+    spec = importlib.util.find_spec("doublet.training")
+    if spec is not None and spec.origin is not None:
+        training = Path(spec.origin).resolve().parent
+        if _PACKAGE not in training.parents:
+            roots.append(training)
+    files = []
+    for root in roots:
+        for f in sorted(root.rglob("*.py")):
+            if b"njit" in f.read_bytes():
+                files.append(f)
+    return files
+
+
+def _source_hash() -> str:
+    h = hashlib.sha256(numba.__version__.encode())
+    for f in kernel_sources():
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _setup_cache() -> Path:
+    path = cache_base() / f"numba-{_source_hash()}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return Path(getattr(numba.config, "CACHE_DIR", "") or "")
+    os.utime(path)
+    now = time.time()
+    for old in path.parent.glob("numba-*"):
+        with contextlib.suppress(OSError):
+            if old != path and now - old.stat().st_mtime > _UNUSED_SECONDS:
+                shutil.rmtree(old)
+    setattr(numba.config, "CACHE_DIR", str(path))  # noqa: B010 (numba.config is untyped)
+    return path
+
+
+NUMBA_CACHE = _setup_cache()
+
+
+def is_cached(module: str, kernel: str) -> bool:
+    """Has <module>.py's <kernel> (module: its file name, e.g. "searcher") been compiled
+    into the current cache?"""
+    return any(NUMBA_CACHE.rglob(f"{module}.{kernel}-*.nbi"))
+
+
+def announce_compile(module: str = "movegen", kernel: str = "_outcomes") -> None:
+    """Say so on stderr when the kernels must be compiled (first run only)."""
+    if not is_cached(module, kernel):
+        print(
+            "doublet: compiling the numba kernels (first run only, about a minute); "
+            "later runs start in about a second",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def njit(*args: Any, **kwargs: Any) -> Any:
+    """``numba.njit`` with the project's options (cache on disk, release the GIL)."""
+    opts = {**JIT_OPTIONS, **kwargs}
+    if args and callable(args[0]):
+        return numba.njit(**opts)(args[0])
+    return numba.njit(*args, **opts)

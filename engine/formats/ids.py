@@ -1,0 +1,803 @@
+"""Position formats at the edge of the engine: gnubg Position ID, XGID, JSON boards.
+
+The only module (with doublet.formats.notation for plays) that parses text. Everything
+returns or takes the engine's board array (doublet.core.board), seen by the side on roll.
+
+API:
+
+- ``position_id(board) -> str`` and ``board_from_position_id(pid) -> Board``: gnubg
+  Position ID (14 characters; standard backgammon only, no unentered checkers).
+- ``parse_xgid(text) -> XGID``, ``XGID.text() -> str``, ``format_xgid(board, turn, dice,
+  ...) -> str``, ``xgid_dice(x) -> (d1, d2) | None``: eXtreme Gammon's XGID.
+- ``board_from_json(obj) -> (Board, variant)`` and ``board_to_json(board, variant) -> dict``:
+  RULES.md's JSON boards, both variants.
+- ``validate(board, variant)``: raise unless the board is a position that can arise.
+- ``parse_position(text_or_obj, variant=None) -> (Board, variant, meta)``: any of the above.
+
+Every error is an ``InvalidPositionError`` whose message says what is wrong and where.
+
+Positions accepted (``validate``), decided here and binding for every parser:
+
+- each side has 15 checkers: on the points + on the bar + unentered + borne off;
+- no negative counts; no point held by both sides;
+- unentered checkers only in Acey-Deucey, and there never next to checkers borne off
+  (bearing off needs all 15 in the home board, so all have entered);
+- at most one side has borne off all 15: a finished game is a position (the engine
+  sees one after the last play), but the game ends when the first side is done;
+- not both sides on the bar against closed home boards (gnubg's CheckPosition rule: it
+  cannot arise, since the side that moved last could not have entered).
+
+XGIDs are read as GNU Backgammon reads them (SetXGID in set.c, PositionFromXG in
+positionid.c): the 26 board characters are always from the uppercase player's side; the
+turn field names the side whose turn it is (with dice 'D', 'B' or 'R', the one that
+doubled), and the board returned is seen from that side (turned when turn is -1).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from doublet.core.board import (
+    ACEY_DEUCEY,
+    CHECKERS,
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    OPP_BAR,
+    OPP_OFF,
+    OPP_OUT,
+    SIZE,
+    STANDARD,
+    VARIANT_NAMES,
+    VARIANTS,
+    Board,
+    counts,
+    empty,
+    flip,
+    from_counts,
+)
+from doublet.core.errors import InvalidPositionError
+
+# ---------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------
+
+
+def _variant(variant: object) -> int:
+    """A variant given as 0/1 or 'standard'/'acey-deucey', as doublet.core.board's int."""
+    if isinstance(variant, str):
+        if variant in VARIANTS:
+            return VARIANTS[variant]
+    elif (
+        isinstance(variant, (int, np.integer))
+        and not isinstance(variant, bool)
+        and int(variant) in VARIANT_NAMES
+    ):
+        return int(variant)
+    raise InvalidPositionError(
+        f"unknown variant {variant!r}: use 'standard' ({STANDARD}) or 'acey-deucey' ({ACEY_DEUCEY})"
+    )
+
+
+def validate(board: Board, variant: int | str = STANDARD) -> None:
+    """Raise InvalidPositionError unless ``board`` is a position that can arise in ``variant``.
+
+    The rules are listed in the module docstring. Points in messages are numbered for
+    the side on roll, as the board stores them.
+    """
+    variant = _variant(variant)
+    if not isinstance(board, np.ndarray) or board.shape != (SIZE,) or board.dtype.kind not in "iu":
+        got = (
+            f"{board.dtype} array of shape {board.shape}"
+            if isinstance(board, np.ndarray)
+            else type(board).__name__
+        )
+        raise InvalidPositionError(f"a board must be an int8 array of shape ({SIZE},), got {got}")
+    b = [int(v) for v in board]
+    if b[OPP_BAR] > 0:
+        raise InvalidPositionError(
+            f"the opponent's bar (index {OPP_BAR}) is {b[OPP_BAR]}: the opponent's checkers are "
+            "stored as negative numbers, so it must be <= 0"
+        )
+    for idx, what in (
+        (MY_BAR, "the side on roll's bar"),
+        (MY_OFF, "the side on roll's borne-off count"),
+        (OPP_OFF, "the opponent's borne-off count"),
+        (MY_OUT, "the side on roll's unentered count"),
+        (OPP_OUT, "the opponent's unentered count"),
+    ):
+        if b[idx] < 0:
+            raise InvalidPositionError(f"{what} (index {idx}) is {b[idx]}: it cannot be negative")
+    if variant == STANDARD:
+        for idx, side in ((MY_OUT, "the side on roll"), (OPP_OUT, "the opponent")):
+            if b[idx]:
+                raise InvalidPositionError(
+                    f"{side} has {b[idx]} unentered checkers (index {idx}) in standard "
+                    "backgammon: unentered checkers exist only in Acey-Deucey"
+                )
+    sides = (
+        ("the side on roll", [v for v in b[1:25] if v > 0], b[MY_BAR], b[MY_OUT], b[MY_OFF]),
+        ("the opponent", [-v for v in b[1:25] if v < 0], -b[OPP_BAR], b[OPP_OUT], b[OPP_OFF]),
+    )
+    for side, on_points, bar, out, off in sides:
+        in_play = sum(on_points) + bar + out
+        if in_play > CHECKERS:
+            raise InvalidPositionError(
+                f"{side} has {in_play} checkers in play ({sum(on_points)} on the points, "
+                f"{bar} on the bar, {out} unentered): at most {CHECKERS}"
+            )
+        if off != CHECKERS - in_play:
+            raise InvalidPositionError(
+                f"{side} has {off} checkers borne off but {in_play} in play: borne off must be "
+                f"{CHECKERS} - {in_play} = {CHECKERS - in_play}"
+            )
+        if variant == ACEY_DEUCEY and off > 0 and out > 0:
+            raise InvalidPositionError(
+                f"{side} has {off} checkers borne off and {out} still unentered: in Acey-Deucey "
+                "bearing off needs all 15 in the home board, so all have entered"
+            )
+    if b[MY_OFF] == CHECKERS and b[OPP_OFF] == CHECKERS:
+        raise InvalidPositionError(
+            "both sides have borne off all 15 checkers: the game ends when the first side does"
+        )
+    if (
+        b[MY_BAR] > 0
+        and b[OPP_BAR] < 0
+        and all(b[p] >= 2 for p in range(1, 7))
+        and all(b[p] <= -2 for p in range(19, 25))
+    ):
+        raise InvalidPositionError(
+            "both sides have checkers on the bar against closed home boards (points 1-6 of "
+            "both sides hold 2 or more checkers each): this position cannot arise"
+        )
+
+
+# ---------------------------------------------------------------------------
+# gnubg Position ID
+# ---------------------------------------------------------------------------
+
+
+def _gnubg_sides(board: Board) -> tuple[list[int], list[int]]:
+    """gnubg's anBoard[0] (opponent) and anBoard[1] (on roll): 25 ints each, own numbering."""
+    opp = [0] * 25
+    me = [0] * 25
+    for p in range(1, 25):
+        n = int(board[p])
+        if n > 0:
+            me[p - 1] = n
+        elif n < 0:
+            opp[24 - p] = -n
+    me[24] = int(board[MY_BAR])
+    opp[24] = -int(board[OPP_BAR])
+    return opp, me
+
+
+def position_id(board: Board) -> str:
+    """gnubg Position ID (14 characters) of a standard board, the mover on roll."""
+    bits: list[int] = []
+    for side in _gnubg_sides(board):
+        for n in side:
+            bits.extend([1] * n)
+            bits.append(0)
+    bits.extend([0] * (80 - len(bits)))
+    data = bytearray(10)
+    for i, bit in enumerate(bits):
+        if bit:
+            data[i // 8] |= 1 << (i % 8)
+    return base64.b64encode(bytes(data)).decode("ascii")[:14]
+
+
+def board_from_position_id(pid: str) -> Board:
+    """Parse a gnubg Position ID; raise InvalidPositionError saying what is wrong."""
+    if not isinstance(pid, str):
+        raise InvalidPositionError(
+            f"a gnubg Position ID is a string, got {type(pid).__name__}: {pid!r}"
+        )
+    s = pid.strip()
+    if len(s) != 14:
+        raise InvalidPositionError(
+            f"gnubg Position ID must have 14 characters, got {len(s)}: {pid!r}"
+        )
+    try:
+        data = base64.b64decode(s + "==", validate=True)
+    except ValueError:
+        raise InvalidPositionError(
+            f"gnubg Position ID has characters outside base64: {pid!r}"
+        ) from None
+    bits = [(data[i // 8] >> (i % 8)) & 1 for i in range(80)]
+    sides: list[list[int]] = [[0] * 25, [0] * 25]
+    side, point, i = 0, 0, 0
+    while side < 2 and i < 80:
+        if bits[i]:
+            sides[side][point] += 1
+        else:
+            point += 1
+            if point == 25:
+                side, point = side + 1, 0
+        i += 1
+    if side < 2:
+        raise InvalidPositionError(f"gnubg Position ID {pid!r} does not encode two sides")
+    opp, me = sides
+    for name, cnt in (("the side on roll", me), ("the opponent", opp)):
+        if sum(cnt) > CHECKERS:
+            raise InvalidPositionError(
+                f"gnubg Position ID {pid!r} gives {name} {sum(cnt)} checkers (at most 15)"
+            )
+    b = empty()
+    for p in range(1, 25):
+        if me[p - 1] and opp[24 - p]:
+            raise InvalidPositionError(
+                f"gnubg Position ID {pid!r} puts both sides on point {p} of the side on roll"
+            )
+        b[p] = me[p - 1] - opp[24 - p]
+    b[MY_BAR] = me[24]
+    b[OPP_BAR] = -opp[24]
+    b[MY_OFF] = CHECKERS - sum(me)
+    b[OPP_OFF] = CHECKERS - sum(opp)
+    try:
+        validate(b, STANDARD)
+    except InvalidPositionError as e:
+        raise InvalidPositionError(f"gnubg Position ID {pid!r}: {e}") from None
+    return b
+
+
+# ---------------------------------------------------------------------------
+# XGID
+# ---------------------------------------------------------------------------
+
+# The ten fields, numbered from 1 in messages. The board is always written from the
+# uppercase player's side (X), whoever is on roll: index 0 = O's bar, 1..24 = points
+# in X's numbering, 25 = X's bar (gnubg's PositionFromXG).
+_XGID_FIELDS = (
+    "position",
+    "cube",
+    "cube owner",
+    "turn",
+    "dice",
+    "score of the uppercase player",
+    "score of the lowercase player",
+    "Crawford/Jacoby flag",
+    "match length",
+    "max cube",
+)
+_INT = re.compile(r"-?[0-9]+")
+_DICE_WORDS = {"D": "double", "B": "beaver", "R": "raccoon"}
+_MAX_CUBE_EXPONENT = 15  # a cube of 32768: far past any real game, small enough to be sane
+
+
+def _xgid_slot(i: int) -> str:
+    if i == 0:
+        return "index 0 (the lowercase player's bar)"
+    if i == 25:
+        return "index 25 (the uppercase player's bar)"
+    return f"point {i} (index {i})"
+
+
+def _check_dice(dice: object) -> str:
+    if isinstance(dice, str):
+        if dice in _DICE_WORDS or dice == "00":
+            return dice
+        if len(dice) == 2 and all(c in "0123456789" for c in dice):
+            if all("1" <= c <= "6" for c in dice):
+                return dice
+            raise InvalidPositionError(
+                f"XGID dice {dice!r}: each die must be 1-6 (or '00' for not rolled yet)"
+            )
+    raise InvalidPositionError(
+        f"XGID dice must be '00' (not rolled yet), two dice like '31', or 'D', 'B' or 'R' "
+        f"(double, beaver, raccoon), got {dice!r}"
+    )
+
+
+def _int_field(value: object, name: str) -> int:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise InvalidPositionError(f"XGID {name} must be an integer, got {value!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class XGID:
+    """A parsed XGID. ``board`` is the engine board seen by the side the turn field names
+    (the side on roll; with dice 'D', 'B' or 'R', the side whose turn it is, which has
+    doubled); the other fields are kept as written in the XGID, so ``cube_owner`` and the
+    scores are absolute: 1 / ``score_x`` is the uppercase player, -1 / ``score_o`` the
+    lowercase one, and ``turn`` says which of them the board's mover is.
+
+    Validated in ``__post_init__``; ``board`` is stored as a read-only int8 copy.
+    ``parse_xgid(x.text())`` equals ``x``.
+    """
+
+    board: Board
+    cube: int = 0  # log2 of the cube value
+    cube_owner: int = 0  # 1 uppercase, -1 lowercase, 0 centred
+    turn: int = 1  # 1 uppercase player's turn (the board's mover), -1 lowercase player's
+    dice: str = "00"  # "00" not rolled, "31" a roll, "D"/"B"/"R" double/beaver/raccoon
+    score_x: int = 0  # the uppercase player's score (points won)
+    score_o: int = 0  # the lowercase player's score
+    crawford: int = 0  # match: 1 = Crawford game; money: bit 0 Jacoby, bit 1 beavers
+    match_length: int = 0  # 0 = money play
+    max_cube: int = 10  # log2 of the largest cube (XG writes 10; gnubg ignores it)
+
+    def __post_init__(self) -> None:
+        for name in (
+            "cube",
+            "cube_owner",
+            "turn",
+            "score_x",
+            "score_o",
+            "crawford",
+            "match_length",
+            "max_cube",
+        ):
+            object.__setattr__(self, name, _int_field(getattr(self, name), name.replace("_", " ")))
+        object.__setattr__(self, "dice", _check_dice(self.dice))
+        if self.turn not in (1, -1):
+            raise InvalidPositionError(
+                f"XGID turn must be 1 (uppercase player) or -1 (lowercase player), got {self.turn}"
+            )
+        if not 0 <= self.cube <= _MAX_CUBE_EXPONENT:
+            raise InvalidPositionError(
+                f"XGID cube is the log2 of the cube value and must be 0-{_MAX_CUBE_EXPONENT}, "
+                f"got {self.cube}"
+            )
+        if self.cube_owner not in (1, 0, -1):
+            raise InvalidPositionError(
+                "XGID cube owner must be 1 (uppercase player), 0 (centred) or -1 (lowercase "
+                f"player), got {self.cube_owner}"
+            )
+        if self.match_length < 0:
+            raise InvalidPositionError(
+                f"XGID match length must be >= 0 (0 = money play), got {self.match_length}"
+            )
+        if self.max_cube < 0:
+            raise InvalidPositionError(f"XGID max cube must be >= 0, got {self.max_cube}")
+        for name, score in (
+            ("uppercase player's", self.score_x),
+            ("lowercase player's", self.score_o),
+        ):
+            if score < 0:
+                raise InvalidPositionError(f"XGID {name} score must be >= 0, got {score}")
+            if self.match_length and score >= self.match_length:
+                raise InvalidPositionError(
+                    f"XGID {name} score {score} is not below the match length "
+                    f"{self.match_length}: the match would be over"
+                )
+        if self.match_length:
+            if self.crawford not in (0, 1):
+                raise InvalidPositionError(
+                    "XGID Crawford flag in a match must be 0 or 1 (1 = the Crawford game), "
+                    f"got {self.crawford}"
+                )
+            at_match_point = self.match_length - 1 in (self.score_x, self.score_o)
+            if self.crawford and not at_match_point:
+                raise InvalidPositionError(
+                    f"XGID marks the Crawford game but neither score ({self.score_x}, "
+                    f"{self.score_o}) is match length - 1 = {self.match_length - 1}"
+                )
+        elif not 0 <= self.crawford <= 3:
+            raise InvalidPositionError(
+                "XGID Jacoby/beaver flags in money play must be 0-3 (bit 0 Jacoby, bit 1 "
+                f"beavers), got {self.crawford}"
+            )
+        board = self.board
+        if isinstance(board, np.ndarray) and board.shape == (SIZE,) and board.dtype.kind in "iu":
+            for idx, side in ((MY_OUT, "the side on roll"), (OPP_OUT, "the opponent")):
+                if board[idx]:
+                    raise InvalidPositionError(
+                        f"an XGID cannot hold unentered checkers (Acey-Deucey), but {side} "
+                        f"has {int(board[idx])} (index {idx})"
+                    )
+        validate(board, STANDARD)
+        copy = np.array(board, dtype=np.int8)
+        copy.flags.writeable = False
+        object.__setattr__(self, "board", copy)
+
+    def text(self) -> str:
+        """The XGID as XG and gnubg write it, with the ``XGID=`` prefix."""
+        x_view = self.board if self.turn == 1 else flip(self.board)
+        chars = []
+        for i in range(26):
+            n = int(x_view[i])
+            chars.append(chr(64 + n) if n > 0 else chr(96 - n) if n < 0 else "-")
+        fields = [
+            "".join(chars),
+            str(self.cube),
+            str(self.cube_owner),
+            str(self.turn),
+            self.dice,
+            str(self.score_x),
+            str(self.score_o),
+            str(self.crawford),
+            str(self.match_length),
+            str(self.max_cube),
+        ]
+        return "XGID=" + ":".join(fields)
+
+    @property
+    def cube_value(self) -> int:
+        return 1 << self.cube
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, XGID):
+            return NotImplemented
+        return self.text() == other.text()
+
+    def __hash__(self) -> int:
+        return hash(self.text())
+
+    def __repr__(self) -> str:
+        return f"parse_xgid({self.text()!r})"
+
+
+def parse_xgid(text: str) -> XGID:
+    """Parse an XGID, with or without the ``XGID=`` prefix.
+
+    ``parse_xgid(s).text() == s`` for every valid ``s`` written as XG writes it (with
+    the prefix, integers without leading zeros or '+').
+    """
+    if not isinstance(text, str):
+        raise InvalidPositionError(f"an XGID is a string, got {type(text).__name__}: {text!r}")
+    s = text.strip()
+    if s[:5].upper() == "XGID=":
+        s = s[5:]
+    fields = s.split(":")
+    if len(fields) != len(_XGID_FIELDS):
+        raise InvalidPositionError(
+            f"XGID {text!r} has {len(fields)} fields separated by ':', expected "
+            f"{len(_XGID_FIELDS)} ({', '.join(_XGID_FIELDS)})"
+        )
+    pos = fields[0]
+    if len(pos) != 26:
+        raise InvalidPositionError(
+            f"XGID {text!r}: the position field must have 26 characters (the lowercase "
+            f"player's bar, points 1-24, the uppercase player's bar), got {len(pos)}"
+        )
+    signed = [0] * 26
+    for i, ch in enumerate(pos):
+        if ch == "-":
+            continue
+        if "A" <= ch <= "Z":
+            n = ord(ch) - ord("A") + 1
+        elif "a" <= ch <= "z":
+            n = -(ord(ch) - ord("a") + 1)
+        else:
+            raise InvalidPositionError(
+                f"XGID {text!r}: bad character {ch!r} at {_xgid_slot(i)}; use '-' (empty), "
+                "'A'-'O' (1-15 uppercase checkers) or 'a'-'o' (1-15 lowercase checkers)"
+            )
+        if abs(n) > CHECKERS:
+            raise InvalidPositionError(
+                f"XGID {text!r}: {ch!r} at {_xgid_slot(i)} means {abs(n)} checkers "
+                f"(at most {CHECKERS})"
+            )
+        if i == 0 and n > 0:
+            raise InvalidPositionError(
+                f"XGID {text!r}: uppercase {ch!r} at {_xgid_slot(0)}: only lowercase checkers "
+                "can be there"
+            )
+        if i == 25 and n < 0:
+            raise InvalidPositionError(
+                f"XGID {text!r}: lowercase {ch!r} at {_xgid_slot(25)}: only uppercase checkers "
+                "can be there"
+            )
+        signed[i] = n
+    for name, total in (
+        ("the uppercase player", sum(n for n in signed if n > 0)),
+        ("the lowercase player", -sum(n for n in signed if n < 0)),
+    ):
+        if total > CHECKERS:
+            raise InvalidPositionError(
+                f"XGID {text!r} gives {name} {total} checkers (at most {CHECKERS})"
+            )
+    values: dict[int, int] = {}
+    for k in (1, 2, 3, 5, 6, 7, 8, 9):
+        if not _INT.fullmatch(fields[k]):
+            raise InvalidPositionError(
+                f"XGID {text!r}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer, "
+                f"got {fields[k]!r}"
+            )
+        values[k] = int(fields[k])
+    turn = values[3]
+    if turn not in (1, -1):
+        raise InvalidPositionError(
+            f"XGID {text!r}: field 4 (turn) must be 1 (uppercase player) or -1 (lowercase "
+            f"player), got {fields[3]!r}"
+        )
+    x_view = empty()
+    x_view[:26] = signed
+    x_view[MY_OFF] = CHECKERS - sum(n for n in signed if n > 0)
+    x_view[OPP_OFF] = CHECKERS + sum(n for n in signed if n < 0)
+    board = x_view if turn == 1 else flip(x_view)
+    try:
+        return XGID(
+            board=board,
+            cube=values[1],
+            cube_owner=values[2],
+            turn=turn,
+            dice=fields[4],
+            score_x=values[5],
+            score_o=values[6],
+            crawford=values[7],
+            match_length=values[8],
+            max_cube=values[9],
+        )
+    except InvalidPositionError as e:
+        msg = str(e)
+        if msg.startswith(("XGID ", "an XGID ")):
+            raise InvalidPositionError(f"{msg} (in {text!r})") from None
+        raise InvalidPositionError(f"XGID {text!r}: {msg}") from None
+
+
+def format_xgid(
+    board: Board,
+    turn: int = 1,
+    dice: tuple[int, int] | str | None = None,
+    *,
+    cube: int = 0,
+    cube_owner: int = 0,
+    score_x: int = 0,
+    score_o: int = 0,
+    crawford: int = 0,
+    match_length: int = 0,
+    max_cube: int = 10,
+) -> str:
+    """The XGID of a standard board (mover's view). ``turn`` says which letter the mover
+    gets: 1 uppercase, -1 lowercase. ``dice``: None (not rolled, '00'), two dice, or
+    the dice field itself ('31', 'D', ...). The other fields as in ``XGID``."""
+    if dice is None:
+        dice_text = "00"
+    elif isinstance(dice, str):
+        dice_text = dice
+    else:
+        try:
+            d1, d2 = dice
+        except (TypeError, ValueError):
+            raise InvalidPositionError(f"XGID dice must be two dice, got {dice!r}") from None
+        for d in (d1, d2):
+            if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or not 1 <= d <= 6:
+                raise InvalidPositionError(f"XGID dice must be two dice 1-6, got {dice!r}")
+        dice_text = f"{int(d1)}{int(d2)}"
+    return XGID(
+        board=board,
+        cube=cube,
+        cube_owner=cube_owner,
+        turn=turn,
+        dice=dice_text,
+        score_x=score_x,
+        score_o=score_o,
+        crawford=crawford,
+        match_length=match_length,
+        max_cube=max_cube,
+    ).text()
+
+
+def xgid_dice(x: XGID | str) -> tuple[int, int] | None:
+    """The roll to play in an XGID (an ``XGID`` or its text), dice in the order written;
+    None when there is none ('00' not rolled yet, 'D'/'B'/'R' a cube action)."""
+    if isinstance(x, str):
+        x = parse_xgid(x)
+    if not isinstance(x, XGID):
+        raise InvalidPositionError(f"xgid_dice takes an XGID or its text, got {x!r}")
+    if x.dice == "00" or x.dice in _DICE_WORDS:
+        return None
+    return int(x.dice[0]), int(x.dice[1])
+
+
+# ---------------------------------------------------------------------------
+# JSON boards (RULES.md section 3)
+# ---------------------------------------------------------------------------
+
+_JSON_KEYS = ("variant", "mover", "opponent")
+
+
+def _json_slot(side: str, i: int) -> str:
+    if i == 0:
+        return f"{side}[0] (unentered)"
+    if i == 25:
+        return f"{side}[25] (bar)"
+    return f"{side}[{i}] (point {i} of the {side})"
+
+
+def _json_side(value: object, side: str, variant: int) -> list[int]:
+    if not isinstance(value, list) or len(value) != 26:
+        got = f"a list of {len(value)}" if isinstance(value, list) else type(value).__name__
+        raise InvalidPositionError(
+            f"JSON board: {side!r} must be a list of 26 integers (0 = unentered, 1-24 = "
+            f"points, 25 = bar), got {got}"
+        )
+    for i, n in enumerate(value):
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise InvalidPositionError(
+                f"JSON board: {_json_slot(side, i)} must be an integer, got {n!r}"
+            )
+        if n < 0:
+            raise InvalidPositionError(
+                f"JSON board: {_json_slot(side, i)} is {n}: counts cannot be negative"
+            )
+    if variant == STANDARD and value[0]:
+        raise InvalidPositionError(
+            f"JSON board: {_json_slot(side, 0)} is {value[0]} in standard backgammon: "
+            "unentered checkers exist only in Acey-Deucey"
+        )
+    total = sum(value)
+    if total > CHECKERS:
+        raise InvalidPositionError(
+            f"JSON board: the {side} has {total} checkers (at most {CHECKERS})"
+        )
+    return list(value)
+
+
+def board_from_json(
+    obj: Mapping[str, Any] | str, variant: int | str | None = None
+) -> tuple[Board, int]:
+    """Parse a JSON board (a dict or its JSON text) into ``(board, variant)``.
+
+    ``variant``, when given, must agree with the board's ``"variant"``; it stands in for
+    a missing ``"variant"`` key."""
+    data: object = obj
+    if isinstance(obj, str):
+        try:
+            data = json.loads(obj)
+        except json.JSONDecodeError as e:
+            raise InvalidPositionError(
+                f"JSON board does not parse: {e.msg} at line {e.lineno}, column {e.colno}"
+            ) from None
+    if not isinstance(data, Mapping):
+        raise InvalidPositionError(
+            f"a JSON board must be an object with keys {', '.join(_JSON_KEYS)}, "
+            f"got {type(data).__name__}"
+        )
+    unknown = sorted(str(k) for k in data if k not in _JSON_KEYS)
+    if unknown:
+        raise InvalidPositionError(
+            f"JSON board has unknown keys {unknown}: only {', '.join(_JSON_KEYS)}"
+        )
+    for key in ("mover", "opponent"):
+        if key not in data:
+            raise InvalidPositionError(f"JSON board has no {key!r} list")
+    wanted = None if variant is None else _variant(variant)
+    if "variant" in data:
+        name = data["variant"]
+        if not isinstance(name, str) or name not in VARIANTS:
+            raise InvalidPositionError(
+                f"JSON board: 'variant' must be 'standard' or 'acey-deucey', got {name!r}"
+            )
+        v = VARIANTS[name]
+        if wanted is not None and wanted != v:
+            raise InvalidPositionError(
+                f"JSON board is {name!r} but {VARIANT_NAMES[wanted]!r} was asked for"
+            )
+    elif wanted is None:
+        raise InvalidPositionError(
+            "JSON board has no 'variant' ('standard' or 'acey-deucey') and none was given"
+        )
+    else:
+        v = wanted
+    mover = _json_side(data["mover"], "mover", v)
+    opponent = _json_side(data["opponent"], "opponent", v)
+    for p in range(1, 25):
+        if mover[p] and opponent[25 - p]:
+            raise InvalidPositionError(
+                f"JSON board puts both sides on one point: the mover's point {p} (the "
+                f"opponent's point {25 - p}) holds {mover[p]} mover and {opponent[25 - p]} "
+                "opponent checkers"
+            )
+    board = from_counts(mover, opponent)
+    try:
+        validate(board, v)
+    except InvalidPositionError as e:
+        raise InvalidPositionError(f"JSON board: {e}") from None
+    return board, v
+
+
+def board_to_json(board: Board, variant: int | str = STANDARD) -> dict[str, Any]:
+    """RULES.md's JSON board: ``{"variant", "mover", "opponent"}``, 26 ints per side."""
+    v = _variant(variant)
+    validate(board, v)
+    mover, opponent = counts(board)
+    return {"variant": VARIANT_NAMES[v], "mover": mover, "opponent": opponent}
+
+
+# ---------------------------------------------------------------------------
+# Any format
+# ---------------------------------------------------------------------------
+
+_NO_UNENTERED_NOTE = (
+    "a {fmt} carries no unentered checkers: every checker missing from the board is taken "
+    "as borne off (use a JSON board for Acey-Deucey positions with unentered checkers)"
+)
+
+
+def parse_position(
+    text_or_obj: str | Mapping[str, Any], variant: int | str | None = None
+) -> tuple[Board, int, dict[str, Any]]:
+    """Parse a gnubg Position ID, an XGID or a JSON board (its text or a dict).
+
+    Returns ``(board, variant, meta)``. ``meta["format"]`` is "gnubg", "xgid" or "json";
+    for an XGID, meta also holds ``"xgid"`` (the XGID) and its fields (cube, cube_owner,
+    turn, dice, score_x, score_o, crawford, match_length, max_cube) and ``"roll"``
+    (``xgid_dice``). A gnubg ID or XGID is standard unless ``variant`` says Acey-Deucey;
+    then ``meta["note"]`` says that it holds no unentered checkers. A gnubg ID may carry
+    gnubg's match ID after a colon (``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``); it is kept,
+    undecoded, as ``meta["match_id"]``.
+    """
+    wanted = None if variant is None else _variant(variant)
+    if isinstance(text_or_obj, Mapping):
+        board, v = board_from_json(text_or_obj, wanted)
+        return board, v, {"format": "json"}
+    if not isinstance(text_or_obj, str):
+        raise InvalidPositionError(
+            "a position is a gnubg Position ID, an XGID or a JSON board (text or dict), "
+            f"got {type(text_or_obj).__name__}"
+        )
+    s = text_or_obj.strip()
+    if s.startswith("{"):
+        board, v = board_from_json(text_or_obj, wanted)
+        return board, v, {"format": "json"}
+    v = STANDARD if wanted is None else wanted
+    meta: dict[str, Any]
+    parts = s.split(":")
+    if len(parts) == 2 and len(parts[0]) == 14:
+        match_id = parts[1]
+        if len(match_id) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", match_id):
+            raise InvalidPositionError(
+                f"{text_or_obj!r} looks like a GNU Backgammon ID (position:match), but the "
+                f"match ID {match_id!r} is not 12 base64 characters"
+            )
+        board = board_from_position_id(parts[0])
+        meta = {"format": "gnubg", "match_id": match_id}
+        fmt = "gnubg Position ID"
+    elif s[:5].upper() == "XGID=" or ":" in s:
+        x = parse_xgid(s)
+        board = np.array(x.board, dtype=np.int8)
+        meta = {
+            "format": "xgid",
+            "xgid": x,
+            "cube": x.cube,
+            "cube_owner": x.cube_owner,
+            "turn": x.turn,
+            "dice": x.dice,
+            "roll": xgid_dice(x),
+            "score_x": x.score_x,
+            "score_o": x.score_o,
+            "crawford": x.crawford,
+            "match_length": x.match_length,
+            "max_cube": x.max_cube,
+        }
+        fmt = "XGID"
+    elif len(s) == 14:
+        board = board_from_position_id(s)
+        meta = {"format": "gnubg"}
+        fmt = "gnubg Position ID"
+    else:
+        raise InvalidPositionError(
+            f"not a position: {text_or_obj!r} is neither a gnubg Position ID (14 base64 "
+            "characters, like '4HPwATDgc/ABMA'), an XGID ('XGID=...' with 10 fields "
+            'separated by \':\') nor a JSON board (\'{"variant": ..., "mover": [...], '
+            '"opponent": [...]}\')'
+        )
+    if v == ACEY_DEUCEY:
+        validate(board, v)
+        meta["note"] = _NO_UNENTERED_NOTE.format(fmt=fmt)
+    return board, v, meta
+
+
+__all__ = [
+    "XGID",
+    "board_from_json",
+    "board_from_position_id",
+    "board_to_json",
+    "format_xgid",
+    "parse_position",
+    "parse_xgid",
+    "position_id",
+    "validate",
+    "xgid_dice",
+]

@@ -1,0 +1,736 @@
+"""Plays as text, both ways, written exactly as GNU Backgammon writes them.
+
+API:
+
+- ``format_play(before, after, d1, d2, variant=STANDARD, again=False) -> str``: the text of
+  the play of d1-d2 that turns ``before`` into ``after`` (both in the mover's view, as
+  ``doublet.rules.movegen.legal_outcomes`` gives them), e.g. ``"24/18 13/11"``, ``"bar/22*"``,
+  ``"13/7*/5"``, ``"8/5(2)"``, ``"6/off"``. A roll with no legal play is ``""``.
+- ``describe_outcomes(before, outcomes, again, d1, d2, variant=STANDARD) -> list[str]``: the
+  text of every outcome of one roll at once (the checker paths are found once per roll).
+- ``parse_play(board, d1, d2, text, variant=STANDARD) -> int``: the index into
+  ``legal_outcomes(board, d1, d2, variant)`` of the play that ``text`` means.
+
+Writing (gnubg's ``FormatMove`` in format.c, reproduced step by step in ``_gnubg_text``):
+the single-die moves of the play are sorted by source point, then by destination, both
+from high to low; a move that starts where an earlier one ends joins it (one checker, or
+two checkers that pass on, which reads the same): the point in between is dropped unless
+a blot was hit there (``13/5``, ``13/7*/5``); equal paths are written once with a count
+(``8/5(2)``); a destination holding an opposing blot gets ``*`` the first time only.
+Which of the plays that lead to one position gnubg picks does not matter: in standard
+backgammon their moves are the same up to the order in which one checker uses two dice,
+and that order never shows (checked on all of gnubg's texts in tests/data). Checkers on
+the bar are ``bar``, borne off ``off``.
+
+Acey-Deucey (no gnubg to follow, so decided here): unentered checkers enter as
+``in/22``, written after any ``bar/..`` entries; when both enter, the position does not
+show which went where, and the bar checkers are written on the higher points. A 1-2
+whose 1 and 2 were both played reads ``<the 1 and the 2> then k-k: <the doublet>``,
+e.g. ``in/24 in/23 then 6-6: in/19(2) 24/18 23/17``, and ``then 6-6: no play`` when
+the doublet could not be played. When one outcome can be reached with several
+doublets, the highest is written; with several plays of the 1 and the 2 for that
+doublet, the shortest text (then the first in alphabetical order).
+
+Reading is forgiving: parts in any order, upper or lower case, extra spaces or commas,
+``bar``/``b``, ``off``/``o``, ``in``, chains (``24/18/13``), one checker with several dice
+(``13/5``, ``24/12`` with 6-6), counts (``8/5(2)``), hit marks optional. Reading a play
+(``_match``): the text fixes where each checker goes, so the mover's checkers after the
+play, and the dice each part needs; the plays left can only differ in blots hit on the
+way by a checker that uses two or more dice in one part. Then the play that hits just
+where the text marks (``*``) or lands is taken, so gnubg's text always reads back as the
+same play; failing that, the one play that hits at least there; if several, the text is
+ambiguous and the error lists them ("mark the hit"). Text that does not parse raises
+``NotationError``; a well-formed play that is not legal raises ``IllegalPlayError``,
+saying why when that is cheap to tell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from itertools import combinations, pairwise, permutations
+
+import numpy as np
+
+from doublet.core.board import (
+    ACEY_DEUCEY,
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    OPP_BAR,
+    STANDARD,
+    Board,
+    Boards,
+)
+from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
+from doublet.rules.movegen import check_dice, legal_outcomes
+
+__all__ = ["describe_outcomes", "format_play", "parse_play"]
+
+# A position while plays are searched: the board array as a tuple of ints (hashable).
+State = tuple[int, ...]
+# One die's move: (source, destination). Source: a point 1..24, MY_BAR or MY_OUT (board
+# indices); destination: a point 1..24 or _OFF.
+Move = tuple[int, int]
+Path = tuple[Move, ...]
+
+_OFF = 0
+_ENTER = 25  # where bar and unentered checkers count from: die d enters on 25 - d
+_NO_PLAY = "no play"
+
+
+# ---------------------------------------------------------------------------
+# Single-die moves and the plays of a roll (plain Python; for people, not search)
+# ---------------------------------------------------------------------------
+
+
+def _steps(b: State, die: int, variant: int) -> list[tuple[int, int, State]]:
+    """Every move of one checker by ``die`` in ``b``: (source, destination, new state).
+    The rules of doublet.rules.movegen (bar first, bear-off, Acey-Deucey's home rule)."""
+    if b[MY_BAR] > 0:
+        sources = [MY_BAR]
+        highest = _ENTER
+    else:
+        sources = [p for p in range(24, 0, -1) if b[p] > 0]
+        if b[MY_OUT] > 0:
+            sources.insert(0, MY_OUT)
+        highest = _ENTER if b[MY_OUT] > 0 else (sources[0] if sources else 0)
+    out = []
+    for s in sources:
+        dst = _ENTER - die if s in (MY_BAR, MY_OUT) else s - die
+        if dst >= 1:
+            if b[dst] < -1:
+                continue  # closed point
+            if variant == ACEY_DEUCEY and highest <= 6:
+                continue  # Acey-Deucey: all home, dice only bear off
+        else:
+            if highest > 6:
+                continue  # bearing off needs all 15 home
+            if dst < 0 and (variant == ACEY_DEUCEY or s != highest):
+                continue
+            dst = _OFF
+        nb = list(b)
+        nb[s] -= 1
+        if dst == _OFF:
+            nb[MY_OFF] += 1
+        else:
+            if nb[dst] == -1:  # hit a blot
+                nb[dst] = 0
+                nb[OPP_BAR] -= 1
+            nb[dst] += 1
+        out.append((s, dst, tuple(nb)))
+    return out
+
+
+def _levels(b: State, dice: Sequence[int], variant: int) -> list[dict[State, Path]]:
+    """States after 0, 1, ... dice played in this order, each with one path to it.
+    Stops at the first die that no state can play. One path per state is enough: the
+    plays leading to one position read the same (see the module doc and _bar_high)."""
+    levels: list[dict[State, Path]] = [{b: ()}]
+    for die in dice:
+        nxt: dict[State, Path] = {}
+        for state, path in levels[-1].items():
+            for s, d, nb in _steps(state, die, variant):
+                if nb not in nxt:
+                    nxt[nb] = (*path, (s, d))
+        if not nxt:
+            break
+        levels.append(nxt)
+    return levels
+
+
+class _Stage:
+    """The plays of one roll (or one doublet of a 1-2 chain) from ``base``: ``res`` maps
+    each position after a legal play to its moves; ``m`` dice are used."""
+
+    def __init__(self, base: State, d1: int, d2: int, variant: int) -> None:
+        self.base = base
+        self.variant = variant
+        hi, lo = max(d1, d2), min(d1, d2)
+        self.name = f"{hi}-{lo}"
+        self.doublet = hi == lo
+        self.dice: tuple[int, ...] = (hi,) * 4 if self.doublet else (hi, lo)
+        self.single = 0  # the die played when only one of two different dice can be
+        if self.doublet:
+            lv = _levels(base, self.dice, variant)
+            self.m = len(lv) - 1
+            self.res = lv[-1]
+        else:
+            a = _levels(base, (hi, lo), variant)
+            b = _levels(base, (lo, hi), variant)
+            self.m = max(len(a), len(b)) - 1
+            if self.m == 2:
+                self.res = {}
+                for lv in (a, b):
+                    if len(lv) == 3:
+                        for k, v in lv[2].items():
+                            self.res.setdefault(k, v)
+            elif self.m == 1:
+                self.single = hi if len(a) > 1 else lo
+                self.res = a[1] if len(a) > 1 else b[1]
+            else:
+                self.res = a[0]
+        self._by_mover: dict[State, list[State]] | None = None
+
+    def by_mover(self) -> dict[State, list[State]]:
+        """Positions after a play, grouped by where the mover's checkers stand."""
+        if self._by_mover is None:
+            groups: dict[State, list[State]] = {}
+            for r in self.res:
+                groups.setdefault(_mover_part(r), []).append(r)
+            self._by_mover = groups
+        return self._by_mover
+
+    def text(self, after: State) -> str:
+        return _gnubg_text(self.base, self.res[after])
+
+
+def _mover_part(b: State) -> State:
+    """Where the mover's checkers stand: points 1..24, bar, off, unentered."""
+    return (*(v if v > 0 else 0 for v in b[1:25]), b[MY_BAR], b[MY_OFF], b[MY_OUT])
+
+
+class _Roll:
+    """Everything about one roll in one position, found once and shared by the calls
+    for its outcomes (``_roll`` caches the latest few)."""
+
+    def __init__(self, before: State, d1: int, d2: int, variant: int) -> None:
+        self.before = before
+        self.variant = variant
+        self.name = f"{max(d1, d2)}-{min(d1, d2)}"
+        boards, again = legal_outcomes(np.array(before, np.int8), d1, d2, variant)
+        rows = zip(boards.tolist(), again.tolist(), strict=True)
+        self.index: dict[tuple[State, bool], int] = {
+            (tuple(r), bool(a)): i for i, (r, a) in enumerate(rows)
+        }
+        self.acey_12 = variant == ACEY_DEUCEY and {d1, d2} == {1, 2}
+        self.stage = _Stage(before, d1, d2, variant)
+        self.chain = self.acey_12 and self.stage.m == 2
+        self._doublets: dict[tuple[State, int], _Stage] = {}
+        self._chain_best: dict[tuple[State, bool], tuple[int, list[State]]] | None = None
+
+    def doublet(self, mid: State, k: int) -> _Stage:
+        """The plays of doublet k after the 1 and the 2 led to ``mid``."""
+        st = self._doublets.get((mid, k))
+        if st is None:
+            st = self._doublets[(mid, k)] = _Stage(mid, k, k, self.variant)
+        return st
+
+    def chain_best(self) -> dict[tuple[State, bool], tuple[int, list[State]]]:
+        """Each chain outcome (position, again) -> (highest doublet reaching it, the
+        positions after the 1 and the 2 from which that doublet does)."""
+        if self._chain_best is None:
+            best: dict[tuple[State, bool], tuple[int, list[State]]] = {}
+            for k in range(6, 0, -1):
+                for mid in self.stage.res:
+                    st = self.doublet(mid, k)
+                    again = st.m == 4
+                    for r in st.res:
+                        got = best.get((r, again))
+                        if got is None:
+                            best[(r, again)] = (k, [mid])
+                        elif got[0] == k:
+                            got[1].append(mid)
+            self._chain_best = best
+        return self._chain_best
+
+    def text(self, after: State, again: bool) -> str:
+        if not self.chain:
+            if again or after not in self.stage.res:
+                raise IllegalPlayError(f"not a legal outcome of {self.name} here")
+            return self.stage.text(after)
+        got = self.chain_best().get((after, again))
+        if got is None:
+            raise IllegalPlayError(f"not a legal outcome of {self.name} here")
+        k, mids = got
+        texts = []
+        for mid in mids:
+            second = self.doublet(mid, k).text(after) or _NO_PLAY
+            texts.append(f"{self.stage.text(mid)} then {k}-{k}: {second}")
+        return min(texts, key=lambda t: (len(t), t))
+
+
+@lru_cache(maxsize=4)
+def _roll_cached(key: bytes, d1: int, d2: int, variant: int) -> _Roll:
+    return _Roll(tuple(np.frombuffer(key, np.int8).tolist()), d1, d2, variant)
+
+
+def _roll(board: Board, d1: int, d2: int, variant: int) -> _Roll:
+    check_dice(d1, d2)
+    if variant not in (STANDARD, ACEY_DEUCEY):
+        raise ValueError(f"unknown variant {variant!r}")
+    b = np.ascontiguousarray(board, dtype=np.int8)
+    return _roll_cached(b.tobytes(), int(d1), int(d2), int(variant))
+
+
+# ---------------------------------------------------------------------------
+# Writing: gnubg's FormatMove
+# ---------------------------------------------------------------------------
+
+# Codes in _gnubg_text: points as themselves, off 0; bar 26 and unentered 25, so that
+# sorting from high to low writes bar entries first (gnubg's bar is 25; it has no "in").
+_CODE_BAR = 26
+_CODE_IN = 25
+_POINT_TEXT = {0: "off", _CODE_IN: "in", _CODE_BAR: "bar"}
+
+
+def _code(src: int) -> int:
+    return _CODE_BAR if src == MY_BAR else _CODE_IN if src == MY_OUT else src
+
+
+def _bar_high(path: Path) -> Path:
+    """Acey-Deucey: when checkers from the bar and unentered ones both enter, which
+    entered where does not show in the position; write the bar ones on the higher points."""
+    entering = [i for i, (s, _) in enumerate(path) if s in (MY_BAR, MY_OUT)]
+    sources = [path[i][0] for i in entering]
+    if len(set(sources)) < 2:
+        return path
+    moves = list(path)
+    points = sorted((path[i][1] for i in entering), reverse=True)
+    for i, s, d in zip(entering, sorted(sources, key=lambda s: s != MY_BAR), points, strict=True):
+        moves[i] = (s, d)
+    return tuple(moves)
+
+
+def _gnubg_text(before: State, path: Path) -> str:
+    """gnubg's FormatMove (format.c), step by step: ``before`` is the board the moves
+    start from (for the hit marks), ``path`` the single-die moves (at most four).
+
+    Like the C code it keeps each move as a row of four ints [source, destination, ...]
+    in one flat array; a checker that hits on its way stores the later points in the
+    next slots of its row."""
+    rows = sorted(((_code(s), d) for s, d in _bar_high(path)), reverse=True)
+    n = len(rows)
+    arr = [-1] * 16
+    for i, (s, d) in enumerate(rows):
+        arr[4 * i] = s
+        arr[4 * i + 1] = d
+    src: list[int | None] = [4 * i if i < n else None for i in range(4)]
+    dst = [4 * i + 1 for i in range(4)]
+
+    def blot(p: int) -> bool:
+        return 1 <= p <= 24 and before[p] < 0
+
+    # Combine moves of a single checker.
+    for i in range(4):
+        for j in range(i, 4):
+            si, sj = src[i], src[j]
+            if si is not None and sj is not None and arr[dst[i]] == arr[sj]:
+                if blot(arr[dst[i]]):  # hitting a blot: keep the point in between
+                    dst[i] += 1
+                    arr[dst[i]] = arr[dst[j]]
+                else:  # no hit: leave it out
+                    arr[dst[i]] = arr[dst[j]]
+                src[j] = None
+    live = [(s, d) for s, d in zip(src, dst, strict=True) if s is not None]
+    # Combine identical moves.
+    parts: list[list[int]] = []  # [source index, destination index, count]
+    used = [False] * len(live)
+    for i, (si, di) in enumerate(live):
+        if used[i]:
+            continue
+        count = 1
+        for j in range(i + 1, len(live)):
+            sj, dj = live[j]
+            if not used[j] and dj - sj == di - si and arr[si : di + 1] == arr[sj : dj + 1]:
+                count += 1
+                used[j] = True
+        parts.append([si, di, count])
+    out = []
+    marked: set[int] = set()
+    for si, di, count in parts:
+        words = [_point_text(arr[si])]
+        for k in range(si + 1, di):
+            words.append(_point_text(arr[k]) + "*")
+            marked.add(arr[k])
+        last = arr[di]
+        words.append(_point_text(last))
+        if last and blot(last) and last not in marked:
+            words[-1] += "*"
+            marked.add(last)
+        out.append("/".join(words) + (f"({count})" if count > 1 else ""))
+    return " ".join(out)
+
+
+def _point_text(code: int) -> str:
+    return _POINT_TEXT.get(code, str(code))
+
+
+def format_play(
+    before: Board,
+    after: Board,
+    d1: int,
+    d2: int,
+    variant: int = STANDARD,
+    again: bool = False,
+) -> str:
+    """The text of the play of d1-d2 that turns ``before`` into ``after`` (both in the
+    mover's view; ``again``: the outcome's roll-again flag, Acey-Deucey 1-2 only), as
+    GNU Backgammon writes it. ``""`` when the roll has no legal play. Raises
+    IllegalPlayError when ``after`` is not an outcome of the roll."""
+    r = _roll(before, d1, d2, variant)
+    return r.text(tuple(np.asarray(after, np.int8).tolist()), bool(again))
+
+
+def describe_outcomes(
+    before: Board,
+    outcomes: Boards,
+    again: Sequence[bool] | np.ndarray,
+    d1: int,
+    d2: int,
+    variant: int = STANDARD,
+) -> list[str]:
+    """``format_play`` for every outcome of one roll (``legal_outcomes``' two arrays)."""
+    r = _roll(before, d1, d2, variant)
+    flags = np.asarray(again, bool).tolist()
+    rows = np.asarray(outcomes, np.int8).tolist()
+    if len(rows) != len(flags):
+        raise ValueError(f"{len(rows)} outcomes but {len(flags)} again flags")
+    return [r.text(tuple(row), a) for row, a in zip(rows, flags, strict=True)]
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+_WORDS = {"bar": MY_BAR, "b": MY_BAR, "off": _OFF, "o": _OFF, "in": MY_OUT}
+_PIECE = re.compile(r"([a-z]+|\d+)(\**)")
+_PART = re.compile(r"(.*?)(?:\((\d+)\))?")
+_THEN = re.compile(r"\bthen\b")
+_DOUBLET = re.compile(r"\s*(\d)\s*-?\s*(\d)\s*:?(.*)", re.S)
+_NUMBER_WORDS = {1: "one die", 2: "two dice", 3: "three dice", 4: "four dice"}
+
+
+class _Part:
+    """One part of a play: a checker's points from source to destination (MY_BAR, MY_OUT,
+    points, _OFF at the end), which of them carry a hit mark, and how many checkers."""
+
+    def __init__(self, text: str, points: list[int], stars: list[bool], count: int) -> None:
+        self.text = text
+        self.points = points
+        self.stars = stars
+        self.count = count
+
+
+# A play's text and its parts (None: 'no play').
+_Text = tuple[str, "list[_Part] | None"]
+
+
+def _label(p: int) -> str:
+    return {MY_BAR: "bar", MY_OUT: "in", _OFF: "off"}.get(p, str(p))
+
+
+def _checkers(n: int) -> str:
+    return "1 checker" if n == 1 else f"{n} checkers"
+
+
+def _height(p: int) -> int:
+    """Distance from off: bar and unentered checkers count 25."""
+    return _ENTER if p in (MY_BAR, MY_OUT) else p
+
+
+def _parse_part(tok: str) -> _Part:
+    m = _PART.fullmatch(tok)
+    assert m is not None  # the pattern matches any text
+    body, count_text = m.group(1), m.group(2)
+    count = 1
+    if count_text is not None:
+        count = int(count_text)
+        if not 1 <= count <= 4:
+            raise NotationError(f"{tok!r}: a count is 1 to 4 checkers, got ({count_text})")
+    if "(" in body or ")" in body:
+        raise NotationError(f"{tok!r}: a count is written at the end, like '8/5(2)'")
+    pieces = body.split("/")
+    if len(pieces) < 2:
+        raise NotationError(
+            f"{tok!r} is not a move: write the points from and to, separated by '/', like '24/18'"
+        )
+    points: list[int] = []
+    stars: list[bool] = []
+    for k, piece in enumerate(pieces):
+        pm = _PIECE.fullmatch(piece)
+        if pm is None:
+            what = "an empty point" if not piece else f"{piece!r}"
+            raise NotationError(
+                f"{tok!r}: {what} is not a point (use 1-24, 'bar' or 'b', 'off' or 'o', 'in')"
+            )
+        word, star = pm.group(1), bool(pm.group(2))
+        if word.isdigit():
+            p = int(word)
+            if not 1 <= p <= 24:
+                raise NotationError(f"{tok!r}: point {word} is out of range 1-24")
+        elif word in _WORDS:
+            p = _WORDS[word]
+        else:
+            raise NotationError(
+                f"{tok!r}: unknown point {word!r} (use 1-24, 'bar' or 'b', 'off' or 'o', 'in')"
+            )
+        if p in (MY_BAR, MY_OUT) and k > 0:
+            raise NotationError(f"{tok!r}: {word!r} can only be where a move starts")
+        if p == _OFF and k != len(pieces) - 1:
+            raise NotationError(f"{tok!r}: 'off' can only be where a move ends")
+        if star and k == 0:
+            raise NotationError(f"{tok!r}: a hit mark '*' belongs after a point landed on")
+        if star and p == _OFF:
+            raise NotationError(f"{tok!r}: nothing can be hit when bearing off")
+        if k > 0:
+            prev = points[-1]
+            if _height(p) == _height(prev):
+                raise NotationError(f"{tok!r}: {_label(prev)}/{_label(p)} does not move")
+            if _height(p) > _height(prev):
+                raise NotationError(
+                    f"{tok!r}: {_label(prev)}/{_label(p)} moves backwards (the mover's "
+                    "checkers move from 24 towards 1)"
+                )
+        points.append(p)
+        stars.append(star)
+    return _Part(tok, points, stars, count)
+
+
+def _parse_parts(text: str) -> list[_Part] | None:
+    """The parts of a play's text; None for 'no play'; [] for the empty text."""
+    s = text.strip().lower().replace(",", " ")
+    s = re.sub(r"\s*/\s*", "/", s)
+    s = re.sub(r"\s*\*", "*", s)
+    s = re.sub(r"\s*\(\s*(\w*)\s*\)", r"(\1)", s)
+    if re.fullmatch(r"no\s*play|none|-", s):
+        return None
+    return [_parse_part(tok) for tok in s.split()]
+
+
+def _parse(text: str) -> tuple[_Text, _Text | None, int]:
+    """The play before 'then' (all of it when there is none), the doublet's play after
+    'then k-k:' (None without one) and k (0 without one)."""
+    if not isinstance(text, str):
+        raise NotationError(f"a play is text, got {type(text).__name__}")
+    low = text.lower()
+    found = list(_THEN.finditer(low))
+    if not found:
+        return (text, _parse_parts(low)), None, 0
+    if len(found) > 1:
+        raise NotationError(
+            f"{text!r}: one 'then' at most (a 1-2 chain that rolls again is a new turn)"
+        )
+    cut, rest = found[0].start(), found[0].end()
+    dm = _DOUBLET.fullmatch(low[rest:])
+    if dm is None:
+        raise NotationError(
+            f"{text!r}: after 'then' write the doublet chosen and its play, like "
+            "'then 6-6: 24/18(2)'"
+        )
+    k1, k2 = int(dm.group(1)), int(dm.group(2))
+    if not (1 <= k1 <= 6 and 1 <= k2 <= 6):
+        raise NotationError(f"{text!r}: dice are 1 to 6, got {k1}-{k2}")
+    if k1 != k2:
+        raise NotationError(
+            f"{text!r}: after a 1-2 the mover chooses a doublet, and {k1}-{k2} is not one"
+        )
+    head = _parse_parts(low[:cut])
+    if not head:
+        raise NotationError(f"{text!r}: before 'then' comes the play of the 1 and the 2")
+    tail_text = text[rest + dm.start(3) :]
+    return (text[:cut], head), (tail_text, _parse_parts(dm.group(3))), k1
+
+
+def _covers(a: int, b: int, dice: tuple[int, ...], variant: int) -> bool:
+    """Can one checker go from a to b (heights; b == 0: off) with exactly these dice?"""
+    total = sum(dice)
+    if b != _OFF:
+        return total == a - b
+    if variant == ACEY_DEUCEY:
+        return total == a  # exact bear-off only
+    return total - max(dice) < a <= total  # only the last die may go past the edge
+
+
+def _sub_multisets(dice: tuple[int, ...]) -> list[tuple[int, ...]]:
+    subs: set[tuple[int, ...]] = set()
+    for r in range(1, len(dice) + 1):
+        subs.update(combinations(dice, r))
+    return sorted(subs)
+
+
+def _remove(dice: tuple[int, ...], used: tuple[int, ...]) -> tuple[int, ...]:
+    rest = list(dice)
+    for d in used:
+        rest.remove(d)
+    return tuple(rest)
+
+
+def _check_dice(legs: list[tuple[int, int, str]], st: _Stage) -> set[int]:
+    """Raise unless the legs (height from, height to, label) can be given disjoint dice
+    of the roll, st.m dice in all. Return the points where a leg that uses several dice
+    may land on the way."""
+    subs = _sub_multisets(st.dice)
+    options = []
+    for a, b, label in legs:
+        opts = [s for s in subs if _covers(a, b, s, st.variant)]
+        if not opts:
+            raise IllegalPlayError(f"the roll {st.name} cannot move {label}")
+        options.append(opts)
+
+    totals: set[int] = set()
+    seen: set[tuple[int, tuple[int, ...]]] = set()
+
+    def assign(i: int, left: tuple[int, ...]) -> None:
+        if (i, left) in seen:
+            return
+        seen.add((i, left))
+        if i == len(legs):
+            totals.add(len(st.dice) - len(left))
+            return
+        for s in options[i]:
+            try:
+                rest = _remove(left, s)
+            except ValueError:
+                continue
+            assign(i + 1, rest)
+
+    assign(0, st.dice)
+    if not totals:
+        raise IllegalPlayError(
+            f"the roll {st.name} does not have the dice for all of "
+            f"{' '.join(label for _, _, label in legs)}"
+        )
+    if st.m not in totals:
+        if st.m == 0:
+            raise IllegalPlayError(
+                f"the roll {st.name} cannot be played here: the play is empty ('')"
+            )
+        if max(totals) < st.m:
+            used = "both dice" if st.m == 2 and not st.doublet else _NUMBER_WORDS[st.m]
+            raise IllegalPlayError(f"a legal play of {st.name} here uses {used}")
+        if st.m == 1 and not st.doublet:
+            raise IllegalPlayError(f"only one die of {st.name} can be played here")
+        raise IllegalPlayError(
+            f"only {_NUMBER_WORDS[st.m]} of {st.name} can be played here, not {min(totals)}"
+        )
+    inside: set[int] = set()
+    for (a, _b, _), opts in zip(legs, options, strict=True):
+        for s in opts:
+            if len(s) < 2:
+                continue
+            for order in set(permutations(s)):
+                h = a
+                for d in order[:-1]:
+                    h -= d
+                    if h >= 1:
+                        inside.add(h)
+    return inside
+
+
+def _match(st: _Stage, whole: str, parts: list[_Part] | None) -> State:
+    """The position after the play of ``st`` that ``parts`` describe (see the module doc)."""
+    base = st.base
+    if not parts:
+        if st.m == 0:
+            return base
+        raise IllegalPlayError(
+            f"{st.name} has a legal play here; the empty play is only for a roll that "
+            "cannot be played"
+        )
+    if st.m == 0:
+        raise IllegalPlayError(f"{st.name} cannot be played here: the play is empty ('')")
+    legs: list[tuple[int, int, str]] = []
+    landed: set[int] = set()
+    marked: set[int] = set()
+    net = [0] * 30  # arrivals - departures per board index (off: MY_OFF)
+    for part in parts:
+        pts = part.points
+        for _ in range(part.count):
+            for a, b in pairwise(pts):
+                legs.append((_height(a), b, f"{_label(a)}/{_label(b)}"))
+        net[pts[0]] -= part.count
+        net[MY_OFF if pts[-1] == _OFF else pts[-1]] += part.count
+        for p, star in zip(pts[1:], part.stars[1:], strict=True):
+            if p != _OFF:
+                landed.add(p)
+                if star:
+                    marked.add(p)
+
+    sources = [p.points[0] for p in parts]
+    if st.variant == STANDARD and MY_OUT in sources:
+        raise IllegalPlayError(
+            "'in' moves an unentered checker: there are none in standard backgammon"
+        )
+    if base[MY_BAR] > 0 and -net[MY_BAR] < base[MY_BAR] and any(s != MY_BAR for s in sources):
+        raise IllegalPlayError("checkers on the bar must enter first")
+    for idx, where in ((MY_BAR, "on the bar"), (MY_OUT, "unentered")):
+        if -net[idx] > base[idx]:
+            have = "no checker" if base[idx] == 0 else f"only {_checkers(base[idx])}"
+            raise IllegalPlayError(f"the mover has {have} {where}")
+    for p in range(1, 25):
+        mine = max(base[p], 0)
+        if mine + net[p] < 0:
+            have = "no checker" if mine == 0 else f"only {_checkers(mine)}"
+            raise IllegalPlayError(f"the mover has {have} on {p} to move")
+    for p in sorted(landed):
+        if base[p] <= -2:
+            raise IllegalPlayError(
+                f"point {p} is closed: the opponent holds it with {_checkers(-base[p])}"
+            )
+    for p in sorted(marked):
+        if base[p] != -1:
+            raise IllegalPlayError(f"there is no blot on {p} to hit")
+    inside = _check_dice(legs, st)
+
+    target = list(_mover_part(base))
+    for p in range(1, 25):
+        target[p - 1] += net[p]
+    target[24] += net[MY_BAR]
+    target[25] += net[MY_OFF]
+    target[26] += net[MY_OUT]
+    found = st.by_mover().get(tuple(target), [])
+    if not found:
+        if st.m == 1 and not st.doublet and len(legs) == 1:
+            a, b, _ = legs[0]
+            if not _covers(a, b, (st.single,), st.variant):
+                raise IllegalPlayError(
+                    f"only one die of {st.name} can be played here, and it must be the {st.single}"
+                )
+        raise IllegalPlayError(f"{whole.strip()!r} is not a legal play of {st.name} here")
+
+    forced = {p for p in landed if base[p] == -1}  # landing on a blot hits it
+    wanted = forced | marked
+    may_hit = landed | inside
+
+    def hits(r: State) -> set[int]:
+        return {p for p in range(1, 25) if base[p] == -1 and r[p] >= 0}
+
+    cands = [(r, hits(r)) for r in found]
+    cands = [(r, h) for r, h in cands if wanted <= h <= may_hit]
+    exact = [r for r, h in cands if h == wanted]
+    if exact:
+        return exact[0]
+    if len(cands) == 1:
+        return cands[0][0]
+    if not cands:
+        raise IllegalPlayError(f"{whole.strip()!r} is not a legal play of {st.name} here")
+    options = sorted(st.text(r) for r, _ in cands)
+    raise AmbiguousPlayError(
+        f"{whole.strip()!r} is ambiguous: it could be {' or '.join(options)}; mark the hit"
+    )
+
+
+def parse_play(board: Board, d1: int, d2: int, text: str, variant: int = STANDARD) -> int:
+    """The index into ``legal_outcomes(board, d1, d2, variant)`` of the play ``text``
+    means. NotationError for text that does not parse, IllegalPlayError for a play that
+    is not legal, AmbiguousPlayError (an IllegalPlayError) for text that fits several."""
+    head, tail, k = _parse(text)
+    r = _roll(board, d1, d2, variant)
+    if tail is None:
+        if r.chain:
+            raise IllegalPlayError(
+                "after the 1 and the 2 the mover chooses a doublet: write "
+                "'<play of the 1 and the 2> then k-k: <play of the doublet>'"
+            )
+        return r.index[(_match(r.stage, *head), False)]
+    if not r.acey_12:
+        raise IllegalPlayError(
+            f"'then {k}-{k}:' follows only an Acey-Deucey 1-2, not {r.name} in "
+            f"{'Acey-Deucey' if variant == ACEY_DEUCEY else 'standard backgammon'}"
+        )
+    if not r.chain:
+        raise IllegalPlayError("the 1 and the 2 cannot both be played here, so no doublet follows")
+    st = r.doublet(_match(r.stage, *head), k)
+    return r.index[(_match(st, *tail), st.m == 4)]

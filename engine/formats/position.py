@@ -1,0 +1,152 @@
+"""Position: a thin, frozen wrapper for people (CLI, tests, notebooks).
+
+Search, self-play and batching stay on plain arrays (doublet.core.board); this class
+validates, formats and explains.
+
+>>> pos = Position.from_id("4HPwATDgc/ABMA")
+>>> len(pos.plays(3, 1))
+16
+>>> pos.play("8/5 6/5", 3, 1).position()
+Position.from_id('sGfwATDgc/ABMA')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from doublet.core import board as B
+from doublet.core.board import STANDARD, Board
+from doublet.formats.ids import (
+    board_from_position_id,
+    board_to_json,
+    format_xgid,
+    parse_position,
+    position_id,
+    validate,
+)
+from doublet.formats.notation import describe_outcomes, format_play, parse_play
+from doublet.rules.movegen import check_dice, legal_outcomes, shots
+
+
+@dataclass(frozen=True, eq=False)
+class Position:
+    """A position seen by the side on roll, in one variant (0 standard, 1 Acey-Deucey)."""
+
+    board: Board
+    variant: int = STANDARD
+
+    def __post_init__(self) -> None:
+        b = np.array(self.board, dtype=np.int8)
+        validate(b, self.variant)
+        b.flags.writeable = False
+        object.__setattr__(self, "board", b)
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def start(cls, variant: int = STANDARD) -> Position:
+        return cls(B.starting(variant), variant)
+
+    @classmethod
+    def from_id(cls, pid: str) -> Position:
+        """From a gnubg Position ID (standard backgammon)."""
+        return cls(board_from_position_id(pid))
+
+    @classmethod
+    def parse(cls, text: str | Mapping[str, Any], variant: int | str | None = None) -> Position:
+        """From a gnubg Position ID, an XGID or a JSON board (text or dict)."""
+        board, v, _ = parse_position(text, variant)
+        return cls(board, v)
+
+    # -- formats -------------------------------------------------------------------------
+    def id(self) -> str:
+        """gnubg Position ID (standard backgammon; unentered checkers cannot be written)."""
+        return position_id(self.board)
+
+    def xgid(self) -> str:
+        return format_xgid(self.board)
+
+    def to_json(self) -> dict[str, Any]:
+        return board_to_json(self.board, self.variant)
+
+    def __repr__(self) -> str:
+        if self.variant == STANDARD:
+            return f"Position.from_id({self.id()!r})"
+        return f"Position.parse({self.to_json()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Position)
+            and self.variant == other.variant
+            and bool(np.array_equal(self.board, other.board))
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.variant, self.board.tobytes()))
+
+    # -- rules ---------------------------------------------------------------------------
+    def flip(self) -> Position:
+        """The same position seen by the opponent."""
+        return Position(B.flip(self.board), self.variant)
+
+    def pip_counts(self) -> tuple[int, int]:
+        """(mover's, opponent's) pip counts; bar and unentered checkers count 25."""
+        mine, theirs = B.pip_counts(self.board)
+        return int(mine), int(theirs)
+
+    def outcome(self) -> int:
+        """0 while the game goes on; else +-1/2/3 (single, gammon, backgammon) for the mover."""
+        return int(B.outcome(self.board))
+
+    def shots(self, point: int = 0) -> int:
+        """Rolls of 36 with which the opponent can hit the mover's blot on `point`
+        (0: any blot), the opponent being next to roll."""
+        return shots(self.board, point, self.variant)
+
+    def plays(self, d1: int, d2: int) -> list[Play]:
+        """Every distinct legal play of the roll (one empty play when none is legal)."""
+
+        check_dice(d1, d2)
+        boards, again = legal_outcomes(self.board, d1, d2, self.variant)
+        texts = describe_outcomes(self.board, boards, again, d1, d2, self.variant)
+        return [
+            Play(t, _frozen(b), bool(a), self.variant)
+            for t, b, a in zip(texts, boards, again, strict=True)
+        ]
+
+    def play(self, text: str, d1: int, d2: int) -> Play:
+        """The legal play that `text` means; NotationError or IllegalPlayError otherwise."""
+
+        check_dice(d1, d2)
+        boards, again = legal_outcomes(self.board, d1, d2, self.variant)
+        i = parse_play(self.board, d1, d2, text, self.variant)
+        t = format_play(self.board, boards[i], d1, d2, self.variant, bool(again[i]))
+        return Play(t, _frozen(boards[i]), bool(again[i]), self.variant)
+
+
+@dataclass(frozen=True, eq=False)
+class Play:
+    """A legal play: its notation, the board after the whole turn (the mover's view), and
+    whether the mover rolls again (Acey-Deucey's 1-2 chain)."""
+
+    notation: str
+    board: Board
+    again: bool
+    variant: int = STANDARD
+
+    def position(self) -> Position:
+        """The position after the play, seen by the side to roll next."""
+        b = self.board if self.again else B.flip(self.board)
+        return Position(b, self.variant)
+
+    def __repr__(self) -> str:
+        return f"Play({self.notation!r}{', again' if self.again else ''})"
+
+
+def _frozen(b: np.ndarray) -> Board:
+    c = np.array(b, dtype=np.int8)
+    c.flags.writeable = False
+    return c

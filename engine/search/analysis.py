@@ -1,0 +1,203 @@
+"""Position analysis for people and programs: ranked plays, probabilities, pips, shots.
+
+The functions here return plain dicts (the documented JSON of ``doublet analyse --json``
+and of the ``doublet engine`` protocol) and draw the board for the terminal.
+
+JSON of an analysis (keys are stable; numbers rounded to 6 decimals):
+
+    {"variant": "standard", "position": {JSON board}, "position_id": "..." (standard),
+     "pips": {"mover": 167, "opponent": 167}, "ply": 2,
+     "evaluation": {"probabilities": {...}, "equity": ...},        # without dice
+     "dice": [3, 1], "plays": [                                     # with dice
+        {"rank": 1, "play": "8/5 6/5", "equity": 0.16, "loss": 0.0, "ply": 2,
+         "probabilities": {"win": ..., "win_gammon": ..., "win_backgammon": ...,
+                           "lose_gammon": ..., "lose_backgammon": ...},
+         "again": false, "position_id": "<ID seen by the side to roll next>",
+         "board": {"mover": [...], "opponent": [...]}}, ...],
+     "shots": [{"point": 5, "rolls": 11}, ...]}  # the opponent's hitting rolls against
+                                                 # each blot left by the best play
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from doublet.core import board as B
+from doublet.formats.ids import position_id
+from doublet.formats.notation import describe_outcomes
+from doublet.formats.position import Position
+from doublet.nn.eval import Model, default_model, equity
+from doublet.rules.movegen import shots
+from doublet.search.choice import ranking
+from doublet.search.searcher import Limits, Searcher
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+_SEARCHERS: dict[tuple[int, int], Searcher] = {}
+
+
+def searcher(model: Model | None, variant: int) -> Searcher:
+    """A Searcher for the model (default: the shipped one), kept for reuse."""
+    m = model if model is not None else default_model(variant)
+    key = (id(m), variant)
+    if key not in _SEARCHERS:
+        _SEARCHERS[key] = Searcher(m, variant)
+    return _SEARCHERS[key]
+
+
+def _probs(p: np.ndarray) -> dict[str, float]:
+    return {k: round(float(v), 6) for k, v in zip(PROB_NAMES, p, strict=True)}
+
+
+def _base(pos: Position, ply: int) -> dict[str, Any]:
+    mine, theirs = pos.pip_counts()
+    doc: dict[str, Any] = {"variant": B.VARIANT_NAMES[pos.variant], "position": pos.to_json()}
+    if pos.variant == B.STANDARD:
+        doc["position_id"] = pos.id()
+    doc["pips"] = {"mover": mine, "opponent": theirs}
+    doc["ply"] = ply
+    return doc
+
+
+def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None) -> dict[str, Any]:
+    """The side on roll's chances before it rolls, at `ply`."""
+    s = searcher(model, pos.variant)
+    p = s.evaluate(np.array(pos.board), Limits(ply=ply))
+    doc = _base(pos, ply)
+    doc["evaluation"] = {"probabilities": _probs(p), "equity": round(float(equity(p)), 6)}
+    return doc
+
+
+def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
+    """Rolls of 36 with which the opponent (next to roll) hits each of the mover's blots."""
+    out = []
+    for p in range(1, 25):
+        if board[p] == 1:
+            out.append({"point": p, "rolls": shots(board, p, variant)})
+    return out
+
+
+def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0,
+                 model: Model | None = None) -> dict[str, Any]:  # fmt: skip
+    """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses."""
+    s = searcher(model, pos.variant)
+    boards, again, probs, plies = s.analyse(np.array(pos.board), d1, d2, Limits(ply=ply))
+    texts = describe_outcomes(pos.board, boards, again, d1, d2, pos.variant)
+    eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+    # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
+    order = ranking(probs, plies)
+    best_eq = eq[order[0]]
+    plays = []
+    for rank, i in enumerate(order, 1):
+        mover, opponent = B.counts(boards[i])
+        row: dict[str, Any] = {
+            "rank": rank,
+            "play": texts[i],
+            "equity": round(float(eq[i]), 6),
+            "loss": round(float(best_eq - eq[i]), 6),
+            "ply": int(plies[i]),
+            "probabilities": _probs(probs[i]),
+            "again": bool(again[i]),
+        }
+        if pos.variant == B.STANDARD:
+            row["position_id"] = position_id(B.flip(boards[i]))
+        row["board"] = {"mover": mover, "opponent": opponent}
+        plays.append(row)
+    doc = _base(pos, ply)
+    doc["dice"] = [d1, d2]
+    doc["plays"] = plays
+    doc["shots"] = blot_shots(boards[order[0]], pos.variant)
+    return doc
+
+
+def diagram(board: np.ndarray, dice: tuple[int, int] | None = None) -> str:
+    """The board as text, seen by the side on roll (X, moving down to its point 1 at the
+    bottom right); O is the opponent. Stacks taller than 5 show their count."""
+    b = np.asarray(board)
+    mine, theirs = B.pip_counts(b)
+
+    def cell(p: int, row: int) -> str:
+        n = int(b[p])
+        c = "X" if n > 0 else "O"
+        n = abs(n)
+        if n == 0 or (row >= n and not (row == 4 and n > 5)):
+            return " . " if row == 0 and n == 0 else "   "
+        if row == 4 and n > 5:
+            return f"{n:^3d}"
+        return f" {c} "
+
+    top = list(range(13, 25))
+    bottom = list(range(12, 0, -1))
+    lines = [
+        " " + "".join(f"{p:^3d}" for p in top[:6]) + "|   |" + "".join(f"{p:^3d}" for p in top[6:])
+    ]
+    lines.append("+" + "-" * 18 + "+---+" + "-" * 18 + "+")
+    for row in range(5):
+        bar = f" {'O' if -b[B.OPP_BAR] > row else ' '} "
+        lines.append("|" + "".join(cell(p, row) for p in top[:6]) + "|" + bar + "|"
+                     + "".join(cell(p, row) for p in top[6:]) + "|")  # fmt: skip
+    lines.append("|" + " " * 18 + "|BAR|" + " " * 18 + "|")
+    for row in range(4, -1, -1):
+        bar = f" {'X' if b[B.MY_BAR] > row else ' '} "
+        lines.append("|" + "".join(cell(p, row) for p in bottom[:6]) + "|" + bar + "|"
+                     + "".join(cell(p, row) for p in bottom[6:]) + "|")  # fmt: skip
+    lines.append("+" + "-" * 18 + "+---+" + "-" * 18 + "+")
+    lines.append(
+        " "
+        + "".join(f"{p:^3d}" for p in bottom[:6])
+        + "|   |"
+        + "".join(f"{p:^3d}" for p in bottom[6:])
+    )
+    extra = []
+    if b[B.MY_BAR] > 5 or -b[B.OPP_BAR] > 5:
+        extra.append(f"bar: X {int(b[B.MY_BAR])}, O {int(-b[B.OPP_BAR])}")
+    if b[B.MY_OUT] or b[B.OPP_OUT]:
+        extra.append(f"not entered: X {int(b[B.MY_OUT])}, O {int(b[B.OPP_OUT])}")
+    extra.append(f"off: X {int(b[B.MY_OFF])}, O {int(b[B.OPP_OFF])}")
+    extra.append(f"pips: X {mine}, O {theirs}")
+    if dice:
+        extra.append(f"X to play {dice[0]}-{dice[1]}")
+    else:
+        extra.append("X on roll")
+    lines.append("  ".join(extra))
+    return "\n".join(lines)
+
+
+def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
+    """The human text of an analysis: diagram, then the evaluation or the ranked plays."""
+    dice = tuple(doc["dice"]) if "dice" in doc else None
+    out = [diagram(board, dice)]
+    where = doc.get("position_id", "")
+    out.append(f"{doc['variant']} {where}".rstrip())
+    if "evaluation" in doc:
+        ev = doc["evaluation"]
+        p = ev["probabilities"]
+        out.append(f"{doc['ply']}-ply evaluation for X before the roll:")
+        out.append(f"  win {100 * p['win']:.2f}%  (gammon {100 * p['win_gammon']:.2f}%, "
+                   f"backgammon {100 * p['win_backgammon']:.2f}%)")  # fmt: skip
+        out.append(f"  lose {100 * (1 - p['win']):.2f}%  (gammon {100 * p['lose_gammon']:.2f}%, "
+                   f"backgammon {100 * p['lose_backgammon']:.2f}%)")  # fmt: skip
+        out.append(f"  cubeless equity {ev['equity']:+.3f}")
+        return "\n".join(out)
+    plays = doc["plays"]
+    width = max([len(r["play"]) for r in plays[:limit]] + [4])
+    out.append(f"{len(plays)} legal play{'s' if len(plays) != 1 else ''}:")
+    out.append(f"  #  {'play':<{width}}  ply  equity   loss     win    wg    wbg    lg    lbg")
+    for r in plays[:limit]:
+        p = r["probabilities"]
+        text = r["play"] or "(no legal play)"
+        again = "  rolls again" if r["again"] else ""
+        out.append(f"{r['rank']:3d}  {text:<{width}}  {r['ply']:3d}  {r['equity']:+.3f}  "
+                   f"{-r['loss'] + 0.0:+.3f}  {100 * p['win']:5.1f} {100 * p['win_gammon']:5.1f} "
+                   f"{100 * p['win_backgammon']:5.1f} {100 * p['lose_gammon']:5.1f} "
+                   f"{100 * p['lose_backgammon']:5.1f}{again}")  # fmt: skip
+    if len(plays) > limit:
+        out.append(f"  ... {len(plays) - limit} more (--all or --json shows them)")
+    if doc["shots"]:
+        s = ", ".join(f"{x['point']}: {x['rolls']}/36" for x in doc["shots"])
+        out.append(f"shots at X's blots after the best play: {s}")
+    else:
+        out.append("no blot left by the best play")
+    return "\n".join(out)

@@ -1,0 +1,656 @@
+"""Position formats and validation (doublet.formats.ids).
+
+What this module checks:
+
+- The start position: gnubg Position ID ``4HPwATDgc/ABMA`` and the XGID
+  ``XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10`` both give doublet.core.board.STARTING,
+  and both are written back exactly.
+- XGID reading as gnubg's SetXGID/PositionFromXG does: the board is always written from
+  the uppercase player's side; with turn -1 the lowercase player is on roll and the board
+  is turned to its view (a hand-made example, a public one, and "swap the chairs": an
+  XGID and its mirror image give the same board). The other fields are kept, the prefix
+  is optional, ``xgid_dice`` reads the roll.
+- Every gnubg reference position (tests/data/gnubg_refset.jsonl, gnubg_race.jsonl): the
+  board built from its ``board`` fields equals the decoded ``pid``, and the ID, the XGID
+  (either side on roll) and the JSON board round-trip; the IDs of the positions after
+  each legal play round-trip too.
+- Every Acey-Deucey JSON board of tests/data/acey_deucey.jsonl round-trips.
+- Hypothesis, on random valid boards of both variants (strategy ``boards``): validate
+  accepts them; JSON, gnubg ID and XGID round-trip (ID and XGID when nothing is
+  unentered); parse_position reads every format back to the same board; flip twice is
+  the identity, and a flipped board is valid too.
+- Every kind of bad input (malformed text, impossible positions) raises
+  InvalidPositionError, and its message names the problem.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from doublet.core.board import (
+    ACEY_DEUCEY,
+    CHECKERS,
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    OPP_BAR,
+    OPP_OFF,
+    OPP_OUT,
+    STANDARD,
+    STARTING,
+    Board,
+    empty,
+    flip,
+    from_counts,
+    starting,
+)
+from doublet.core.errors import InvalidPositionError
+from doublet.formats.ids import (
+    XGID,
+    board_from_json,
+    board_from_position_id,
+    board_to_json,
+    format_xgid,
+    parse_position,
+    parse_xgid,
+    position_id,
+    validate,
+    xgid_dice,
+)
+from tests.helpers import pos
+
+DATA = Path(__file__).parent / "data"
+START_ID = "4HPwATDgc/ABMA"
+START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
+
+
+def same(a: Board, b: Board) -> bool:
+    return a.dtype == np.int8 and a.shape == b.shape and bool((a == b).all())
+
+
+def bar_against_closed_boards(b: Board) -> bool:
+    """Both sides on the bar, both home boards closed (cannot arise; gnubg refuses it)."""
+    return bool(b[MY_BAR] > 0 and b[OPP_BAR] < 0 and (b[1:7] >= 2).all() and (b[19:25] <= -2).all())
+
+
+def mirror_xgid(text: str) -> str:
+    """The same game with the chairs swapped: upper and lower case exchanged, the board
+    read from the other side, cube owner, turn and scores exchanged."""
+    fields = text.removeprefix("XGID=").split(":")
+    fields[0] = fields[0][::-1].swapcase()
+    fields[2] = str(-int(fields[2]))
+    fields[3] = str(-int(fields[3]))
+    fields[5], fields[6] = fields[6], fields[5]
+    return "XGID=" + ":".join(fields)
+
+
+# ---------------------------------------------------------------------------
+# Random valid boards
+# ---------------------------------------------------------------------------
+
+
+@st.composite
+def boards(draw: st.DrawFn, variant: int | None = None) -> tuple[Board, int]:
+    """A valid board of either variant (or the one given) and its variant.
+
+    Each side puts n of its checkers on points not held by the other side, on the bar,
+    or (Acey-Deucey, only while nothing is borne off) unentered; 15 - n are off."""
+    v = draw(st.sampled_from([STANDARD, ACEY_DEUCEY])) if variant is None else variant
+    b = empty()
+    for sign, bar, out, off in ((1, MY_BAR, MY_OUT, MY_OFF), (-1, OPP_BAR, OPP_OUT, OPP_OFF)):
+        entering = v == ACEY_DEUCEY and draw(st.booleans())
+        n = CHECKERS if entering else draw(st.integers(0, CHECKERS))
+        spots: list[int | str] = [p for p in range(1, 25) if b[p] * sign >= 0]
+        spots += ["bar"] + (["out"] if entering else [])
+        for place in draw(st.lists(st.sampled_from(spots), min_size=n, max_size=n)):
+            if isinstance(place, int):
+                b[place] += sign
+            elif place == "bar":
+                b[bar] += sign
+            else:
+                b[out] += 1
+        b[off] = CHECKERS - n
+    assume(not (b[MY_OFF] == CHECKERS and b[OPP_OFF] == CHECKERS))
+    assume(not bar_against_closed_boards(b))
+    return b, v
+
+
+def no_unentered(b: Board) -> bool:
+    return bool(b[MY_OUT] == 0 and b[OPP_OUT] == 0)
+
+
+# ---------------------------------------------------------------------------
+# Start position and hand-made examples
+# ---------------------------------------------------------------------------
+
+
+def test_start_position_id() -> None:
+    assert same(board_from_position_id(START_ID), STARTING)
+    assert position_id(STARTING) == START_ID
+
+
+def test_start_position_xgid() -> None:
+    x = parse_xgid(START_XGID)
+    assert same(x.board, STARTING)
+    assert x.text() == START_XGID
+    assert format_xgid(STARTING) == START_XGID
+    assert (x.cube, x.cube_owner, x.turn, x.dice) == (0, 0, 1, "00")
+    assert (x.score_x, x.score_o, x.crawford, x.match_length, x.max_cube) == (0, 0, 0, 0, 10)
+    assert x.cube_value == 1
+    assert xgid_dice(x) is None
+
+
+def test_pos_builder_matches_starting() -> None:
+    assert same(pos({24: 2, 13: 5, 8: 3, 6: 5}, {19: 5, 17: 3, 12: 5, 1: 2}), STARTING)
+
+
+def test_xgid_prefix_is_optional() -> None:
+    bare = START_XGID.removeprefix("XGID=")
+    assert parse_xgid(bare) == parse_xgid(START_XGID)
+    assert parse_xgid(bare).text() == START_XGID
+    assert parse_xgid("  " + START_XGID + "\n").text() == START_XGID
+
+
+def test_xgid_public_example() -> None:
+    """From bug-gnubg (2010-06): the opponent opened 4-2 (8/4 6/4), the uppercase player
+    is on roll with 4-6; money play with Jacoby and beavers (flag 3)."""
+    text = "XGID=-b----E-C---eE---b-d-b--B-:0:0:1:46:0:0:3:0:10"
+    x = parse_xgid(text)
+    assert same(x.board, pos({24: 2, 13: 5, 8: 3, 6: 5}, {21: 2, 19: 4, 17: 2, 12: 5, 1: 2}))
+    assert x.dice == "46" and xgid_dice(x) == (4, 6) and xgid_dice(text) == (4, 6)
+    assert x.crawford == 3 and x.match_length == 0
+    assert x.text() == text
+
+
+def test_xgid_lowercase_on_roll_turns_the_board() -> None:
+    """turn -1: the lowercase player is on roll and the board is seen from its side. Here
+    it has one checker on its bar (index 0) and one on the uppercase player's point 3,
+    which is its own point 22; its other 13 stand as at the start."""
+    text = "XGID=a--a--E-C---eE---c-e----B-:1:-1:-1:52:2:3:0:7:10"
+    x = parse_xgid(text)
+    mover = {22: 1, 13: 5, 8: 3, 6: 5}
+    opponent = {19: 5, 17: 3, 12: 5, 1: 2}  # the uppercase player, in the mover's numbering
+    assert same(x.board, pos(mover, opponent, my_bar=1))
+    assert x.turn == -1 and x.cube_owner == -1 and x.cube_value == 2
+    assert (x.score_x, x.score_o, x.match_length) == (2, 3, 7)
+    assert xgid_dice(x) == (5, 2)
+    assert x.text() == text
+    again = format_xgid(
+        x.board, -1, (5, 2), cube=1, cube_owner=-1, score_x=2, score_o=3, match_length=7
+    )
+    assert again == text
+
+
+def test_xgid_mirror_gives_the_same_board() -> None:
+    for text in (START_XGID, "XGID=a--a--E-C---eE---c-e----B-:1:-1:-1:52:2:3:0:7:10"):
+        x, m = parse_xgid(text), parse_xgid(mirror_xgid(text))
+        assert same(x.board, m.board)
+        assert m.turn == -x.turn and m.cube_owner == -x.cube_owner
+        assert (m.score_x, m.score_o) == (x.score_o, x.score_x)
+
+
+def test_xgid_cube_actions_and_dice_order() -> None:
+    for dice in ("D", "B", "R", "00"):
+        x = parse_xgid(START_XGID.replace(":00:", f":{dice}:"))
+        assert x.dice == dice and xgid_dice(x) is None
+        assert x.text() == START_XGID.replace(":00:", f":{dice}:")
+    for dice in ("13", "31", "66"):
+        text = START_XGID.replace(":00:", f":{dice}:")
+        assert xgid_dice(text) == (int(dice[0]), int(dice[1]))
+        assert parse_xgid(text).text() == text
+    assert format_xgid(STARTING, 1, "D").split(":")[4] == "D"
+
+
+def test_xgid_equality_hash_repr_and_read_only_board() -> None:
+    x = parse_xgid(START_XGID)
+    assert x == parse_xgid(START_XGID) and hash(x) == hash(parse_xgid(START_XGID))
+    assert x != parse_xgid(START_XGID.replace(":00:", ":31:"))
+    assert repr(x) == f"parse_xgid({START_XGID!r})"
+    assert not x.board.flags.writeable
+    b = STARTING.copy()
+    y = XGID(board=b)
+    b[6] = 0  # the XGID keeps its own copy
+    assert y.text() == START_XGID
+
+
+def test_finished_game_is_a_position() -> None:
+    """Exactly one side with all 15 off: the position after the last play."""
+    for b in (pos({}, {3: 2}), pos({5: 1}, {})):
+        validate(b)
+        assert same(board_from_position_id(position_id(b)), b)
+        assert same(parse_xgid(format_xgid(b)).board, b)
+        assert same(board_from_json(board_to_json(b, STANDARD))[0], b)
+
+
+def test_parse_position_formats() -> None:
+    for given_ in (START_ID, START_XGID, board_to_json(STARTING, STANDARD)):
+        board, variant, meta = parse_position(given_)
+        assert same(board, STARTING) and variant == STANDARD
+    assert parse_position(START_ID)[2] == {"format": "gnubg"}
+    assert parse_position(json.dumps(board_to_json(STARTING, "standard")))[2] == {"format": "json"}
+    meta = parse_position(START_XGID.replace(":00:", ":42:"))[2]
+    assert meta["format"] == "xgid" and meta["roll"] == (4, 2) and meta["dice"] == "42"
+    assert meta["xgid"] == parse_xgid(START_XGID.replace(":00:", ":42:"))
+    assert meta["max_cube"] == 10 and meta["turn"] == 1
+    board, _, meta = parse_position(START_ID + ":cAkAAAAAAAAA")
+    assert same(board, STARTING) and meta["match_id"] == "cAkAAAAAAAAA"
+
+
+def test_parse_position_acey_deucey() -> None:
+    ad = board_to_json(starting(ACEY_DEUCEY), ACEY_DEUCEY)
+    board, variant, meta = parse_position(ad)
+    assert same(board, starting(ACEY_DEUCEY)) and variant == ACEY_DEUCEY
+    board, variant, meta = parse_position(json.dumps(ad), variant="acey-deucey")
+    assert variant == ACEY_DEUCEY
+    # A gnubg ID or XGID read as Acey-Deucey: nothing unentered, and meta says so.
+    for text in (START_ID, START_XGID):
+        board, variant, meta = parse_position(text, variant=ACEY_DEUCEY)
+        assert same(board, STARTING) and variant == ACEY_DEUCEY
+        assert "unentered" in meta["note"]
+
+
+# ---------------------------------------------------------------------------
+# Reference data
+# ---------------------------------------------------------------------------
+
+
+def gnubg_board(side: dict[str, list[int]]) -> Board:
+    """tests/data boards: 25 ints per side, index 0..23 = points 1..24, 24 = bar."""
+    on_roll, opponent = side["on_roll"], side["opponent"]
+    return from_counts([0, *on_roll[:24], on_roll[24]], [0, *opponent[:24], opponent[24]])
+
+
+def check_round_trips(b: Board, variant: int = STANDARD) -> None:
+    validate(b, variant)
+    d = board_to_json(b, variant)
+    assert same(board_from_json(d)[0], b)
+    assert same(board_from_json(json.dumps(d))[0], b)
+    assert same(parse_position(d)[0], b)
+    if no_unentered(b):
+        pid = position_id(b)
+        assert same(board_from_position_id(pid), b)
+        assert same(parse_position(pid, variant)[0], b)
+        for turn in (1, -1):
+            text = format_xgid(b, turn)
+            x = parse_xgid(text)
+            assert same(x.board, b) and x.text() == text
+            assert same(parse_position(text, variant)[0], b)
+            assert same(parse_xgid(mirror_xgid(text)).board, b)
+
+
+@pytest.mark.parametrize("name", ["gnubg_refset.jsonl", "gnubg_race.jsonl"])
+def test_gnubg_reference_positions(name: str) -> None:
+    n = 0
+    for line in (DATA / name).open():
+        case = json.loads(line)
+        b = gnubg_board(case["board"])
+        assert same(board_from_position_id(case["pid"]), b), case["pid"]
+        assert position_id(b) == case["pid"]
+        check_round_trips(b)
+        for after in case.get("legal", []):
+            assert position_id(board_from_position_id(after)) == after
+        n += 1
+    assert n > 0
+
+
+def test_acey_deucey_reference_boards() -> None:
+    n = 0
+    for line in (DATA / "acey_deucey.jsonl").open():
+        given_ = json.loads(line)["position"]
+        b, variant = board_from_json(given_)
+        assert variant == ACEY_DEUCEY
+        assert board_to_json(b, variant) == given_
+        check_round_trips(b, variant)
+        n += 1
+    assert n > 0
+
+
+# ---------------------------------------------------------------------------
+# Properties on random boards
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(boards())
+def test_random_boards_round_trip(bv: tuple[Board, int]) -> None:
+    check_round_trips(*bv)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    boards(STANDARD),
+    st.sampled_from([1, -1]),
+    st.one_of(st.none(), st.tuples(st.integers(1, 6), st.integers(1, 6))),
+    st.integers(0, 10),
+    st.sampled_from([-1, 0, 1]),
+    st.integers(1, 25),
+    st.data(),
+)
+def test_random_xgids_round_trip(
+    bv: tuple[Board, int],
+    turn: int,
+    dice: tuple[int, int] | None,
+    cube: int,
+    owner: int,
+    length: int,
+    data: st.DataObject,
+) -> None:
+    b = bv[0]
+    score_x = data.draw(st.integers(0, length - 1))
+    score_o = data.draw(st.integers(0, length - 1))
+    crawford = int(length - 1 in (score_x, score_o) and data.draw(st.booleans()))
+    text = format_xgid(
+        b,
+        turn,
+        dice,
+        cube=cube,
+        cube_owner=owner,
+        score_x=score_x,
+        score_o=score_o,
+        crawford=crawford,
+        match_length=length,
+    )
+    x = parse_xgid(text)
+    assert same(x.board, b) and x.text() == text
+    assert (x.turn, x.cube, x.cube_owner, x.match_length) == (turn, cube, owner, length)
+    assert (x.score_x, x.score_o, x.crawford) == (score_x, score_o, crawford)
+    assert xgid_dice(x) == dice
+    m = parse_xgid(mirror_xgid(text))
+    assert same(m.board, b) and m.turn == -turn
+    assert mirror_xgid(m.text()) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(boards())
+def test_flip_twice_is_identity(bv: tuple[Board, int]) -> None:
+    b, variant = bv
+    f = flip(b)
+    assert same(flip(f), b)
+    validate(f, variant)
+    assert board_to_json(f, variant) == {
+        "variant": board_to_json(b, variant)["variant"],
+        "mover": board_to_json(b, variant)["opponent"],
+        "opponent": board_to_json(b, variant)["mover"],
+    }
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+def raises(fn: Any, *args: Any, match: list[str], **kwargs: Any) -> str:
+    """Call fn, expect InvalidPositionError; every string of match must be in the message."""
+    with pytest.raises(InvalidPositionError) as info:
+        fn(*args, **kwargs)
+    msg = str(info.value)
+    for part in match:
+        assert part in msg, f"{part!r} not in {msg!r}"
+    return msg
+
+
+def xgid_with(**changes: str) -> str:
+    """START_XGID with some fields replaced (by name)."""
+    names = ["position", "cube", "owner", "turn", "dice", "sx", "so", "flag", "length", "max"]
+    fields = START_XGID.removeprefix("XGID=").split(":")
+    for name, value in changes.items():
+        fields[names.index(name)] = value
+    return "XGID=" + ":".join(fields)
+
+
+START_POS = "-b----E-C---eE---c-e----B-"
+# The lowercase player on the bar, both home boards closed; add the uppercase player's bar.
+CLOSED_BOARDS = "a" + "B" * 6 + "-" * 12 + "b" * 6
+
+XGID_ERRORS = [
+    (START_XGID.rsplit(":", 1)[0], ["9 fields", "expected 10"]),
+    (START_XGID + ":0", ["11 fields"]),
+    ("XGID=", ["1 fields"]),
+    (xgid_with(position=START_POS[:-1]), ["26 characters", "got 25"]),
+    (xgid_with(position=START_POS[:-1] + "*"), ["bad character '*'", "index 25"]),
+    (xgid_with(position="-b----E-C---eE---c-e----P-"), ["'P'", "point 24", "16 checkers"]),
+    (xgid_with(position="-b----E-C---eE---c-e----Z-"), ["'Z'", "26 checkers"]),
+    (xgid_with(position="Ab----E-C---eE---c-e----B-"), ["uppercase 'A' at index 0"]),
+    (xgid_with(position="-b----E-C---eE---c-e----Ba"), ["lowercase 'a' at index 25"]),
+    (xgid_with(position="-b----E-C---eE---c-e----BA"), ["uppercase player 16 checkers"]),
+    (xgid_with(position="ab----E-C---eE---c-e----B-"), ["lowercase player 16 checkers"]),
+    (xgid_with(position="-" * 26), ["both sides have borne off all 15"]),
+    (xgid_with(position=CLOSED_BOARDS + "A"), ["bar against closed home boards"]),
+    (xgid_with(cube="x"), ["field 2 (cube)", "integer", "'x'"]),
+    (xgid_with(cube="+1"), ["field 2 (cube)", "integer"]),
+    (xgid_with(cube=""), ["field 2 (cube)", "integer"]),
+    (xgid_with(cube="-1"), ["cube", "0-15", "-1"]),
+    (xgid_with(cube="16"), ["cube", "0-15", "16"]),
+    (xgid_with(owner="2"), ["cube owner", "got 2"]),
+    (xgid_with(turn="0"), ["field 4 (turn)", "got '0'"]),
+    (xgid_with(turn="1.0"), ["field 4 (turn)", "integer"]),
+    (xgid_with(dice="7"), ["dice", "'7'"]),
+    (xgid_with(dice="07"), ["dice '07'", "1-6"]),
+    (xgid_with(dice="30"), ["dice '30'", "1-6"]),
+    (xgid_with(dice="123"), ["dice", "'123'"]),
+    (xgid_with(dice="X"), ["dice", "'X'"]),
+    (xgid_with(dice=""), ["dice", "''"]),
+    (xgid_with(sx="-1"), ["uppercase player's score", "-1"]),
+    (xgid_with(so="-2"), ["lowercase player's score", "-2"]),
+    (xgid_with(sx="7", length="7"), ["uppercase player's score 7", "match length 7"]),
+    (xgid_with(so="9", length="7"), ["lowercase player's score 9", "match length 7"]),
+    (xgid_with(flag="2", length="7"), ["Crawford flag", "got 2"]),
+    (xgid_with(flag="1", length="7", sx="3"), ["Crawford game", "match length - 1 = 6"]),
+    (xgid_with(flag="4"), ["money play", "0-3", "got 4"]),
+    (xgid_with(length="-3"), ["match length", "-3"]),
+    (xgid_with(max="-1"), ["max cube", "-1"]),
+]
+
+
+@pytest.mark.parametrize(("text", "match"), XGID_ERRORS)
+def test_xgid_errors(text: str, match: list[str]) -> None:
+    msg = raises(parse_xgid, text, match=match)
+    assert "XGID" in msg and text in msg
+    # parse_position routes anything with ':' to the XGID reader, with the same message.
+    assert raises(parse_position, text, match=match) == msg
+
+
+def test_xgid_valid_edge_cases() -> None:
+    """Edges of the checks above that are valid."""
+    parse_xgid(xgid_with(sx="6", so="6", length="7", flag="1"))
+    parse_xgid(xgid_with(length="1", flag="1"))  # a 1-point match is its own Crawford game
+    parse_xgid(xgid_with(flag="3", cube="15", owner="-1"))
+    parse_xgid(xgid_with(position=CLOSED_BOARDS + "-"))  # only one side on the bar
+
+
+def test_format_xgid_errors() -> None:
+    ad = starting(ACEY_DEUCEY)
+    raises(format_xgid, ad, match=["cannot hold unentered checkers", "index 28"])
+    raises(format_xgid, STARTING, 1, (0, 3), match=["two dice 1-6", "(0, 3)"])
+    raises(format_xgid, STARTING, 1, (1, 2, 3), match=["two dice", "(1, 2, 3)"])
+    raises(format_xgid, STARTING, 1, "77", match=["dice '77'"])
+    raises(format_xgid, STARTING, 0, match=["turn", "got 0"])
+    raises(format_xgid, STARTING, cube_owner=5, match=["cube owner", "got 5"])
+    raises(format_xgid, STARTING, cube=True, match=["cube must be an integer", "True"])
+    raises(XGID, STARTING[:20], match=["shape (30,)"])
+    raises(XGID, [0] * 30, match=["int8 array", "list"])
+    raises(xgid_dice, 42, match=["XGID or its text"])
+    raises(parse_xgid, 42, match=["an XGID is a string", "int"])
+
+
+def raw_id(opponent: list[int], on_roll: list[int]) -> str:
+    """A gnubg Position ID from gnubg's two 25-int sides, with no checks at all."""
+    bits: list[int] = []
+    for side in (opponent, on_roll):
+        for n in side:
+            bits += [1] * n + [0]
+    data = bytearray(10)
+    for i, bit in enumerate(bits[:80]):
+        data[i // 8] |= bit << (i % 8)
+    return base64.b64encode(bytes(data)).decode("ascii")[:14]
+
+
+def test_raw_id_helper_matches_start() -> None:
+    side = [0] * 25
+    for p, n in ((24, 2), (13, 5), (8, 3), (6, 5)):
+        side[p - 1] = n
+    assert raw_id(side, side) == START_ID
+
+
+def test_gnubg_id_errors() -> None:
+    raises(board_from_position_id, START_ID[:-1], match=["14 characters", "got 13"])
+    raises(board_from_position_id, START_ID + "A", match=["14 characters", "got 15"])
+    raises(board_from_position_id, "4HPwATDgc/AB*A", match=["outside base64"])
+    raises(board_from_position_id, 12, match=["is a string", "int"])
+    sixteen = [16] + [0] * 24
+    raises(
+        board_from_position_id,
+        raw_id([0] * 25, sixteen),
+        match=["the side on roll 16 checkers"],
+    )
+    raises(
+        board_from_position_id,
+        raw_id(sixteen, [0] * 25),
+        match=["the opponent 16 checkers"],
+    )
+    # The side on roll on its point 6, the opponent on its point 19 = the same point.
+    me, opp = [0] * 25, [0] * 25
+    me[5], opp[18] = 2, 1
+    raises(board_from_position_id, raw_id(opp, me), match=["both sides on point 6"])
+    raises(board_from_position_id, "AAAAAAAAAAAAAA", match=["both sides have borne off all 15"])
+    closed = [2] * 6 + [0] * 18 + [1]  # home board closed, one on the bar
+    raises(
+        board_from_position_id,
+        raw_id(closed, closed),
+        match=["bar against closed home boards"],
+    )
+    # parse_position gives the same errors for 14-character text.
+    raises(parse_position, "AAAAAAAAAAAAAA", match=["both sides have borne off all 15"])
+
+
+def json_board(**changes: Any) -> dict[str, Any]:
+    d: dict[str, Any] = board_to_json(STARTING, STANDARD)
+    d.update(changes)
+    return d
+
+
+def side_with(**points: Any) -> list[Any]:
+    """A 26-int JSON side: keyword p<i>=n puts n checkers at index i."""
+    out = [0] * 26
+    for key, n in points.items():
+        out[int(key[1:])] = n
+    return out
+
+
+JSON_ERRORS: list[tuple[Any, list[str]]] = [
+    ('{"variant": "standard", ', ["does not parse", "line 1"]),
+    ("[1, 2]", ["must be an object", "list"]),
+    (json_board(colour="white"), ["unknown keys", "colour"]),
+    ({"variant": "standard", "mover": [0] * 26}, ["no 'opponent'"]),
+    ({"variant": "standard", "opponent": [0] * 26}, ["no 'mover'"]),
+    (json_board(variant="backgammon"), ["'variant' must be", "'backgammon'"]),
+    (json_board(variant=0), ["'variant' must be", "0"]),
+    ({"mover": [0] * 26, "opponent": [0] * 26}, ["no 'variant'"]),
+    (json_board(mover=[0] * 25), ["'mover' must be a list of 26", "a list of 25"]),
+    (json_board(opponent="x"), ["'opponent' must be a list of 26", "str"]),
+    (json_board(mover=side_with(p6=1.0)), ["mover[6] (point 6 of the mover)", "integer", "1.0"]),
+    (json_board(mover=side_with(p6=True)), ["mover[6]", "integer", "True"]),
+    (json_board(opponent=side_with(p25=-1)), ["opponent[25] (bar)", "negative"]),
+    (json_board(mover=side_with(p0=2)), ["mover[0] (unentered)", "only in Acey-Deucey"]),
+    (json_board(mover=side_with(p6=16)), ["the mover has 16 checkers"]),
+    (json_board(opponent=side_with(p6=10, p8=6)), ["the opponent has 16 checkers"]),
+    (
+        json_board(mover=side_with(p6=2), opponent=side_with(p19=1)),
+        ["both sides on one point", "mover's point 6", "opponent's point 19"],
+    ),
+    (
+        {"variant": "acey-deucey", "mover": side_with(p0=3, p1=1), "opponent": side_with(p0=15)},
+        ["side on roll has 11 checkers borne off and 3 still unentered", "Acey-Deucey"],
+    ),
+    (
+        {"variant": "acey-deucey", "mover": side_with(p0=15), "opponent": side_with(p3=1, p0=2)},
+        ["opponent has 12 checkers borne off and 2 still unentered"],
+    ),
+    (
+        {"variant": "standard", "mover": [0] * 26, "opponent": [0] * 26},
+        ["both sides have borne off all 15"],
+    ),
+    (
+        {
+            "variant": "standard",
+            "mover": [0, 2, 2, 2, 2, 2, 2] + [0] * 18 + [1],
+            "opponent": [0, 2, 2, 2, 2, 2, 2] + [0] * 18 + [1],
+        },
+        ["bar against closed home boards"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("given_", "match"), JSON_ERRORS)
+def test_json_errors(given_: Any, match: list[str]) -> None:
+    msg = raises(board_from_json, given_, match=match)
+    assert "JSON" in msg
+    text = given_ if isinstance(given_, str) else json.dumps(given_)
+    if text.startswith("{"):
+        assert raises(parse_position, text, match=match) == msg
+    if isinstance(given_, dict):
+        assert raises(parse_position, given_, match=match) == msg
+
+
+def test_json_variant_argument() -> None:
+    d = board_to_json(STARTING, STANDARD)
+    raises(board_from_json, d, ACEY_DEUCEY, match=["'standard'", "'acey-deucey' was asked"])
+    raises(parse_position, d, "acey-deucey", match=["'acey-deucey' was asked"])
+    del d["variant"]
+    assert board_from_json(d, STANDARD)[1] == STANDARD
+    assert board_from_json(d, "acey-deucey")[1] == ACEY_DEUCEY
+    raises(board_from_json, d, 7, match=["unknown variant 7"])
+    raises(parse_position, START_ID, "hypergammon", match=["unknown variant 'hypergammon'"])
+
+
+def test_validate_errors() -> None:
+    raises(validate, STARTING[:29], match=["shape (30,)", "(29,)"])
+    raises(validate, STARTING.astype(float), match=["float64"])
+    raises(validate, list(STARTING), match=["int8 array", "list"])
+    raises(validate, STARTING, 2, match=["unknown variant 2"])
+    cases: list[tuple[int, int, list[str]]] = [
+        (OPP_BAR, 1, ["opponent's bar (index 0) is 1", "<= 0"]),
+        (MY_BAR, -1, ["side on roll's bar (index 25) is -1", "negative"]),
+        (MY_OFF, -1, ["side on roll's borne-off count (index 26) is -1"]),
+        (OPP_OFF, -2, ["opponent's borne-off count (index 27) is -2"]),
+        (MY_OUT, -1, ["side on roll's unentered count (index 28) is -1"]),
+        (OPP_OUT, -1, ["opponent's unentered count (index 29) is -1"]),
+        (MY_OFF, 1, ["side on roll has 1 checkers borne off but 15 in play", "15 - 15 = 0"]),
+        (OPP_OFF, 3, ["opponent has 3 checkers borne off but 15 in play"]),
+        (6, 6, ["side on roll has 16 checkers in play (16 on the points"]),
+        (MY_BAR, 1, ["side on roll has 16 checkers in play", "1 on the bar"]),
+        (OPP_BAR, -1, ["opponent has 16 checkers in play", "1 on the bar"]),
+    ]
+    for index, value, match in cases:
+        b = STARTING.copy()
+        b[index] = value
+        raises(validate, b, match=match)
+    b = STARTING.copy()
+    b[MY_OUT] = 1
+    raises(validate, b, match=["side on roll has 1 unentered checkers (index 28)", "standard"])
+    b = STARTING.copy()
+    b[OPP_OUT] = 2
+    raises(validate, b, match=["opponent has 2 unentered checkers (index 29)", "standard"])
+    b = pos({6: 5}, {19: 5}, my_out=4)
+    raises(validate, b, ACEY_DEUCEY, match=["side on roll has 6 checkers borne off and 4"])
+    validate(pos({6: 5}, {19: 5}, my_out=10, opp_out=10), ACEY_DEUCEY)
+    raises(board_to_json, pos({}, {}), match=["both sides have borne off all 15"])
+    raises(board_to_json, STARTING, "nackgammon", match=["unknown variant 'nackgammon'"])
+
+
+def test_parse_position_errors() -> None:
+    neither = ["not a position", "gnubg Position ID", "XGID", "JSON board"]
+    for text in ("", "   ", "hello", START_ID + "AB", "4HPwATDgc/AB"):
+        raises(parse_position, text, match=neither)
+    raises(parse_position, 14, match=["got int"])
+    raises(parse_position, None, match=["got NoneType"])
+    raises(parse_position, [0] * 26, match=["got list"])
+    raises(parse_position, START_ID + ":cAk", match=["match ID 'cAk'", "12 base64"])

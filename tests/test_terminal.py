@@ -1,0 +1,390 @@
+"""`doublet play`, driven through a pseudo-terminal (and once through a pipe) as a person
+would drive it.
+
+Checks:
+- a whole standard game against the engine at 0 ply with a fixed seed: each turn the test
+  reads the Position ID and the dice on the screen, checks them against the engine's
+  printed play of the turn before, picks a legal play with doublet.formats.position and types it;
+  on the way `help`, `hint` (its best play is legal and is played with its parts in
+  another order), a malformed play, an illegal play, `undo` with nothing to undo and
+  `undo` of a play before it is confirmed, each with its own reply; at the end the result
+  and score lines agree, and `--export` wrote one line per turn;
+- `quit` mid-game saves a valid file that holds the position and dice on the screen, the
+  `export FILE` command writes the turns so far, `--resume` shows the same position and
+  dice, end of input (Ctrl-D) saves again, and the end of the resumed series removes the
+  file; piped input works and its end saves too; Ctrl-C and a hang-up save;
+- a damaged save file, a missing one and bad arguments end with `doublet: error: ...`;
+- resignations score 2, 1 and 3 points over a three-game series, and the next game starts
+  by seed 002's rule (an opening throw after a gammon, the winner of a single game first);
+- an Acey-Deucey game: the person enters checkers with `in/..` and plays a 1-2 chain
+  (`... then k-k: ...`) as doublet.formats.notation writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import random
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from doublet.formats.position import Position
+from doublet.games.game import Series, roll
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The person's turn: position, dice and the prompt (a play, or a pass).
+STANDARD_TURN = (
+    r"Position ID: (?P<pos>\S+)\nYou rolled (?P<d1>\d)-(?P<d2>\d)\.\n"
+    r"(?P<prompt>Your play: |No legal play\. Enter to pass: )"
+)
+ACEY_DEUCEY_TURN = STANDARD_TURN.replace(r"Position ID: (?P<pos>\S+)", r"Position: (?P<pos>\{.*\})")
+RESULT = (
+    r"(?P<winner>You win|Doublet wins) an? (?P<name>single game|gammon|backgammon)"
+    r"(?P<resigned> \(resigned\))?: (?P<points>\d) points?\.\nScore: you (?P<mine>\d+), "
+    r"Doublet (?P<theirs>\d+)\."
+)
+ENGINE_TURN = re.compile(r"Doublet rolls (\d)-(\d): (.*?)( and rolls again)?\.\n")
+
+
+class Terminal:
+    """`doublet play ARGS` on a pseudo-terminal: read the screen, type lines."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "engine", "play", *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.screen = ""
+        self.seen = 0  # the screen up to here has been matched
+
+    def expect(self, pattern: str, timeout: float = 30) -> re.Match[str]:
+        """The next match of `pattern` on the screen, waiting for the program."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.screen, self.seen)
+            if m:
+                self.seen = m.end()
+                return m
+            left = deadline - time.monotonic()
+            ready = select.select([self.master], [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                raise AssertionError(f"no {pattern!r} on the screen:\n{self.screen[-3000:]}")
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:  # EIO: the program closed the terminal
+                data = b""
+            if not data:
+                raise AssertionError(f"ended before {pattern!r}:\n{self.screen[-3000:]}")
+            self.screen += data.decode("utf-8").replace("\r", "")
+
+    def type(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+    def end_input(self) -> None:
+        os.write(self.master, b"\x04")  # Ctrl-D at the start of a line: end of input
+
+    def wait(self, timeout: float = 30) -> int:
+        try:
+            while True:  # drain the screen so that the program never blocks writing
+                if not select.select([self.master], [], [], 0.2)[0]:
+                    if self.proc.poll() is not None:
+                        break
+                    continue
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.screen += data.decode("utf-8").replace("\r", "")
+            return self.proc.wait(timeout)
+        finally:
+            os.close(self.master)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    e = dict(os.environ)
+    e["XDG_DATA_HOME"] = str(tmp_path / "data")
+    e.pop("COLUMNS", None)
+    return e
+
+
+def run_doublet(
+    args: list[str], env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "play", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+
+
+def engine_plays(chunk: str) -> list[tuple[int, int, str]]:
+    return [(int(a), int(b), p) for a, b, p, _ in ENGINE_TURN.findall(chunk)]
+
+
+def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) -> None:
+    record = tmp_path / "games.txt"
+    seed = 2
+    t = Terminal(
+        ["--seed", str(seed), "--ply", "0", "--first", "you", "--export", str(record)], env
+    )
+    t.expect(r"the engine plays at 0 ply")
+    t.expect(r"You have the first throw\.")
+    turn = t.expect(STANDARD_TURN)
+    assert turn["pos"] == "4HPwATDgc/ABMA"
+    dice = (int(turn["d1"]), int(turn["d2"]))
+    assert dice == roll(seed, 0, 0)
+    assert re.search(r"X  you      pips 167  off  0", t.screen)
+    pos = Position.from_id(turn["pos"])
+    legal = {p.notation for p in pos.plays(*dice)}
+
+    t.type("help")
+    t.expect(r"Commands:(.|\n)*quit .*\n(.|\n)*Your play: ")
+    t.type("hint")
+    h = t.expect(r"Hint \(0 ply\), the best (\d) of (\d+) plays:\n((?:  \d\. .*\n)+)Your play: ")
+    assert int(h[2]) == len(legal) and int(h[1]) == min(5, len(legal))
+    hinted = [
+        re.match(r"  \d\. (.*?)  +equity [+-]\d\.\d{3}  win ", row)[1] for row in h[3].splitlines()
+    ]  # type: ignore[index]
+    assert len(hinted) == int(h[1]) and set(hinted) <= legal
+    t.type("13/x")
+    t.expect(r"Malformed play: '13/x': unknown point 'x'.*\nYour play: ")
+    t.type("6/off")
+    t.expect(r"Illegal play: .*6/off.*\nYour play: ")
+    t.type("undo")
+    t.expect(r"Nothing to undo.*\nYour play: ")
+    other = next(p for p in sorted(legal) if p != hinted[0])
+    t.type(other)
+    t.expect(rf"You play {re.escape(other)}\.\nEnter confirms, undo takes it back: ")
+    t.type("undo")
+    t.expect(rf"Taken back: {re.escape(other)}\.")
+    again = t.expect(STANDARD_TURN)  # the same position and dice again
+    assert (again["pos"], again["d1"], again["d2"]) == (turn["pos"], turn["d1"], turn["d2"])
+    forgiving = " ".join(reversed(hinted[0].split()))  # parts in another order
+    t.type(forgiving)
+    t.expect(rf"You play {re.escape(hinted[0])}\.\nEnter confirms, undo takes it back: ")
+    t.type("")
+    after = pos.play(hinted[0], *dice).position()  # seen by the engine, on roll
+
+    rng = random.Random(seed)
+    mine, passes = 1, 0
+    while True:
+        start = t.seen
+        m = t.expect(rf"{STANDARD_TURN}|{RESULT}", timeout=60)
+        for d1, d2, text in engine_plays(t.screen[start : m.start()]):
+            after = after.play("" if text == "no legal play" else text, d1, d2).position()
+        if m["winner"]:
+            break
+        dice = (int(m["d1"]), int(m["d2"]))
+        pos = Position.from_id(m["pos"])
+        assert pos == after, "the screen's position is not the one the plays lead to"
+        plays = pos.plays(*dice)
+        mine += 1
+        if m["prompt"].startswith("No legal play"):
+            assert [p.notation for p in plays] == [""]
+            t.type("")
+            t.expect(r"You pass\.")
+            passes += 1
+            after = pos.plays(*dice)[0].position()
+            continue
+        play = rng.choice(plays)
+        t.type(play.notation)
+        t.expect(r"Enter confirms, undo takes it back: ")
+        t.type("")
+        after = play.position()
+    assert t.wait() == 0
+    points = int(m["points"])
+    assert m["name"] == {1: "single game", 2: "gammon", 3: "backgammon"}[points]
+    winner = 0 if m["winner"] == "You win" else 1
+    assert (int(m["mine"]), int(m["theirs"])) == ((points, 0) if winner == 0 else (0, points))
+    assert not m["resigned"]
+    assert after.outcome() == -points  # seen by the side that lost, next to roll
+    engine_turns = len(engine_plays(t.screen))
+    lines = record.read_text().splitlines()
+    turns = [x for x in lines if x and not x.startswith(";")]
+    assert len(turns) == mine + engine_turns
+    assert turns[0].split()[1:4] == ["person", dice_text(roll(seed, 0, 0)), "4HPwATDgc/ABMA"]
+    assert [x for x in lines if x][-1].startswith(
+        f"; {'person' if winner == 0 else 'Doublet'} wins"
+    )
+    assert not (tmp_path / "data" / "doublet" / "game.json").exists()  # nothing to resume
+
+
+def dice_text(d: tuple[int, int]) -> str:
+    return f"{d[0]}-{d[1]}"
+
+
+def test_quit_saves_and_resume_goes_on_with_the_same_position_and_dice(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    save = tmp_path / "my game.json"
+    record = tmp_path / "so far.txt"
+    t = Terminal(["--seed", "11", "--ply", "0", "--first", "you", "--save", str(save)], env)
+    first = t.expect(STANDARD_TURN)
+    dice = (int(first["d1"]), int(first["d2"]))
+    t.type(Position.from_id(first["pos"]).plays(*dice)[0].notation)
+    t.expect(r"Enter confirms, undo takes it back: ")
+    t.type("")
+    second = t.expect(STANDARD_TURN)
+    t.type(f"export {record}")
+    t.expect(rf"The record of this game \(2 turns\) is in {re.escape(str(record))}\.")
+    t.type("quit")
+    t.expect(rf"Game saved to {re.escape(str(save))}; doublet play --resume --save ")
+    assert t.wait() == 0
+    lines = record.read_text().splitlines()
+    assert [x.split()[1] for x in lines if not x.startswith(";")] == ["person", "Doublet"]
+
+    doc = json.loads(save.read_text())
+    assert doc["format"] == "doublet-game" and doc["ply"] == 0
+    saved = Series.load(save).game
+    assert saved.describe() == second["pos"]
+    assert saved.dice == (int(second["d1"]), int(second["d2"])) and saved.turn == 0
+
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(r"Resuming the game saved in .*: Game 1 of 1, score: you 0, Doublet 0\.")
+    again = t.expect(STANDARD_TURN)
+    assert (again["pos"], again["d1"], again["d2"]) == (second["pos"], second["d1"], second["d2"])
+    t.end_input()  # Ctrl-D: leaves and saves, like quit
+    t.expect(r"Game saved to ")
+    assert t.wait() == 0
+    assert Series.load(save).game.describe() == second["pos"]
+
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(STANDARD_TURN)
+    t.type("resign")
+    t.expect(RESULT)
+    assert t.wait() == 0
+    assert not save.exists()  # the series is over: nothing left to resume
+
+
+def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path) -> None:
+    save = tmp_path / "data" / "doublet" / "game.json"  # the default place
+    done = run_doublet(["--seed", "7", "--first", "you", "--ply", "0"], env, "24/18 24/20\n\n")
+    assert done.returncode == 0, done.stderr
+    assert "Your play: 24/18 24/20\n" in done.stdout  # what was read is shown
+    assert "You play 24/20 24/18." in done.stdout
+    assert re.search(r"Doublet rolls \d-\d: ", done.stdout)
+    assert f"Game saved to {save}; doublet play --resume continues it." in done.stdout
+    assert len(Series.load(save).game.record) == 2
+    later = run_doublet(["--seed", "8"], env, "")
+    assert f"(A saved game is in {save}: doublet play --resume continues it" in later.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "content", "message"),
+    [
+        (["--resume"], "{not json", "is not a saved game (bad JSON"),
+        (["--resume"], '{"format": "doublet-game", "version": 1}', "damaged saved game"),
+        (["--resume"], '{"format": "chess"}', "not a Doublet saved game"),
+        (["--resume"], None, "no saved game at"),
+        (["--resume", "--seed", "3"], "{}", "--seed cannot be given with it"),
+        (["--ply", "7"], None, "--ply must be 0..3, got 7"),
+        (["--games", "-1"], None, "--games must be 0 (no limit) or more"),
+        (["--export", "/nonexistent/dir/x.txt"], None, "cannot write '/nonexistent/dir/x.txt'"),
+    ],
+)
+def test_bad_save_files_and_arguments_are_one_clear_error(
+    env: dict[str, str], tmp_path: Path, args: list[str], content: str | None, message: str
+) -> None:
+    save = tmp_path / "game.json"
+    if content is not None:
+        save.write_text(content)
+    done = run_doublet([*args, "--save", str(save)], env, "quit\n")
+    assert done.returncode == 2
+    assert done.stderr.startswith("doublet: error: ") and message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_resignations_score_and_the_next_game_follows_seed_002(env: dict[str, str]) -> None:
+    t = Terminal(["--seed", "5", "--ply", "0", "--first", "you", "--games", "3"], env)
+    t.expect(STANDARD_TURN)
+    t.type("resign everything")
+    t.expect(r"resign, resign gammon or resign backgammon")
+    t.type("resign gammon")
+    t.expect(r"You resign a gammon; Doublet accepts\.")
+    m = t.expect(RESULT)
+    assert (m["name"], m["resigned"], m["points"], m["mine"], m["theirs"]) == (
+        "gammon",
+        " (resigned)",
+        "2",
+        "0",
+        "2",
+    )
+    t.expect(r"=== Game 2 of 3, score: you 0, Doublet 2 ===\nOpening throw: you \d, Doublet \d\.")
+    t.expect(r"Your play: |Enter to pass: ")
+    t.type("resign")
+    m = t.expect(RESULT)
+    assert (m["name"], m["points"], m["mine"], m["theirs"]) == ("single game", "1", "0", "3")
+    t.expect(r"=== Game 3 of 3, score: you 0, Doublet 3 ===\nDoublet won the last game by a "
+             r"single game and has the first throw\.\nDoublet rolls \d-\d: ")  # fmt: skip
+    t.expect(r"Your play: |Enter to pass: ")
+    t.type("resign backgammon")
+    m = t.expect(RESULT)
+    assert (m["name"], m["points"], m["mine"], m["theirs"]) == ("backgammon", "3", "0", "6")
+    t.expect(r"Final score: you 0, Doublet 6\. Doublet wins the series\.")
+    assert t.wait() == 0
+
+
+def test_an_acey_deucey_game_with_entering_and_a_1_2_chain(env: dict[str, str]) -> None:
+    # Seed 18: you roll 3-6, Doublet 2-4, then you roll 1-2 (doublet.games.game.roll).
+    t = Terminal(["--variant", "acey-deucey", "--seed", "18", "--ply", "0", "--first", "you"], env)
+    t.expect(r"Doublet: Acey-Deucey, 1 game, seed 18; the engine plays at 0 ply")
+    chains = 0
+    for turn in range(5):
+        m = t.expect(ACEY_DEUCEY_TURN)
+        pos = Position.parse(json.loads(m["pos"]), "acey-deucey")
+        dice = (int(m["d1"]), int(m["d2"]))
+        if turn == 0:
+            assert dice == roll(18, 0, 0) and pos == Position.start(variant=1)
+            assert "X  you      pips 375  off  0  not entered 15" in t.screen
+        plays = pos.plays(*dice)
+        chained = [p for p in plays if " then " in p.notation]
+        play = chained[0] if chained else plays[len(plays) // 2]
+        if turn == 0:
+            assert play.notation.startswith("in/")
+        t.type(play.notation)
+        t.expect(rf"You play {re.escape(play.notation)}( and roll again)?\.\nEnter confirms, ")
+        t.type("")
+        if play.again:
+            chains += 1
+            t.expect(r"You roll again: \d-\d\.")
+    assert chains >= 1
+    t.type("quit")
+    t.expect(r"Game saved to ")
+    assert t.wait() == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "hang-up"])
+def test_ctrl_c_and_a_closed_terminal_save_the_game(
+    env: dict[str, str], tmp_path: Path, sig: signal.Signals
+) -> None:
+    save = tmp_path / "game.json"
+    t = Terminal(["--seed", "4", "--first", "you", "--save", str(save)], env)
+    turn = t.expect(STANDARD_TURN)
+    t.proc.send_signal(sig)
+    t.expect(r"Game saved to ")
+    assert t.wait() == 0
+    assert Series.load(save).game.describe() == turn["pos"]
