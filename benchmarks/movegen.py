@@ -81,7 +81,7 @@ def cli_rate(rows: list[dict], key: str) -> float:
         for r in rows:
             f.write(json.dumps({"position": r[key], "dice": r["dice"]}) + "\n")
         path = f.name
-    cmd = [sys.executable, "-m", "engine", "moves", "--batch", path]
+    cmd = [sys.executable, "-m", "doublet", "moves", "--batch", path]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([*cmd[:3], "moves", "--batch", os.devnull], env=env, check=True)  # warm
     t = time.perf_counter()

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engine", *args], input=stdin, text=True,
+    return subprocess.run([sys.executable, "-m", "doublet", *args], input=stdin, text=True,
                           capture_output=True, cwd=ROOT, timeout=600)  # fmt: skip
 
 
@@ -153,7 +153,7 @@ def test_each_variant_gets_its_own_shipped_model() -> None:
 
 def test_a_model_of_the_other_variant_is_not_taken_as_shipped(tmp_path: Path) -> None:
     save_model(tmp_path / "doublet-acey-deucey.npz", random_model(16, seed=1))  # standard
-    r = subprocess.run([sys.executable, "-m", "engine", "eval", ACEY_START], text=True,
+    r = subprocess.run([sys.executable, "-m", "doublet", "eval", ACEY_START], text=True,
                        capture_output=True, cwd=ROOT, timeout=600,
                        env={**os.environ, "DOUBLET_MODEL_DIR": str(tmp_path)})  # fmt: skip
     assert r.returncode == 2 and "trained for variant 0, not 1" in r.stderr, r.stderr

@@ -61,7 +61,7 @@ class Terminal:
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.master, slave = pty.openpty()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engine", "play", *args],
+            [sys.executable, "-m", "doublet", "play", *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -131,7 +131,7 @@ def run_doublet(
     args: list[str], env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "engine", "play", *args],
+        [sys.executable, "-m", "doublet", "play", *args],
         input=stdin,
         capture_output=True,
         text=True,

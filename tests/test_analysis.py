@@ -1,0 +1,62 @@
+"""doublet.search.analysis, the documents the front ends print: a roll's plays are
+ranked 1..n by search.choice's ranking, the best has loss 0 and the others the equity
+they give up, each play's probabilities and equity agree, the shots at the best play's
+blots are seed 002's counts; the evaluation before the roll is the search's; the text
+rendering shows the plays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from doublet.formats.position import Position
+from doublet.nn.eval import equity
+from doublet.search.analysis import analyse_roll, diagram, evaluate_position, render, searcher
+from doublet.search.choice import ranking
+from doublet.search.searcher import Limits
+
+PROB_KEYS = ["win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"]
+
+
+@pytest.mark.parametrize("ply", [0, 1])
+def test_a_rolls_document_ranks_every_play(ply: int) -> None:
+    pos = Position.parse("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10")
+    doc = analyse_roll(pos, 6, 5, ply=ply)
+    plays = doc["plays"]
+    assert [r["rank"] for r in plays] == list(range(1, len(plays) + 1))
+    assert len(plays) == len(pos.plays(6, 5)) and plays[0]["loss"] == 0
+    best = plays[0]["equity"]
+    for r in plays:
+        p = np.array([r["probabilities"][k] for k in PROB_KEYS])
+        assert r["equity"] == pytest.approx(float(equity(p)), abs=2e-6)
+        assert r["loss"] == pytest.approx(best - r["equity"], abs=2e-6)
+    _, _, probs, plies = searcher(None, 0).analyse(pos.board, 6, 5, Limits(ply=ply))
+    order = ranking(probs, plies)
+    assert [r["equity"] for r in plays] == [round(float(equity(probs[i])), 6) for i in order]
+    assert doc["dice"] == [6, 5] and doc["ply"] == ply
+
+
+def test_shots_are_counted_for_the_best_plays_blots() -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    doc = analyse_roll(pos, 4, 2, ply=0)
+    after = Position.parse(doc["plays"][0]["position_id"])  # seen by the opponent
+    for s in doc["shots"]:
+        assert 0 < s["rolls"] <= 36
+    assert doc["plays"][0]["play"] == "8/4 6/4"
+    assert doc["shots"] == []  # the best 4-2 makes the 4 point and leaves no blot
+    assert after.variant == 0
+
+
+def test_the_evaluation_is_the_searchs() -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    doc = evaluate_position(pos, ply=1)
+    p = searcher(None, 0).evaluate(np.array(pos.board), Limits(ply=1))
+    assert doc["evaluation"]["probabilities"]["win"] == round(float(p[0]), 6)
+    assert doc["pips"] == {"mover": 167, "opponent": 167}
+
+
+def test_render_shows_the_board_and_the_plays() -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    text = render(analyse_roll(pos, 3, 1, ply=0), pos.board)
+    assert "8/5 6/5" in text and "16 legal plays" in text
+    assert diagram(pos.board).count("\n") >= 12

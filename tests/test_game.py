@@ -1,0 +1,81 @@
+"""doublet.games.game: a game's dice come from (seed, game, roll) and replay; the engine's
+play is the search's choice (doublet.search.choice) and legal; a series saved and loaded
+round-trips, also after a resignation; a damaged save file is refused with a
+SaveFileError that names it; plays out of turn or after the end are GameErrors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from doublet.core.dice import game_roll
+from doublet.core.errors import GameError, IllegalPlayError, SaveFileError
+from doublet.games.game import Game, Series, engine_play
+from doublet.search.analysis import searcher
+from doublet.search.choice import choose
+
+
+def test_dice_replay_from_the_seed() -> None:
+    a, b = Game.new("standard", seed=11), Game.new("standard", seed=11)
+    assert a.dice == b.dice
+    for _ in range(6):
+        if a.over:
+            break
+        play = engine_play(a, 0)
+        a.play(play)
+        b.play(play.notation)
+        assert a.dice == b.dice
+    assert game_roll(11, 0, 3) == game_roll(11, 0, 3)
+
+
+def test_the_engine_plays_the_searchs_choice() -> None:
+    g = Game.new("standard", seed=4)
+    for _ in range(5):
+        if g.over:
+            break
+        assert g.dice is not None
+        play = engine_play(g, 1)
+        after, again = choose(searcher(None, g.variant), g.board, *g.dice, 1)
+        assert np.array_equal(play.board, after) and play.again == again
+        assert play.notation in {p.notation for p in g.plays()}
+        g.play(play)
+
+
+def test_a_series_round_trips_through_its_save_file(tmp_path: Path) -> None:
+    s = Series.new(variant="standard", games=3, seed=7)
+    for _ in range(3):
+        s.game.play(engine_play(s.game, 0))
+    s.save(tmp_path / "game.json")
+    back = Series.load(tmp_path / "game.json")
+    assert back.to_dict() == s.to_dict()
+    assert back.game.dice == s.game.dice and np.array_equal(back.game.board, s.game.board)
+
+
+def test_a_resigned_game_is_over_and_saved(tmp_path: Path) -> None:
+    s = Series.new(variant="standard", games=3, seed=2)
+    r = s.game.resign(s.game.turn, 2)
+    assert s.game.over and r.points == 2 and r.resigned
+    with pytest.raises(GameError):
+        s.game.play("24/18 13/8")
+    s.save(tmp_path / "g.json")
+    assert Series.load(tmp_path / "g.json").to_dict() == s.to_dict()
+
+
+def test_bad_save_files_are_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(SaveFileError, match="no saved game"):
+        Series.load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(SaveFileError, match=r"bad\.json.*not a saved game"):
+        Series.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(SaveFileError, match=r"other\.json"):
+        Series.load(tmp_path / "other.json")
+
+
+def test_an_illegal_play_is_refused() -> None:
+    g = Game.new("standard", seed=1)
+    with pytest.raises(IllegalPlayError):
+        g.play("24/1")

@@ -1,0 +1,50 @@
+"""doublet.core.jit: the numba cache lives under $DOUBLET_CACHE_DIR in a folder named
+after a hash of the kernel sources and numba's version, which changes with any kernel
+file; folders unused for a day are removed, the current one never; announce_compile
+says so only when a kernel is not cached yet."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from doublet.core import jit
+
+
+def test_the_key_changes_with_any_kernel_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    sources = jit.kernel_sources()
+    assert sources and all(b"njit" in p.read_bytes() for p in sources)
+    before = jit._source_hash()
+    victim = sources[0]
+    text = victim.read_bytes()
+    real_read = Path.read_bytes
+
+    def edited(self: Path) -> bytes:
+        return real_read(self) + b"\n# edited" if self == victim else real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert jit._source_hash() != before
+    monkeypatch.setattr(Path, "read_bytes", real_read)
+    assert jit._source_hash() == before and victim.read_bytes() == text
+
+
+def test_the_cache_folder_and_its_clean_up(tmp_path: Path) -> None:
+    old = tmp_path / "numba-0123456789abcdef"
+    old.mkdir()
+    stale = time.time() - 2 * 24 * 3600
+    os.utime(old, (stale, stale))
+    code = "from doublet.core.jit import NUMBA_CACHE; print(NUMBA_CACHE)"
+    env = {**os.environ, "DOUBLET_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    path = Path(out.stdout.strip())
+    assert path.parent == tmp_path and path.name == f"numba-{jit._source_hash()}"
+    assert path.is_dir() and not old.exists()
+
+
+def test_announce_compile_only_when_not_cached(capsys) -> None:  # type: ignore[no-untyped-def]
+    jit.announce_compile("no_such_module", "no_such_kernel")
+    assert "compiling the numba kernels" in capsys.readouterr().err

@@ -1,0 +1,49 @@
+"""doublet.formats.position.Position, the class for people: its doctests; it is frozen
+and validated; plays, play parsing and the position after a play; IDs round-trip."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+
+import doublet.formats.position
+from doublet.core.board import ACEY_DEUCEY
+from doublet.core.errors import IllegalPlayError, InvalidPositionError, NotationError
+from doublet.formats.position import Position
+
+
+def test_doctests() -> None:
+    failures, tried = doctest.testmod(doublet.formats.position)
+    assert tried > 0 and failures == 0
+
+
+def test_frozen_and_validated() -> None:
+    pos = Position.start()
+    with pytest.raises(ValueError):
+        pos.board[1] = 3  # read-only
+    bad = np.array(pos.board)
+    bad[1] = 9  # 24 checkers for the opponent
+    with pytest.raises(InvalidPositionError):
+        Position(bad)
+
+
+def test_plays_and_the_position_after() -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    plays = pos.plays(6, 1)
+    assert "13/7 8/7" in [p.notation for p in plays]
+    after = pos.play("13/7 8/7", 6, 1).position()
+    assert Position.from_id(after.id()) == after
+    with pytest.raises(NotationError):
+        pos.play("13/x", 6, 1)
+    with pytest.raises(IllegalPlayError):
+        pos.play("24/14", 6, 1)
+
+
+def test_ids_round_trip() -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    assert Position.parse(pos.xgid()) == pos
+    assert Position.parse(pos.to_json()) == pos
+    ad = Position.start(ACEY_DEUCEY)
+    assert Position.parse(ad.to_json()) == ad and ad.variant == ACEY_DEUCEY
