@@ -464,7 +464,7 @@ class Trainer:
                 parent = load_model(cfg.init).meta
             except DoubletError:  # moved away since: the step still names it
                 parent = {}
-        before = int(parent.get("games", 0)) if cfg.init else 0
+        before = int(parent.get("games", 0))
         meta = with_step(
             {"lineage": parent.get("lineage", [])},
             "td-train",

@@ -96,7 +96,7 @@ def game_roll(seed: int, game: int, k: int) -> tuple[int, int]:
 
 def stream(*key: int) -> np.random.Generator:
     """The numpy Generator of a key of non-negative integers (e.g. (seed, game))."""
-    return np.random.default_rng(list(key) if len(key) != 1 else key[0])
+    return np.random.default_rng(list(key))  # a one-number key: the same as default_rng(n)
 
 
 __all__ = [

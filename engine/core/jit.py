@@ -48,25 +48,31 @@ def kernel_sources() -> list[Path]:
     """Every source file of doublet and doublet.training that mentions njit, in a fixed
     order. doublet.training is found without importing it (an editable install maps it
     to the repository's training/, a wheel puts it inside the package)."""
+    return [f for f, _ in _kernel_texts()]
+
+
+def _kernel_texts() -> list[tuple[Path, bytes]]:
+    """(path, contents) of each file kernel_sources lists, each file read once."""
     roots = [_PACKAGE]
     spec = importlib.util.find_spec("doublet.training")
     if spec is not None and spec.origin is not None:
         training = Path(spec.origin).resolve().parent
         if _PACKAGE not in training.parents:
             roots.append(training)
-    files = []
+    found = []
     for root in roots:
         for f in sorted(root.rglob("*.py")):
-            if b"njit" in f.read_bytes():
-                files.append(f)
-    return files
+            text = f.read_bytes()
+            if b"njit" in text:
+                found.append((f, text))
+    return found
 
 
 def _source_hash() -> str:
     h = hashlib.sha256(numba.__version__.encode())
-    for f in kernel_sources():
+    for f, text in _kernel_texts():
         h.update(f.name.encode())
-        h.update(f.read_bytes())
+        h.update(text)
     return h.hexdigest()[:16]
 
 

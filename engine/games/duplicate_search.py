@@ -81,8 +81,7 @@ def _search_chooser(model: Any, variant: int, ply: int) -> Chooser:
     s = Searcher(model, variant)
 
     def chooser(b: np.ndarray, d1: int, d2: int, rng: np.ndarray) -> tuple[np.ndarray, bool]:
-        after, again = choose(s, b, d1, d2, ply)
-        return after.copy(), again
+        return choose(s, b, d1, d2, ply)  # the board is a row of analyse's fresh copy
 
     return chooser
 

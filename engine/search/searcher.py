@@ -543,8 +543,8 @@ class Searcher:
         self.bo = bearoff_tables(self.use_bearoff)
         self.cache = new_cache()
         self.stats = np.zeros(2, np.int64)
-        self.prune = _NO_PRUNE if model.prune is None else model.prune
-        self.nets = Nets(model.contact, model.race, self.prune)
+        self.nets = Nets(model.contact, model.race,
+                         _NO_PRUNE if model.prune is None else model.prune)  # fmt: skip
         # The kernels' entry points take plain tuples (see _analyse_root_entry).
         self._flat = (tuple(self.nets), tuple(self.bo), tuple(self.cache))
         self._generations: dict[tuple[int, float, int], int] = {}  # each setting's generation
