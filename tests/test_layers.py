@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Lowest first. A module may import its own layer and every layer before it.
-LAYERS = ["core", "rules", "formats", "nn", "search", "games", "training", "apps"]
+LAYERS = ["core", "rules", "formats", "nn", "cube", "search", "games", "training", "apps"]
 FOLDERS = {name: ROOT / "engine" / name for name in LAYERS if name != "training"}
 FOLDERS["training"] = ROOT / "training"
 

@@ -91,6 +91,16 @@ def flip_into(board, out):
     out[OPP_OUT] = board[MY_OUT]
 
 
+def flip_all(boards: Boards) -> Boards:
+    """flip of each row of an (N, SIZE) batch, in numpy: a new (N, SIZE) int8 array."""
+    b = np.asarray(boards, dtype=np.int8).reshape(-1, SIZE)
+    out = np.empty_like(b)
+    out[:, 25::-1] = -b[:, :26]  # bars and points mirror: p <-> 25 - p
+    out[:, MY_OFF], out[:, OPP_OFF] = b[:, OPP_OFF], b[:, MY_OFF]
+    out[:, MY_OUT], out[:, OPP_OUT] = b[:, OPP_OUT], b[:, MY_OUT]
+    return out
+
+
 @njit
 def pip_counts(board):
     """(mover's pips, opponent's pips). Bar and unentered checkers count 25."""

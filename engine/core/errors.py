@@ -32,6 +32,11 @@ class InvalidDiceError(DoubletError):
     """Dice out of 1..6 or not two of them."""
 
 
+class CubeError(DoubletError):
+    """A cube or match state that cannot arise or is not allowed: a cube of 3, an away
+    score of 0, a cube owned in the Crawford game, Jacoby in a match ..."""
+
+
 class ModelError(DoubletError):
     """A model file that is missing, corrupt, or made for another encoder version."""
 

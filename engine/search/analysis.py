@@ -30,7 +30,10 @@ from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.eval import Model, default_model, equity
 from doublet.rules.movegen import shots
+from doublet.cube.met import gammon_values, to_money
+from doublet.cube.state import MONEY, CubeState
 from doublet.search.choice import ranking
+from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
 from doublet.search.searcher import Limits, Searcher
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
@@ -70,6 +73,46 @@ def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None) -
     return doc
 
 
+def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2,
+                  model: Model | None = None, method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
+    """The side on roll's cube decision before its roll: the reply of the engine's
+    ``cube`` command (see the module docstring)."""
+    s = searcher(model, pos.variant)
+    a = cube_decision(s, np.array(pos.board), state, ply, method)
+    if a.decision is None:
+        doc: dict[str, Any] = {
+            "double": False,
+            "take": None,
+            "action": f"No double available ({state.why_no_double()})",
+            "equities": {"no_double": round(a.no_double, 6), "double_take": None,
+                         "double_pass": None},  # fmt: skip
+        }
+        if a.no_double_mwc is not None:
+            doc["mwc"] = {"no_double": round(a.no_double_mwc, 6), "double_take": None,
+                          "double_pass": None}  # fmt: skip
+    else:
+        doc = a.decision.to_json()
+        doc["optimal"] = round(a.decision.optimal, 6)
+    doc["probabilities"] = _probs(a.probs)
+    doc["cubeless_equity"] = round(float(equity(a.probs.astype(np.float32))), 6)
+    doc["ply"] = a.ply
+    doc["method"] = a.method
+    doc["state"] = state.to_json()
+    if state.is_match:
+        doc["gammon_values"] = {k: round(v, 6) for k, v in gammon_values(state).items()}
+    return doc
+
+
+def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
+                     model: Model | None = None, method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
+    """Without a roll: the side on roll's chances at `ply` (``evaluation``, as
+    evaluate_position) and its cube decision (``cube``, as cube_document)."""
+    doc = evaluate_position(pos, ply, model)
+    doc["cube"] = cube_document(pos, state, ply, model, method)
+    doc["state_text"] = state.describe()
+    return doc
+
+
 def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
     """Rolls of 36 with which the opponent (next to roll) hits each of the mover's blots."""
     out = []
@@ -80,14 +123,32 @@ def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
 
 
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0,
-                 model: Model | None = None) -> dict[str, Any]:  # fmt: skip
-    """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses."""
+                 model: Model | None = None, state: CubeState = MONEY) -> dict[str, Any]:  # fmt: skip
+    """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses.
+
+    In money play with the cube centered (the default `state`) the equity is cubeless;
+    at a match score, with an owned cube or under the Jacoby rule it is the cubeful
+    equity after the play (doublet.search.cubeful.play_values: the probabilities at the
+    ply searched, converted for the side to roll next, who may double first), money
+    equivalent in a match, each play's match-winning chance beside it (``mwc``), and
+    the cubeless equity as ``cubeless_equity``."""
     s = searcher(model, pos.variant)
     boards, again, probs, plies = s.analyse(np.array(pos.board), d1, d2, Limits(ply=ply))
     texts = describe_outcomes(pos.board, boards, again, d1, d2, pos.variant)
-    eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+    cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+    cubeful = not state.is_default
+    mwc = None
+    if cubeful:
+        values = play_values(s, boards, again, probs, state)
+        if state.is_match:
+            mwc = values
+            eq = np.asarray(to_money(state, values), dtype=np.float64)
+        else:
+            eq = values / state.value
+    else:
+        eq = cubeless
     # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
-    order = ranking(probs, plies)
+    order = ranking(probs, plies, eq if cubeful else None)
     best_eq = eq[order[0]]
     plays = []
     for rank, i in enumerate(order, 1):
@@ -101,11 +162,18 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0,
             "probabilities": _probs(probs[i]),
             "again": bool(again[i]),
         }
+        if cubeful:
+            row["cubeless_equity"] = round(float(cubeless[i]), 6)
+            if mwc is not None:
+                row["mwc"] = round(float(mwc[i]), 6)
         if pos.variant == B.STANDARD:
             row["position_id"] = position_id(B.flip(boards[i]))
         row["board"] = {"mover": mover, "opponent": opponent}
         plays.append(row)
     doc = _base(pos, ply)
+    if cubeful:
+        doc["equity"] = "cubeful"
+        doc["state"] = state.to_json()
     doc["dice"] = [d1, d2]
     doc["plays"] = plays
     doc["shots"] = blot_shots(boards[order[0]], pos.variant)
@@ -165,12 +233,58 @@ def diagram(board: np.ndarray, dice: tuple[int, int] | None = None) -> str:
     return "\n".join(lines)
 
 
+def render_cube(cube: dict[str, Any]) -> list[str]:
+    """The lines of a cube decision, as GNU Backgammon words them."""
+    state = cube["state"]
+    match = state.get("match")
+    eq = cube["equities"]
+    mwc = cube.get("mwc")
+    out = [f"Cube decision, {cube['ply']} ply ({cube['method']}):"]
+    p = cube["probabilities"]
+    out.append(f"  cubeless: win {100 * p['win']:.2f}% (gammon {100 * p['win_gammon']:.2f}%, "
+               f"backgammon {100 * p['win_backgammon']:.2f}%), lose {100 * (1 - p['win']):.2f}% "
+               f"(gammon {100 * p['lose_gammon']:.2f}%, backgammon "
+               f"{100 * p['lose_backgammon']:.2f}%), equity {cube['cubeless_equity']:+.3f}")  # fmt: skip
+    if match:
+        gv = cube["gammon_values"]
+        out.append(f"  gammon values: X {gv['mover_gammon']:.3f} (backgammon "
+                   f"{gv['mover_backgammon']:.3f}), O {gv['opponent_gammon']:.3f} (backgammon "
+                   f"{gv['opponent_backgammon']:.3f})")  # fmt: skip
+    if eq["double_take"] is None:
+        line = f"  No double        {eq['no_double']:+.4f}"
+        if mwc:
+            line += f"  (MWC {100 * mwc['no_double']:.2f}%)"
+        out.append(line)
+        out.append(f"Proper cube action: {cube['action']}")
+        return out
+    best = cube["optimal"]
+    verb = "Redouble" if state["cube"]["owner"] == "mover" else "Double"
+    rows = [("no_double", f"No {verb.lower()}"), ("double_take", f"{verb}, take"),
+            ("double_pass", f"{verb}, pass")]  # fmt: skip
+    out.append("  cubeful equities" + (" (money-equivalent, match-winning chance)" if match else "") + ":")
+    for key, name in rows:
+        diff = eq[key] - best
+        line = f"  {name:<16} {eq[key]:+.4f}"
+        line += f"  ({diff:+.4f})" if abs(diff) > 5e-7 else " " * 11
+        if mwc:
+            line += f"  MWC {100 * mwc[key]:6.2f}%"
+        out.append(line)
+    out.append(f"Proper cube action: {cube['action']}")
+    return out
+
+
 def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
-    """The human text of an analysis: diagram, then the evaluation or the ranked plays."""
+    """The human text of an analysis: diagram, then the evaluation and the cube decision,
+    or the ranked plays."""
     dice = tuple(doc["dice"]) if "dice" in doc else None
     out = [diagram(board, dice)]
     where = doc.get("position_id", "")
     out.append(f"{doc['variant']} {where}".rstrip())
+    if "state_text" in doc:
+        out.append(doc["state_text"])
+    if "cube" in doc:
+        out += render_cube(doc["cube"])
+        return "\n".join(out)
     if "evaluation" in doc:
         ev = doc["evaluation"]
         p = ev["probabilities"]
@@ -183,16 +297,19 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
         return "\n".join(out)
     plays = doc["plays"]
     width = max([len(r["play"]) for r in plays[:limit]] + [4])
-    out.append(f"{len(plays)} legal play{'s' if len(plays) != 1 else ''}:")
+    kind = " by cubeful equity" + (" (money-equivalent; MWC beside it)"
+                                   if "mwc" in plays[0] else "") if doc.get("equity") == "cubeful" else ""  # fmt: skip
+    out.append(f"{len(plays)} legal play{'s' if len(plays) != 1 else ''}{kind}:")
     out.append(f"  #  {'play':<{width}}  ply  equity   loss     win    wg    wbg    lg    lbg")
     for r in plays[:limit]:
         p = r["probabilities"]
         text = r["play"] or "(no legal play)"
         again = "  rolls again" if r["again"] else ""
+        mwc = f"  MWC {100 * r['mwc']:.2f}%" if "mwc" in r else ""
         out.append(f"{r['rank']:3d}  {text:<{width}}  {r['ply']:3d}  {r['equity']:+.3f}  "
                    f"{-r['loss'] + 0.0:+.3f}  {100 * p['win']:5.1f} {100 * p['win_gammon']:5.1f} "
                    f"{100 * p['win_backgammon']:5.1f} {100 * p['lose_gammon']:5.1f} "
-                   f"{100 * p['lose_backgammon']:5.1f}{again}")  # fmt: skip
+                   f"{100 * p['lose_backgammon']:5.1f}{mwc}{again}")  # fmt: skip
     if len(plays) > limit:
         out.append(f"  ... {len(plays) - limit} more (--all or --json shows them)")
     if doc["shots"]:

@@ -2,8 +2,9 @@
 the depth a front end searches at. Analysis, the terminal and browser games, the
 duplicate-dice harnesses and training all import these; none re-derives them.
 
-- ``ranking(probs, plies)``: the plays searched deepest first, by cubeless equity, then
-  the rest by theirs (each at the ply it was searched to); ties by the lower index.
+- ``ranking(probs, plies[, equities])``: the plays searched deepest first, by cubeless
+  equity (or by the cubeful equities given, at a match score or an owned cube), then the
+  rest by theirs (each at the ply it was searched to); ties by the lower index.
 - ``best_index(probs, plies)``: the first of that ranking, the play chosen
   (doublet.search.searcher's ``_best_index`` kernel, which Searcher.best runs).
 - ``choose(searcher, board, d1, d2, ply)``: that play's outcome board and again flag.
@@ -30,9 +31,14 @@ DEFAULT_PLY = {"standard": 2, "acey-deucey": 1}
 ACEY_DEUCEY_MAX_PLY = 1
 
 
-def ranking(probs: np.ndarray, plies: np.ndarray) -> list[int]:
-    """Indices of the plays, best first: deepest searched first, then by equity."""
-    eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+def ranking(probs: np.ndarray, plies: np.ndarray, equities: np.ndarray | None = None) -> list[int]:
+    """Indices of the plays, best first: deepest searched first, then by equity: the
+    cubeless equity of `probs`, or the given `equities` (cubeful, at a match score or an
+    owned cube: doublet.search.cubeful.play_values)."""
+    if equities is None:
+        eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
+    else:
+        eq = np.asarray(equities, dtype=np.float64).reshape(-1)
     return sorted(range(len(eq)), key=lambda i: (-int(plies[i]), -eq[i], i))
 
 

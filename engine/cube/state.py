@@ -1,0 +1,236 @@
+"""The cube state: one type for the cube and the score, used everywhere.
+
+A CubeState is always seen by the side on roll (the mover), as a Position is: ``owner``
+is "centered", "mover" or "opponent"; ``away`` is (points the mover still needs, points
+its opponent needs). Money play has ``length`` 0 and may use the Jacoby rule (gammons
+count only once the cube has been turned) and beavers; a match has a length, the away
+scores and a Crawford flag (this game is the Crawford game: nobody may double). A game
+after the Crawford game (a side 1-away, crawford False) is post-Crawford.
+
+>>> s = CubeState.match(7, away=(2, 4))
+>>> s.flipped().away
+(4, 2)
+>>> s.doubled()
+CubeState(value=2, owner='opponent', length=7, away=(2, 4), crawford=False, jacoby=False, beavers=False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from doublet.core.errors import CubeError
+
+OWNERS = ("centered", "mover", "opponent")
+MAX_CUBE = 1 << 15
+MAX_LENGTH = 25  # the match equity table's size
+
+
+@dataclass(frozen=True)
+class CubeState:
+    """The cube and the score, from the side on roll's view. Validated on construction."""
+
+    value: int = 1
+    owner: str = "centered"
+    length: int = 0  # 0: money play
+    away: tuple[int, int] = (0, 0)  # (mover, opponent): points still needed (match only)
+    crawford: bool = False  # this game is the Crawford game (match only)
+    jacoby: bool = False  # money only: gammons count only after a double
+    beavers: bool = False  # money only
+
+    def __post_init__(self) -> None:
+        v = self.value
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > MAX_CUBE or v & (v - 1):
+            raise CubeError(f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {v!r}")
+        if self.owner not in OWNERS:
+            raise CubeError(f"the cube owner must be one of {', '.join(OWNERS)}, got {self.owner!r}")
+        if v > 1 and self.owner == "centered":
+            raise CubeError(f"a cube at {v} has been turned, so one side owns it (owner "
+                            "'mover' or 'opponent'), not 'centered'")  # fmt: skip
+        if v == 1 and self.owner != "centered":
+            raise CubeError("a cube at 1 has not been turned: it is centered")
+        n = self.length
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise CubeError(f"the match length must be a whole number >= 1 (0: money), got {n!r}")
+        away = tuple(self.away)
+        object.__setattr__(self, "away", away)
+        if n == 0:
+            if away != (0, 0) and away != ():
+                raise CubeError("away scores are for match play: give a match length")
+            object.__setattr__(self, "away", (0, 0))
+            if self.crawford:
+                raise CubeError("the Crawford rule is for match play, not money play")
+            return
+        if n > MAX_LENGTH:
+            raise CubeError(f"matches are supported up to {MAX_LENGTH} points (the match "
+                            f"equity table's size), got {n}")  # fmt: skip
+        if len(away) != 2 or any(isinstance(a, bool) or not isinstance(a, int) for a in away):
+            raise CubeError(f"away is two whole numbers (mover, opponent), got {self.away!r}")
+        for who, a in zip(("mover", "opponent"), away, strict=True):
+            if not 1 <= a <= n:
+                raise CubeError(f"the {who} needs 1..{n} points in a {n}-point match, got "
+                                f"{a} away (0 away would mean the match is over)")  # fmt: skip
+        if self.jacoby or self.beavers:
+            raise CubeError("the Jacoby rule and beavers are for money play, not matches")
+        if self.crawford:
+            if sorted(away)[0] != 1 or away == (1, 1):
+                raise CubeError(f"the Crawford game is the one in which a side first needs 1 "
+                                f"point and the other more; away {away[0]}-{away[1]} is not")  # fmt: skip
+            if v != 1:
+                raise CubeError("nobody may double in the Crawford game: the cube is "
+                                f"centered at 1 (got {v} owned by the {self.owner})")  # fmt: skip
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def money(cls, value: int = 1, owner: str = "centered", jacoby: bool = False,
+              beavers: bool = False) -> CubeState:  # fmt: skip
+        return cls(value, owner, 0, (0, 0), False, bool(jacoby), bool(beavers))
+
+    @classmethod
+    def match(cls, length: int, away: tuple[int, int] | None = None,
+              score: tuple[int, int] | None = None, value: int = 1, owner: str = "centered",
+              crawford: bool = False) -> CubeState:  # fmt: skip
+        """A match state from the away scores (points still needed) or from the score
+        (points won so far), mover first: exactly one of them."""
+        if (away is None) == (score is None):
+            raise CubeError("give the match score either as away (points still needed) or "
+                            "as score (points won), not both")  # fmt: skip
+        if score is not None:
+            if len(score) != 2 or not all(isinstance(s, int) and s >= 0 for s in score):
+                raise CubeError(f"the score is two whole numbers >= 0, got {score!r}")
+            if any(s >= length for s in score):
+                raise CubeError(f"a score of {score[0]}-{score[1]} ends a {length}-point match")
+            away = (length - score[0], length - score[1])
+        assert away is not None
+        return cls(value, owner, length, tuple(away), bool(crawford))  # type: ignore[arg-type]
+
+    @classmethod
+    def from_xgid(cls, meta: Mapping[str, Any]) -> CubeState:
+        """The cube and score of an XGID (doublet.formats.ids.parse_position's meta), from
+        the side on roll's view."""
+        value = 1 << int(meta["cube"])
+        owner_abs, turn = int(meta["cube_owner"]), int(meta["turn"])
+        owner = "centered" if owner_abs == 0 else ("mover" if owner_abs == turn else "opponent")
+        length = int(meta["match_length"])
+        flags = int(meta["crawford"])
+        if length == 0:
+            return cls.money(value, owner, jacoby=bool(flags & 1), beavers=bool(flags & 2))
+        mine, theirs = meta["score_x"], meta["score_o"]
+        if turn == -1:
+            mine, theirs = theirs, mine
+        return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=owner,
+                         crawford=bool(flags & 1))  # fmt: skip
+
+    # -- views -------------------------------------------------------------------------------
+    @property
+    def is_match(self) -> bool:
+        return self.length > 0
+
+    @property
+    def post_crawford(self) -> bool:
+        return self.is_match and not self.crawford and 1 in self.away
+
+    @property
+    def is_default(self) -> bool:
+        """Money play, the cube centered at 1, no Jacoby: where cubeless equity ranks plays."""
+        return not self.is_match and self.value == 1 and not self.jacoby
+
+    def may_double(self) -> bool:
+        """Whether the rules let the mover double (or redouble) now."""
+        return not self.crawford and self.owner in ("centered", "mover")
+
+    def why_no_double(self) -> str:
+        if self.crawford:
+            return "the Crawford game: nobody may double"
+        return "the opponent owns the cube"
+
+    def flipped(self) -> CubeState:
+        """The same state seen by the opponent."""
+        swap = {"centered": "centered", "mover": "opponent", "opponent": "mover"}
+        return replace(self, owner=swap[self.owner], away=(self.away[1], self.away[0]))
+
+    def doubled(self) -> CubeState:
+        """After the mover doubles and the opponent takes: twice the value, the opponent's."""
+        return replace(self, value=2 * self.value, owner="opponent")
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"cube": {"value": self.value, "owner": self.owner}}
+        if self.is_match:
+            doc["match"] = {"length": self.length, "away": list(self.away),
+                            "crawford": self.crawford}  # fmt: skip
+        else:
+            doc["match"] = None
+            doc["jacoby"] = self.jacoby
+            doc["beavers"] = self.beavers
+        return doc
+
+    def describe(self) -> str:
+        cube = "cube centered" if self.owner == "centered" else f"cube {self.value} owned by the {self.owner}"
+        if self.value == 1 and self.owner == "centered":
+            cube = "cube centered at 1"
+        if not self.is_match:
+            rules = [r for r, on in (("Jacoby", self.jacoby), ("beavers", self.beavers)) if on]
+            return f"money game, {cube}" + (f", {' and '.join(rules)}" if rules else "")
+        stage = " (Crawford game)" if self.crawford else (" (post-Crawford)" if self.post_crawford else "")
+        return (f"{self.length}-point match, mover {self.away[0]}-away, opponent "
+                f"{self.away[1]}-away{stage}, {cube}")  # fmt: skip
+
+
+MONEY = CubeState()
+
+
+def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeState:
+    """A cube state from the documented JSON keys (``cube``: {value, owner}, ``match``:
+    {length, away, crawford} or null, ``jacoby``, ``beavers``), each key given overriding
+    `base` (an XGID's own state; default: money, centered)."""
+    s = base if base is not None else MONEY
+    fields: dict[str, Any] = {}
+    if "cube" in req and req["cube"] is not None:
+        cube = req["cube"]
+        if not isinstance(cube, Mapping):
+            raise CubeError(f"'cube' is an object {{\"value\": 2, \"owner\": \"mover\"}}, got {cube!r}")
+        unknown = set(cube) - {"value", "owner"}
+        if unknown:
+            raise CubeError(f"'cube' has unknown keys {sorted(unknown)}: use value and owner")
+        fields["value"] = cube.get("value", s.value if "owner" in cube else 1)
+        fields["owner"] = cube.get("owner", "centered" if fields["value"] == 1 else s.owner)
+    if "match" in req:
+        m = req["match"]
+        if m is None:
+            fields.update(length=0, away=(0, 0), crawford=False)
+        else:
+            if not isinstance(m, Mapping):
+                raise CubeError(f"'match' is an object {{\"length\": 7, \"away\": [2, 4], "
+                                f"\"crawford\": false}} or null, got {m!r}")  # fmt: skip
+            unknown = set(m) - {"length", "away", "score", "crawford"}
+            if unknown:
+                raise CubeError(f"'match' has unknown keys {sorted(unknown)}: use length, "
+                                "away (or score) and crawford")  # fmt: skip
+            if "length" not in m:
+                raise CubeError("'match' needs a 'length'")
+            length = m["length"]
+            if "away" in m and "score" in m:
+                raise CubeError("'match' takes 'away' or 'score', not both")
+            if "away" not in m and "score" not in m:
+                raise CubeError("'match' needs 'away': [mover, opponent] (points still needed)")
+            pair = m.get("away", m.get("score"))
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise CubeError(f"'away' is [mover, opponent], got {pair!r}")
+            if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+                raise CubeError(f"the match length must be a whole number >= 1, got {length!r}")
+            crawford = m.get("crawford", False)
+            if not isinstance(crawford, bool):
+                raise CubeError(f"'crawford' is true or false, got {crawford!r}")
+            away = tuple(pair) if "away" in m else tuple(
+                length - p if isinstance(p, int) and not isinstance(p, bool) else p for p in pair)
+            fields.update(length=length, away=away, crawford=crawford, jacoby=False, beavers=False)
+    for key in ("jacoby", "beavers"):
+        if key in req and req[key] is not None:
+            if not isinstance(req[key], bool):
+                raise CubeError(f"'{key}' is true or false, got {req[key]!r}")
+            fields[key] = req[key]
+    return replace(s, **fields) if fields else s
+
+
+__all__ = ["MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "from_request"]

@@ -1,0 +1,262 @@
+"""Cube decisions and cubeful play values by search over the dice.
+
+Two ways to a cubeful equity at n ply, both measured (benchmarks/cube.py, RESULTS.md):
+
+- ``"janowski"``: the searcher's cubeless n-ply probabilities of the position, converted
+  once with Janowski's model (doublet.cube.equity).
+- ``"cubeful"``: a cubeful n-ply search, as GNU Backgammon's cubeful evaluation does it.
+  Every node is a position before a roll with a set of cube states (one for each branch
+  of the cube decisions above it); a node at depth 0 is converted with Janowski's model,
+  and the side on roll there takes its best cube action (no double, or a double the
+  opponent answers as suits it). A node at depth d > 0 averages over the 21 rolls the
+  value of the play the mover picks, judged one ply down: the play is picked once per
+  roll, for the node's first state, by its 0-ply cubeful value, and every state of the
+  node then follows it; the side on roll takes its cube action from these averages (no
+  double: the cube as it is; double / take: the cube doubled and the opponent's; double
+  / pass: the cube's value won). A turn that goes on (an Acey-Deucey 1-2 rolling again)
+  is the same side's and has no cube action.
+
+Values inside the search are absolute: money in points of the base stake (the cube's
+value counted), match play in match-winning chances, each for the side on roll of its
+node. doublet.cube.equity.Decision normalises them as GNU Backgammon shows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from doublet.core.board import ACEY_DEUCEY, Board, flip_all
+from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
+from doublet.core.errors import DoubletError
+from doublet.cube import equity as E
+from doublet.cube.met import to_money
+from doublet.cube.state import CubeState
+from doublet.search.searcher import MAX_PLY, Limits, Searcher
+
+METHODS = ("cubeful", "janowski")
+DEFAULT_METHOD = "cubeful"
+# Acey-Deucey's 1-2 has up to about 100,000 plays: its cubeful search stops at 1 ply.
+ACEY_DEUCEY_CUBE_PLY = 1
+
+
+def flip_probs(p: np.ndarray) -> np.ndarray:
+    """The five probabilities seen by the other side (rows of (N, 5) or one (5,))."""
+    q = np.asarray(p, dtype=np.float64)
+    return np.stack([1.0 - q[..., 0], q[..., 3], q[..., 4], q[..., 1], q[..., 2]], axis=-1)
+
+
+def _other(v: np.ndarray | float, state: CubeState) -> np.ndarray | float:
+    """An absolute value for one side as the other side's."""
+    return 1.0 - v if state.is_match else -v
+
+
+def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bool
+                ) -> np.ndarray:  # fmt: skip
+    """The 0-ply cubeful value (absolute) of positions before their roll, each with its
+    side on roll's probabilities and board, in `state` (that side's view): after the
+    side's best cube action when `act`, else without one."""
+    x = E.efficiencies(boards)
+    scale = 1.0 if state.is_match else float(state.value)
+    nd = E.no_double(probs, x, state) * scale
+    if not (act and state.may_double()):
+        return nd
+    dt = E.double_take(probs, x, state) * scale
+    dp = E.double_pass(state) * scale
+    return np.maximum(nd, np.minimum(dt, dp))
+
+
+@dataclass
+class Node:
+    """A searched node's values, per state (absolute, the side on roll's): after its cube
+    action, with no double, with double / take (None where it may not double); and the
+    cubeless probabilities the search gives it."""
+
+    optimal: list[float]
+    no_double: list[float]
+    double_take: list[float | None]
+    probs: np.ndarray
+
+
+class CubefulSearch:
+    """The cubeful n-ply search over a Searcher's move generator and nets."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher = searcher
+
+    def _rolls(self, board: Board, first: CubeState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The play the mover picks for each of the 21 rolls, for state `first`, by its
+        0-ply cubeful value: (the boards after them seen by the side to roll next (21,
+        SIZE), whether that is the mover again (21,), that side's 0-ply probabilities
+        (21, 5)). All the rolls' plays are valued in one batch."""
+        outs, agains, probs, starts = [], [], [], [0]
+        for r in range(len(ROLLS_21)):
+            o, a, p, _ = self.searcher.analyse(board, int(ROLLS_21[r, 0]), int(ROLLS_21[r, 1]),
+                                               Limits(ply=0))  # fmt: skip
+            outs.append(o)
+            agains.append(a)
+            probs.append(p)
+            starts.append(starts[-1] + len(o))
+        out = np.concatenate(outs)
+        again = np.concatenate(agains)
+        prob = np.concatenate(probs)
+        views = np.where(again[:, None], out, flip_all(out))
+        side_probs = np.where(again[:, None], prob, flip_probs(prob))
+        value = self._values_after(side_probs, views, again, first)
+        pick = np.array([starts[r] + int(np.argmax(value[starts[r]:starts[r + 1]]))
+                         for r in range(len(ROLLS_21))])  # fmt: skip
+        return views[pick], again[pick], side_probs[pick]
+
+    @staticmethod
+    def _values_after(side_probs: np.ndarray, views: np.ndarray, again: np.ndarray,
+                      state: CubeState) -> np.ndarray:  # fmt: skip
+        """The mover's absolute value after plays, in `state` (the mover's view), from
+        the positions after them (seen by the side to roll next, with its probabilities):
+        the opponent's 0-ply value after its cube action, or the mover's own without one
+        when it rolls again."""
+        if not again.any():
+            return _other(leaf_values(side_probs, views, state.flipped(), True), state)
+        stay = leaf_values(side_probs, views, state, False)
+        if again.all():
+            return stay
+        turn = _other(leaf_values(side_probs, views, state.flipped(), True), state)
+        return np.where(again, stay, turn)
+
+    def node(self, board: Board, states: list[CubeState], depth: int, act: bool) -> Node:
+        """Search `board` (before its side on roll rolls) `depth` plies deep for each state."""
+        b = np.asarray(board, dtype=np.int8)
+        if depth == 0:
+            p = self.searcher.evaluate(b, Limits(ply=0)).astype(np.float64)
+            return self._leaf(p, b, states, act)
+        branches: list[CubeState] = []  # the states after this node's cube action
+        for s in states:
+            branches.append(s)
+            if act and s.may_double():
+                branches.append(s.doubled())
+        views, again, side_probs = self._rolls(b, states[0])
+        weights = ROLL_WEIGHTS.astype(np.float64)
+        totals = np.zeros(len(branches))
+        if depth == 1:
+            for k, s in enumerate(branches):
+                totals[k] = float(weights @ self._values_after(side_probs, views, again, s))
+            probs = weights @ np.where(again[:, None], side_probs, flip_probs(side_probs))
+        else:
+            probs = np.zeros(5)
+            for r in range(len(ROLLS_21)):
+                w = float(weights[r])
+                child = branches if again[r] else [s.flipped() for s in branches]
+                sub = self.node(views[r], child, depth - 1, not again[r])
+                if again[r]:
+                    totals += w * np.array(sub.optimal)
+                    probs += w * sub.probs
+                else:
+                    totals += w * np.array([_other(v, s) for v, s in
+                                            zip(sub.optimal, branches, strict=True)])  # fmt: skip
+                    probs += w * flip_probs(sub.probs)
+        out = Node([], [], [], probs)
+        k = 0
+        for s in states:
+            nd = float(totals[k])
+            k += 1
+            dt = None
+            opt = nd
+            if act and s.may_double():
+                dt = float(totals[k])
+                k += 1
+                dp = E.double_pass(s) * (1.0 if s.is_match else s.value)
+                opt = max(nd, min(dt, dp))
+            out.optimal.append(opt)
+            out.no_double.append(nd)
+            out.double_take.append(dt)
+        return out
+
+    def _leaf(self, p: np.ndarray, b: Board, states: list[CubeState], act: bool) -> Node:
+        out = Node([], [], [], p)
+        x = E.efficiency(b)
+        for s in states:
+            scale = 1.0 if s.is_match else float(s.value)
+            nd = float(E.no_double(p, x, s)[0]) * scale
+            dt = None
+            opt = nd
+            if act and s.may_double():
+                dt = float(E.double_take(p, x, s)[0]) * scale
+                opt = max(nd, min(dt, E.double_pass(s) * scale))
+            out.optimal.append(opt)
+            out.no_double.append(nd)
+            out.double_take.append(dt)
+        return out
+
+
+@dataclass(frozen=True)
+class CubeAnalysis:
+    """A cube decision with the cubeless probabilities behind it, the depth and method."""
+
+    decision: E.Decision | None  # None: the mover may not double (see state.why_no_double)
+    no_double: float  # normalised, as GNU Backgammon shows it
+    no_double_mwc: float | None
+    probs: np.ndarray
+    ply: int
+    method: str
+
+
+def check_ply(ply: int, variant: int) -> int:
+    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= MAX_PLY:
+        raise DoubletError(f"ply must be an integer 0..{MAX_PLY}, got {ply!r}")
+    if variant == ACEY_DEUCEY:
+        return min(ply, ACEY_DEUCEY_CUBE_PLY)
+    return ply
+
+
+def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
+                  method: str = DEFAULT_METHOD) -> CubeAnalysis:  # fmt: skip
+    """The mover's cube decision before its roll, `ply` deep (Acey-Deucey: at most
+    ACEY_DEUCEY_CUBE_PLY), by `method` ("cubeful" or "janowski", see the module)."""
+    if method not in METHODS:
+        raise DoubletError(f"the cube method is one of {', '.join(METHODS)}, got {method!r}")
+    ply = check_ply(ply, searcher.variant)
+    b = np.asarray(board, dtype=np.int8)
+    scale = 1.0 if state.is_match else float(state.value)
+    if method == "janowski" or ply == 0:
+        p = searcher.evaluate(b, Limits(ply=ply)).astype(np.float64)
+        node = CubefulSearch(searcher)._leaf(p, b, [state], True)
+    else:
+        node = CubefulSearch(searcher).node(b, [state], ply, True)
+    nd = node.no_double[0]
+    dt = node.double_take[0]
+    nd_norm = nd / scale
+    mwc = nd if state.is_match else None
+    if state.is_match:
+        nd_norm = float(to_money(state, nd))
+    if dt is None:
+        return CubeAnalysis(None, nd_norm, mwc, node.probs, ply, method)
+    decision = E.decide_values(nd / scale if not state.is_match else nd,
+                               dt / scale if not state.is_match else dt, state)  # fmt: skip
+    return CubeAnalysis(decision, decision.no_double, mwc, node.probs, ply, method)
+
+
+def play_values(searcher: Searcher, boards: np.ndarray, again: np.ndarray, probs: np.ndarray,
+                state: CubeState) -> np.ndarray:  # fmt: skip
+    """The mover's cubeful value (absolute) after each play of a roll in `state` (the
+    mover's view): the probabilities of each play (the mover's, after it, at the depth it
+    was searched to) converted with Janowski's model for the side to roll next, who
+    takes its cube action first (none after an Acey-Deucey 1-2 rolling again)."""
+    ag = np.asarray(again, dtype=bool)
+    views = np.where(ag[:, None], boards, flip_all(boards))
+    side_probs = np.where(ag[:, None], probs, flip_probs(probs))
+    stay = leaf_values(side_probs, views, state, False)
+    turn = _other(leaf_values(side_probs, views, state.flipped(), True), state)
+    return np.where(ag, stay, turn)
+
+
+__all__ = [
+    "ACEY_DEUCEY_CUBE_PLY",
+    "DEFAULT_METHOD",
+    "METHODS",
+    "CubeAnalysis",
+    "CubefulSearch",
+    "cube_decision",
+    "flip_probs",
+    "leaf_values",
+    "play_values",
+]
