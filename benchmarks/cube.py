@@ -81,7 +81,9 @@ def gnubg_times(path: Path, plies: list[int]) -> dict[int, float] | None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "refdata" / "gnubg_cube.jsonl"))
     ap.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
@@ -120,14 +122,16 @@ def main() -> int:
 
     def table(title: str, keep) -> None:
         print(f"\n{title}")
-        print("| decider | n | double mEq | take mEq | total mEq | double agrees | take agrees | median ms |")
+        print("| decider | n | double mEq | take mEq | total mEq | double agrees | take agrees "
+              "| median ms |")  # fmt: skip
         print("|---|---|---|---|---|---|---|---|")
         for n in (0, 1):
             sel = [r for r in rows if keep(r)]
             if not sel:
                 return
-            es = [errors(r["gnubg"][str(n)]["no_double"], r["gnubg"][str(n)]["double_take"],
-                         r["gnubg"][str(n)]["double_pass"], r["gnubg"]["2"]) for r in sel]  # fmt: skip
+            g = [r["gnubg"][str(n)] for r in sel]
+            es = [errors(x["no_double"], x["double_take"], x["double_pass"], r["gnubg"]["2"])
+                  for x, r in zip(g, sel, strict=True)]  # fmt: skip
             gt = f"{1000 * gtimes[n]:.2f}" if gtimes and n in gtimes else ""
             _row(f"gnubg {n}-ply (data)", es, gt)
         for (method, ply), out in results.items():
@@ -143,7 +147,8 @@ def main() -> int:
         te = 1000 * float(np.mean([e[1] for e in es]))
         da = 100 * float(np.mean([e[2] for e in es]))
         ta = 100 * float(np.mean([e[3] for e in es]))
-        print(f"| {name} | {len(es)} | {de:.2f} | {te:.2f} | {de + te:.2f} | {da:.1f} % | {ta:.1f} % | {ms} |")
+        print(f"| {name} | {len(es)} | {de:.2f} | {te:.2f} | {de + te:.2f} | {da:.1f} % "
+              f"| {ta:.1f} % | {ms} |")  # fmt: skip
 
     print(f"# benchmarks/cube.py: {len(rows)} cube decisions ({args.data}), "
           f"{platform.node()} {platform.processor() or platform.machine()}, "

@@ -5,6 +5,7 @@ probabilities and its cubeful 0/1/2-ply equities, with the seconds each cubeful
 evaluation took. One JSON object a line in OUT. Used by benchmarks/cube.py (gnubg's time
 per decision in the same run) and to make tests/data/gnubg_cube0.jsonl.
 """
+
 import json
 import os
 import time
@@ -18,12 +19,25 @@ with open(src) as f, open(dst, "w") as out:
         r = json.loads(line)
         m = r["match"]
         if m:
-            ci = gnubg.cubeinfo(r["cube"]["value"], -1 if r["cube"]["owner"] == "centered" else 0, 0,
-                                m["length"], (m["length"] - m["away"][0], m["length"] - m["away"][1]),
-                                1 if m["crawford"] else 0, 0)
+            ci = gnubg.cubeinfo(
+                r["cube"]["value"],
+                -1 if r["cube"]["owner"] == "centered" else 0,
+                0,
+                m["length"],
+                (m["length"] - m["away"][0], m["length"] - m["away"][1]),
+                1 if m["crawford"] else 0,
+                0,
+            )
         else:
-            ci = gnubg.cubeinfo(r["cube"]["value"], -1 if r["cube"]["owner"] == "centered" else 0, 0,
-                                0, (0, 0), 0, 0)
+            ci = gnubg.cubeinfo(
+                r["cube"]["value"],
+                -1 if r["cube"]["owner"] == "centered" else 0,
+                0,
+                0,
+                (0, 0),
+                0,
+                0,
+            )
             ci["jacoby"] = 1 if r["jacoby"] else 0
             ci["beavers"] = 0
         b = gnubg.positionfromid(r["pid"])
@@ -34,7 +48,11 @@ with open(src) as f, open(dst, "w") as out:
             ec = {"cubeful": 1, "plies": n, "deterministic": 1, "prune": 1, "noise": 0.0}
             t = time.perf_counter()
             opt, nd, dt, dp, rec, text = gnubg.cfevaluate(b, ci, ec)
-            doc[str(n)] = {"no_double": round(nd, 6), "double_take": round(dt, 6),
-                           "double_pass": round(dp, 6), "action": text,
-                           "seconds": time.perf_counter() - t}
+            doc[str(n)] = {
+                "no_double": round(nd, 6),
+                "double_take": round(dt, 6),
+                "double_pass": round(dp, 6),
+                "action": text,
+                "seconds": time.perf_counter() - t,
+            }
         out.write(json.dumps(doc) + "\n")

@@ -84,3 +84,18 @@ def test_counts_round_trip(variant: int) -> None:
         assert len(mover) == len(opponent) == 26
         assert mover[25] == b[MY_BAR] and opponent[25] == -b[OPP_BAR]
         assert np.array_equal(from_counts(mover, opponent), b)
+
+
+def test_flip_all_flips_each_row() -> None:
+    from doublet.core import board as B
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for _ in range(20):
+        b = B.starting()
+        b[1:25] = rng.integers(-3, 4, 24)
+        b[B.MY_BAR], b[B.OPP_BAR], b[B.MY_OFF], b[B.OPP_OFF] = 1, -2, 3, 4
+        b[B.MY_OUT], b[B.OPP_OUT] = 5, 6
+        rows.append(b)
+    batch = np.stack(rows)
+    assert np.array_equal(B.flip_all(batch), np.stack([B.flip(b) for b in rows]))

@@ -157,3 +157,109 @@ def test_a_model_of_the_other_variant_is_not_taken_as_shipped(tmp_path: Path) ->
                        capture_output=True, cwd=ROOT, timeout=600,
                        env={**os.environ, "DOUBLET_MODEL_DIR": str(tmp_path)})  # fmt: skip
     assert r.returncode == 2 and "trained for variant 0, not 1" in r.stderr, r.stderr
+
+
+ISSUE_XGID = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:5:10"
+
+
+def test_analyse_uses_an_xgids_cube_and_score(model: str) -> None:
+    r = run("analyse", ISSUE_XGID, "--ply", "1", "--model", model)
+    assert r.returncode == 0, r.stderr
+    assert (
+        "5-point match, mover 3-away, opponent 1-away (post-Crawford), cube 2 owned by the mover"
+        in r.stdout
+    )
+    assert "Proper cube action: " in r.stdout and "Redouble, take" in r.stdout
+    r = run("analyse", ISSUE_XGID, "6", "5", "--ply", "1", "--model", model)
+    assert "by cubeful equity" in r.stdout and "MWC" in r.stdout
+    r = run("analyse", ISSUE_XGID, "--ply", "0", "--json", "--model", model, "--match", "0")
+    doc = json.loads(r.stdout)
+    assert doc["cube"]["state"] == {"cube": {"value": 2, "owner": "mover"}, "match": None,
+                                    "jacoby": False, "beavers": False}  # fmt: skip
+
+
+def test_analyse_cube_flags(model: str) -> None:
+    base = ("analyse", "4HPwATDgc/ABMA", "--ply", "0", "--json", "--model", model)
+    by_score = json.loads(run(*base, "--match", "7", "--score", "5", "3").stdout)
+    by_away = json.loads(run(*base, "--match", "7", "--away", "2", "4").stdout)
+    assert by_score["cube"] == by_away["cube"]
+    assert by_score["cube"]["state"]["match"] == {"length": 7, "away": [2, 4], "crawford": False}
+    owned = json.loads(run(*base, "--cube", "2", "--owner", "me", "--jacoby").stdout)
+    assert owned["cube"]["state"]["cube"] == {"value": 2, "owner": "mover"}
+    assert owned["cube"]["action"].startswith(("No redouble", "Redouble", "Too good to redouble"))
+    crawford = json.loads(run(*base, "--match", "5", "--away", "1", "3", "--crawford").stdout)
+    assert (
+        crawford["cube"]["action"] == "No double available (the Crawford game: nobody may double)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (("--cube", "3", "--owner", "me"), "power of 2"),
+        (("--cube", "2"), "--owner"),
+        (("--match", "7", "--away", "0", "4"), "0 away"),
+        (("--match", "7"), "needs the score"),
+        (("--score", "1", "2"), "--match"),
+        (
+            ("--match", "5", "--away", "1", "3", "--crawford", "--cube", "2", "--owner", "me"),
+            "Crawford",
+        ),
+        (("--match", "7", "--away", "2", "4", "--jacoby"), "money play"),
+        (("--match", "7", "--score", "7", "1"), "ends a 7-point match"),
+    ],
+)
+def test_bad_cube_flags_are_one_clear_line(flags: tuple[str, ...], words: str) -> None:
+    r = run("analyse", "4HPwATDgc/ABMA", "--ply", "0", *flags)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("doublet: error: ") and words in last
+
+
+def test_engine_cube_command(model: str) -> None:
+    reqs = [
+        {
+            "cmd": "cube",
+            "position": "4HPwATDgc/ABMA",
+            "cube": {"value": 2, "owner": "mover"},
+            "match": {"length": 7, "away": [2, 4], "crawford": False},
+            "jacoby": False,
+            "ply": 1,
+            "model": model,
+        },
+        {"cmd": "cube", "position": "4HPwATDgc/ABMA", "ply": 0, "model": model},
+        {"cmd": "cube", "position": ISSUE_XGID, "ply": 0, "model": model, "match": None},
+        {"cmd": "cube", "position": "4HPwATDgc/ABMA", "cube": {"value": 3, "owner": "mover"}},
+        {"cmd": "cube", "position": "4HPwATDgc/ABMA", "match": {"length": 7, "away": [0, 4]}},
+        {
+            "cmd": "cube",
+            "position": "4HPwATDgc/ABMA",
+            "cube": {"value": 2, "owner": "mover"},
+            "match": {"length": 7, "away": [1, 4], "crawford": True},
+        },
+        {
+            "cmd": "best",
+            "position": "4HPwATDgc/ABMA",
+            "dice": [6, 5],
+            "ply": 0,
+            "model": model,
+            "match": {"length": 5, "away": [1, 1]},
+        },
+        {"cmd": "eval", "position": "4HPwATDgc/ABMA", "model": model, "jacoby": True},
+        {"cmd": "cube", "position": "4HPwATDgc/ABMA", "ply": 0, "method": "guess"},
+    ]
+    r = run("engine", stdin="\n".join(json.dumps(x) for x in reqs) + "\n")
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert r.returncode == 0 and len(out) == len(reqs)
+    first = out[0]
+    assert set(first) >= {"double", "take", "action", "equities", "probabilities", "ply", "mwc"}
+    assert isinstance(first["double"], bool) and isinstance(first["take"], bool)
+    assert set(first["equities"]) == {"no_double", "double_take", "double_pass"}
+    assert first["equities"]["double_pass"] == 1.0 and first["ply"] == 1
+    assert out[1]["ply"] == 0 and "mwc" not in out[1] and out[1]["action"] == "No double, take"
+    assert out[2]["state"]["match"] is None and out[2]["state"]["cube"]["value"] == 2
+    assert "power of 2" in out[3]["error"] and "0 away" in out[4]["error"]
+    assert "Crawford" in out[5]["error"]
+    assert out[6]["equity"] == pytest.approx(2 * out[6]["mwc"] - 1, abs=1e-5)
+    assert out[7]["cube"]["state"]["jacoby"] is True
+    assert "method" in out[8]["error"]

@@ -39,3 +39,10 @@ def test_game_doctests() -> None:
 
     failures, tried = doctest.testmod(doublet.games.game)
     assert tried > 0 and failures == 0
+
+
+def test_cube_state_doctests() -> None:
+    import doublet.cube.state
+
+    failures, tried = doctest.testmod(doublet.cube.state)
+    assert tried > 0 and failures == 0

@@ -1,4 +1,4 @@
-"""Layer 6, doublet.training: self-play TD(lambda) training of Doublet's nets (torch), the
+"""Layer 7, doublet.training: self-play TD(lambda) training of Doublet's nets (torch), the
 distillation to search and rollout values, the pruning net, and the export of models.
 
 It may import every engine layer up to games; nothing below it imports it (the apps

@@ -20,10 +20,18 @@ from doublet.apps import terminal as play
 from doublet.core import board as B
 from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.core.jit import announce_compile
-from doublet.formats.ids import position_id
+from doublet.cube.state import MONEY, CubeState, from_request
+from doublet.formats.ids import parse_position, position_id
 from doublet.formats.position import Position
 from doublet.nn.eval import default_model, equity, evaluate, load_model
-from doublet.search.analysis import analyse_roll, evaluate_position, render
+from doublet.search.analysis import (
+    analyse_position,
+    analyse_roll,
+    cube_document,
+    evaluate_position,
+    render,
+)
+from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 
 
 def _dice(values: Sequence[Any]) -> tuple[int, int]:
@@ -171,18 +179,82 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+_OWNERS = {"me": "mover", "mover": "mover", "opponent": "opponent", "centered": "centered"}
+
+
+def _base_state(meta: dict[str, Any]) -> CubeState:
+    """The cube state a parsed position carries: an XGID's own fields, else money."""
+    return CubeState.from_xgid(meta) if meta.get("format") == "xgid" else MONEY
+
+
+def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
+    """The cube state of `doublet analyse`: the XGID's own fields, the flags overriding."""
+    base = _base_state(meta)
+    req: dict[str, Any] = {}
+    if args.cube is not None or args.owner is not None:
+        value = args.cube if args.cube is not None else base.value
+        owner = (
+            _OWNERS[args.owner]
+            if args.owner is not None
+            else ("centered" if value == 1 else (base.owner if base.owner != "centered" else None))
+        )
+        if owner is None:
+            raise DoubletError(f"--cube {value}: say who owns it with --owner me|opponent")
+        req["cube"] = {"value": value, "owner": owner}
+    if args.score is not None and args.away is not None:
+        raise DoubletError("give the match score as --score (points won) or --away (points "
+                           "needed), not both")  # fmt: skip
+    length = args.match
+    if length is None and (args.score is not None or args.away is not None):
+        if not base.is_match:
+            raise DoubletError("--score/--away need --match N (the match length)")
+        length = base.length
+    if length is not None:
+        if length == 0:
+            if args.score is not None or args.away is not None:
+                raise DoubletError("--match 0 is money play: it takes no --score or --away")
+            req["match"] = None
+        else:
+            if args.score is not None:
+                pair = {"score": list(args.score)}
+            elif args.away is not None:
+                pair = {"away": list(args.away)}
+            elif base.is_match and base.length == length:
+                pair = {"away": list(base.away)}
+            else:
+                raise DoubletError(f"--match {length} needs the score: --score A B (points "
+                                   "won by the side on roll, then the opponent) or --away A B "
+                                   "(points each still needs)")  # fmt: skip
+            crawford = base.crawford if args.crawford is None else args.crawford
+            req["match"] = {"length": length, "crawford": bool(crawford), **pair}
+    elif args.crawford is not None:
+        if not base.is_match:
+            raise DoubletError("--crawford is for match play: give --match N and the score")
+        req["match"] = {"length": base.length, "away": list(base.away), "crawford": args.crawford}
+    if args.jacoby is not None:
+        req["jacoby"] = args.jacoby
+    if args.beavers is not None:
+        req["beavers"] = args.beavers
+    return from_request(req, base)
+
+
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
     pos = Position.parse(args.position, args.variant)
+    _, _, meta = parse_position(args.position, args.variant)
+    state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
     if not 0 <= args.ply <= 4:
         raise DoubletError(f"--ply must be 0..4, got {args.ply}")
     announce_compile("searcher", "_analyse_root")
-    if args.dice:
-        d1, d2 = _dice(args.dice)
-        doc = analyse_roll(pos, d1, d2, args.ply, model)
+    dice = _dice(args.dice) if args.dice else meta.get("roll")
+    if dice:
+        d1, d2 = dice
+        doc = analyse_roll(pos, d1, d2, args.ply, model, state)
+        if not state.is_default:
+            doc["state_text"] = state.describe()
     else:
-        doc = evaluate_position(pos, args.ply, model)
+        doc = analyse_position(pos, state, args.ply, model, args.cube_method)
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
@@ -195,12 +267,16 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(req, dict):
         raise DoubletError("a request is a JSON object with a 'cmd'")
     cmd = req.get("cmd")
-    if cmd not in ("best", "eval", "analyse", "moves"):
-        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves or quit")
+    if cmd not in ("best", "eval", "analyse", "moves", "cube"):
+        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves, cube or quit")
     if "position" not in req:
         raise DoubletError(f"'{cmd}' needs a 'position'")
     pos = Position.parse(req["position"], req.get("variant"))
-    ply = req.get("ply", 0)
+    _, _, meta = parse_position(req["position"], req.get("variant"))
+    base = _base_state(meta)
+    state = from_request(req, base)
+    given = any(k in req for k in ("cube", "match", "jacoby", "beavers"))
+    ply = req.get("ply", 2 if cmd == "cube" else 0)
     if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= 4:
         raise DoubletError(f"'ply' must be an integer 0..4, got {ply!r}")
     model = None
@@ -209,19 +285,30 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
         if path not in models:
             models[path] = _load_model(path, pos.variant)
         model = models[path]
+    method = req.get("method", DEFAULT_METHOD)
+    if method not in METHODS:
+        raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {method!r}")
+    if cmd == "cube":
+        return cube_document(pos, state, ply, model, method)
     if cmd == "eval":
-        return evaluate_position(pos, ply, model)
-    if "dice" not in req:
+        doc = evaluate_position(pos, ply, model)
+        if given or not state.is_default:
+            doc["cube"] = cube_document(pos, state, ply, model, method)
+        return doc
+    if "dice" not in req and not meta.get("roll"):
         raise DoubletError(f"'{cmd}' needs 'dice': [d1, d2]")
-    d1, d2 = _dice(req["dice"])
+    d1, d2 = _dice(req["dice"]) if "dice" in req else meta["roll"]
     if cmd == "moves":
         return {"plays": _plays_json(pos, d1, d2)}
-    doc = analyse_roll(pos, d1, d2, ply, model)
+    doc = analyse_roll(pos, d1, d2, ply, model, state)
     if cmd == "analyse":
         return doc
     top = doc["plays"][0]
     keys = ("play", "equity", "again", "probabilities", "ply", "board")
     reply = {k: top[k] for k in keys}
+    for k in ("cubeless_equity", "mwc"):
+        if k in top:
+            reply[k] = top[k]
     if "position_id" in top:
         reply["position_id"] = top["position_id"]
     return reply
@@ -298,23 +385,50 @@ def build_parser() -> argparse.ArgumentParser:
         "analyse",
         aliases=["analyze"],
         help="rank the plays of a roll, or evaluate a position, at a chosen depth",
-        description="Without dice: the side on roll's chances before it rolls. With dice: "
-        "every legal play ranked by equity, with its five probabilities, its loss against "
-        "the best play and the depth used; pip counts; the shots at each blot left by the "
-        "best play. --json prints the documented JSON (engine/analysis.py).",
+        description="Without dice: the side on roll's chances before it rolls and its cube "
+        "decision (no double / double, take / double, pass, cubeful, as GNU Backgammon "
+        "words it). With dice: every legal play ranked by equity (cubeful at a match score "
+        "or with an owned cube), with its five probabilities, its loss against the best "
+        "play and the depth used; pip counts; the shots at each blot left by the best "
+        "play. --json prints the documented JSON (engine/search/analysis.py).",
     )
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
     a.add_argument("--ply", type=int, default=2, help="search depth 0..4 (default 2)")
     a.add_argument("--all", action="store_true", help="list every play, not the best 20")
+    c = a.add_argument_group(
+        "cube and score",
+        "An XGID's own cube, score, match length, Crawford and Jacoby fields are used; "
+        "these flags override them. Default: money play, the cube centered at 1.",
+    )
+    c.add_argument("--cube", type=int, metavar="V", help="the cube's value (1, 2, 4, ...)")
+    c.add_argument("--owner", choices=sorted(_OWNERS), help="who owns the cube: me (the "
+                   "side on roll, also 'mover'), opponent, centered")  # fmt: skip
+    c.add_argument("--match", type=int, metavar="N", help="match length (0: money play)")
+    c.add_argument("--score", type=int, nargs=2, metavar=("A", "B"),
+                   help="points won so far by the side on roll, then by the opponent")  # fmt: skip
+    c.add_argument("--away", type=int, nargs=2, metavar=("A", "B"),
+                   help="points still needed: by the side on roll, then the opponent")  # fmt: skip
+    c.add_argument("--crawford", action=argparse.BooleanOptionalAction, default=None,
+                   help="this game is the Crawford game (nobody may double)")  # fmt: skip
+    c.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
+                   help="money play: gammons count only once the cube has been turned")  # fmt: skip
+    c.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
+                   help="money play: the taker may beaver")  # fmt: skip
+    c.add_argument("--cube-method", choices=METHODS, default=DEFAULT_METHOD,
+                   help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "
+                   f"conversion of the cubeless n-ply probabilities ('janowski'); default "
+                   f"{DEFAULT_METHOD}")  # fmt: skip
     a.set_defaults(func=cmd_analyse)
 
     g = sub.add_parser(
         "engine",
         help="a JSON line protocol on stdin/stdout for other programs",
         description="One JSON request a line on stdin, one JSON reply a line on stdout. "
-        'Requests: {"cmd": "best"|"analyse"|"eval"|"moves"|"quit", "position": ..., '
-        '"dice": [d1, d2], "ply": 0..4, "variant": ..., "model": PATH}. A bad request '
-        'gets {"error": ...} and the engine goes on.',
+        'Requests: {"cmd": "best"|"analyse"|"eval"|"moves"|"cube"|"quit", "position": ..., '
+        '"dice": [d1, d2], "ply": 0..4, "variant": ..., "model": PATH, "cube": {"value": 2, '
+        '"owner": "mover"|"opponent"|"centered"}, "match": {"length": 7, "away": [2, 4], '
+        '"crawford": false} or null, "jacoby": false}. A bad request gets {"error": ...} '
+        "and the engine goes on.",
     )
     g.set_defaults(func=cmd_engine)
 

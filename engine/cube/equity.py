@@ -64,7 +64,9 @@ def efficiencies(boards: np.ndarray) -> np.ndarray:
     idx = np.arange(1, 25)
     mover_top = np.where(pts > 0, idx, 0).max(axis=1)  # the mover's rearmost checker
     opp_low = np.where(pts < 0, idx, 25).min(axis=1)  # the opponent's rearmost, mover's numbering
-    off_board = (b[:, B.MY_BAR] > 0) | (b[:, B.MY_OUT] > 0) | (b[:, B.OPP_BAR] < 0) | (b[:, B.OPP_OUT] > 0)
+    off_board = (
+        (b[:, B.MY_BAR] > 0) | (b[:, B.MY_OUT] > 0) | (b[:, B.OPP_BAR] < 0) | (b[:, B.OPP_OUT] > 0)
+    )
     contact = off_board | (mover_top > opp_low)
     bearoff = ~off_board & (mover_top <= 6) & (opp_low >= 19)
     pips = (np.where(pts > 0, pts, 0) * idx).sum(axis=1)
@@ -144,11 +146,19 @@ class _Match:
 
     def win(self, c: int) -> np.ndarray:
         a, b = self.a, self.b
-        return self.ws * self.m(a - c, b) + self.wg * self.m(a - 2 * c, b) + self.wb * self.m(a - 3 * c, b)
+        return (
+            self.ws * self.m(a - c, b)
+            + self.wg * self.m(a - 2 * c, b)
+            + self.wb * self.m(a - 3 * c, b)
+        )
 
     def lose(self, c: int) -> np.ndarray:
         a, b = self.a, self.b
-        return self.ls * self.m(a, b - c) + self.lg * self.m(a, b - 2 * c) + self.lb * self.m(a, b - 3 * c)
+        return (
+            self.ls * self.m(a, b - c)
+            + self.lg * self.m(a, b - 2 * c)
+            + self.lb * self.m(a, b - 3 * c)
+        )
 
     def dead(self, c: int, p: np.ndarray) -> np.ndarray:
         return p * self.win(c) + (1 - p) * self.lose(c)
@@ -242,7 +252,9 @@ class _Match:
 def no_double(probs: np.ndarray, x: np.ndarray | float, state: CubeState) -> np.ndarray:
     """The mover's cubeful value if it does not double now (or may not): money equity per
     unit of the cube, or match-winning chance. One value per row of probs."""
-    xs = np.broadcast_to(np.asarray(x, dtype=np.float64), (np.asarray(probs).reshape(-1, 5).shape[0],))
+    xs = np.broadcast_to(
+        np.asarray(x, dtype=np.float64), (np.asarray(probs).reshape(-1, 5).shape[0],)
+    )
     if not state.is_match:
         return _money_values(probs, xs, state.owner, state.jacoby and state.owner == "centered")
     return _Match(probs, state).value(state.value, state.owner, xs)
@@ -252,7 +264,9 @@ def double_take(probs: np.ndarray, x: np.ndarray | float, state: CubeState) -> n
     """The mover's cubeful value if it doubles and is taken, in no_double's units (money:
     per unit of the cube before the double, so twice the doubled game's; with beavers, a
     taker who gains beavers, doubling it again)."""
-    xs = np.broadcast_to(np.asarray(x, dtype=np.float64), (np.asarray(probs).reshape(-1, 5).shape[0],))
+    xs = np.broadcast_to(
+        np.asarray(x, dtype=np.float64), (np.asarray(probs).reshape(-1, 5).shape[0],)
+    )
     if not state.is_match:
         dt = 2.0 * _money_values(probs, xs, "opponent", False)
         if state.beavers:
@@ -300,9 +314,11 @@ class Decision:
             "double": self.double,
             "take": self.take,
             "action": self.action,
-            "equities": {"no_double": round(self.no_double, 6),
-                         "double_take": round(self.double_take, 6),
-                         "double_pass": round(self.double_pass, 6)},  # fmt: skip
+            "equities": {
+                "no_double": round(self.no_double, 6),
+                "double_take": round(self.double_take, 6),
+                "double_pass": round(self.double_pass, 6),
+            },
         }
         if self.mwc is not None:
             doc["mwc"] = {k: round(v, 6) for k, v in self.mwc.items()}

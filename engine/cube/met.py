@@ -12,8 +12,9 @@ against one needing `b`, at the start of a game with the cube at 1:
 
 A game's results are looked up with ``crawford_done`` = this game is the Crawford game or
 a later one: the game after the one in which a side first reaches 1-away is the Crawford
-game. Gammon values (``gammon_values``) follow from the table, as the field defines them:
-what winning a gammon instead of a single game adds, over what a single game swings.
+game. Gammon values (``gammon_values``) follow from the table, as GNU Backgammon defines
+them: what winning a gammon instead of a single game adds, over half of what a single
+game swings (so 1 in money play).
 """
 
 from __future__ import annotations
@@ -81,17 +82,18 @@ def result(state: CubeState, points: int) -> float:
 
 def gammon_values(state: CubeState) -> dict[str, float]:
     """The gammon and backgammon values of each side at this score and cube, from the
-    table: for the mover, (MWC(win gammon) - MWC(win single)) / (MWC(win single) -
-    MWC(lose single)), and likewise for a backgammon and for the opponent (its losses
-    counted from its side). Money play: 1 each (0 with the Jacoby rule and a centered
-    cube)."""
+    table, as GNU Backgammon defines them (its "gammon price"): for the mover, what a
+    gammon adds to a single win, (MWC(win gammon) - MWC(win single)), over half the swing
+    of a single game, (MWC(win single) - MWC(lose single)) / 2; a backgammon's value is
+    what it adds to a gammon, on the same scale; likewise for the opponent, from its
+    side. Money play: 1 each (0 with the Jacoby rule and a centered cube)."""
     v = state.value
     if not state.is_match:
         g = 0.0 if (state.jacoby and state.owner == "centered") else 1.0
         return {"mover_gammon": g, "mover_backgammon": g, "opponent_gammon": g,
                 "opponent_backgammon": g}  # fmt: skip
     win, lose = result(state, v), result(state, -v)
-    swing = win - lose
+    swing = (win - lose) / 2.0
     return {
         "mover_gammon": (result(state, 2 * v) - win) / swing,
         "mover_backgammon": (result(state, 3 * v) - result(state, 2 * v)) / swing,

@@ -10,8 +10,8 @@ after the Crawford game (a side 1-away, crawford False) is post-Crawford.
 >>> s = CubeState.match(7, away=(2, 4))
 >>> s.flipped().away
 (4, 2)
->>> s.doubled()
-CubeState(value=2, owner='opponent', length=7, away=(2, 4), crawford=False, jacoby=False, beavers=False)
+>>> s.doubled().describe()
+'7-point match, mover 2-away, opponent 4-away, cube 2 owned by the opponent'
 """
 
 from __future__ import annotations
@@ -42,9 +42,13 @@ class CubeState:
     def __post_init__(self) -> None:
         v = self.value
         if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > MAX_CUBE or v & (v - 1):
-            raise CubeError(f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {v!r}")
+            raise CubeError(
+                f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {v!r}"
+            )
         if self.owner not in OWNERS:
-            raise CubeError(f"the cube owner must be one of {', '.join(OWNERS)}, got {self.owner!r}")
+            raise CubeError(
+                f"the cube owner must be one of {', '.join(OWNERS)}, got {self.owner!r}"
+            )
         if v > 1 and self.owner == "centered":
             raise CubeError(f"a cube at {v} has been turned, so one side owns it (owner "
                             "'mover' or 'opponent'), not 'centered'")  # fmt: skip
@@ -75,8 +79,9 @@ class CubeState:
             raise CubeError("the Jacoby rule and beavers are for money play, not matches")
         if self.crawford:
             if sorted(away)[0] != 1 or away == (1, 1):
-                raise CubeError(f"the Crawford game is the one in which a side first needs 1 "
-                                f"point and the other more; away {away[0]}-{away[1]} is not")  # fmt: skip
+                pair = f"{away[0]}-{away[1]}"
+                raise CubeError("the Crawford game is the one in which a side first needs "
+                                f"1 point, the other more; not {pair} away")  # fmt: skip
             if v != 1:
                 raise CubeError("nobody may double in the Crawford game: the cube is "
                                 f"centered at 1 (got {v} owned by the {self.owner})")  # fmt: skip
@@ -166,13 +171,21 @@ class CubeState:
         return doc
 
     def describe(self) -> str:
-        cube = "cube centered" if self.owner == "centered" else f"cube {self.value} owned by the {self.owner}"
+        cube = (
+            "cube centered"
+            if self.owner == "centered"
+            else f"cube {self.value} owned by the {self.owner}"
+        )
         if self.value == 1 and self.owner == "centered":
             cube = "cube centered at 1"
         if not self.is_match:
             rules = [r for r, on in (("Jacoby", self.jacoby), ("beavers", self.beavers)) if on]
             return f"money game, {cube}" + (f", {' and '.join(rules)}" if rules else "")
-        stage = " (Crawford game)" if self.crawford else (" (post-Crawford)" if self.post_crawford else "")
+        stage = (
+            " (Crawford game)"
+            if self.crawford
+            else (" (post-Crawford)" if self.post_crawford else "")
+        )
         return (f"{self.length}-point match, mover {self.away[0]}-away, opponent "
                 f"{self.away[1]}-away{stage}, {cube}")  # fmt: skip
 
@@ -189,7 +202,7 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     if "cube" in req and req["cube"] is not None:
         cube = req["cube"]
         if not isinstance(cube, Mapping):
-            raise CubeError(f"'cube' is an object {{\"value\": 2, \"owner\": \"mover\"}}, got {cube!r}")
+            raise CubeError(f'\'cube\' is an object {{"value": 2, "owner": "mover"}}, got {cube!r}')
         unknown = set(cube) - {"value", "owner"}
         if unknown:
             raise CubeError(f"'cube' has unknown keys {sorted(unknown)}: use value and owner")
@@ -222,8 +235,14 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
             crawford = m.get("crawford", False)
             if not isinstance(crawford, bool):
                 raise CubeError(f"'crawford' is true or false, got {crawford!r}")
-            away = tuple(pair) if "away" in m else tuple(
-                length - p if isinstance(p, int) and not isinstance(p, bool) else p for p in pair)
+            if "score" in m:
+                if not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in pair):
+                    raise CubeError(f"the score is two whole numbers >= 0, got {pair!r}")
+                if max(pair) >= length:
+                    raise CubeError(f"a score of {pair[0]}-{pair[1]} ends a {length}-point match")
+                away = (length - pair[0], length - pair[1])
+            else:
+                away = tuple(pair)
             fields.update(length=length, away=away, crawford=crawford, jacoby=False, beavers=False)
     for key in ("jacoby", "beavers"):
         if key in req and req[key] is not None:

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from doublet.core import board as B
+from doublet.cube.met import gammon_values, to_money
+from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import position_id
 from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.eval import Model, default_model, equity
 from doublet.rules.movegen import shots
-from doublet.cube.met import gammon_values, to_money
-from doublet.cube.state import MONEY, CubeState
 from doublet.search.choice import ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
 from doublet.search.searcher import Limits, Searcher
@@ -73,8 +73,8 @@ def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None) -
     return doc
 
 
-def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2,
-                  model: Model | None = None, method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
+def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
+                  method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
     """The side on roll's cube decision before its roll: the reply of the engine's
     ``cube`` command (see the module docstring)."""
     s = searcher(model, pos.variant)
@@ -84,8 +84,11 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2,
             "double": False,
             "take": None,
             "action": f"No double available ({state.why_no_double()})",
-            "equities": {"no_double": round(a.no_double, 6), "double_take": None,
-                         "double_pass": None},  # fmt: skip
+            "equities": {
+                "no_double": round(a.no_double, 6),
+                "double_take": None,
+                "double_pass": None,
+            },
         }
         if a.no_double_mwc is not None:
             doc["mwc"] = {"no_double": round(a.no_double_mwc, 6), "double_take": None,
@@ -104,7 +107,8 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2,
 
 
 def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
-                     model: Model | None = None, method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
+                     model: Model | None = None,
+                     method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
     """Without a roll: the side on roll's chances at `ply` (``evaluation``, as
     evaluate_position) and its cube decision (``cube``, as cube_document)."""
     doc = evaluate_position(pos, ply, model)
@@ -122,8 +126,8 @@ def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
     return out
 
 
-def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0,
-                 model: Model | None = None, state: CubeState = MONEY) -> dict[str, Any]:  # fmt: skip
+def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
+                 state: CubeState = MONEY) -> dict[str, Any]:  # fmt: skip
     """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses.
 
     In money play with the cube centered (the default `state`) the equity is cubeless;
@@ -244,7 +248,8 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
     out.append(f"  cubeless: win {100 * p['win']:.2f}% (gammon {100 * p['win_gammon']:.2f}%, "
                f"backgammon {100 * p['win_backgammon']:.2f}%), lose {100 * (1 - p['win']):.2f}% "
                f"(gammon {100 * p['lose_gammon']:.2f}%, backgammon "
-               f"{100 * p['lose_backgammon']:.2f}%), equity {cube['cubeless_equity']:+.3f}")  # fmt: skip
+               f"{100 * p['lose_backgammon']:.2f}%), "
+               f"equity {cube['cubeless_equity']:+.3f}")  # fmt: skip
     if match:
         gv = cube["gammon_values"]
         out.append(f"  gammon values: X {gv['mover_gammon']:.3f} (backgammon "
@@ -261,7 +266,9 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
     verb = "Redouble" if state["cube"]["owner"] == "mover" else "Double"
     rows = [("no_double", f"No {verb.lower()}"), ("double_take", f"{verb}, take"),
             ("double_pass", f"{verb}, pass")]  # fmt: skip
-    out.append("  cubeful equities" + (" (money-equivalent, match-winning chance)" if match else "") + ":")
+    out.append(
+        "  cubeful equities" + (" (money-equivalent, match-winning chance)" if match else "") + ":"
+    )
     for key, name in rows:
         diff = eq[key] - best
         line = f"  {name:<16} {eq[key]:+.4f}"
@@ -297,8 +304,11 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
         return "\n".join(out)
     plays = doc["plays"]
     width = max([len(r["play"]) for r in plays[:limit]] + [4])
-    kind = " by cubeful equity" + (" (money-equivalent; MWC beside it)"
-                                   if "mwc" in plays[0] else "") if doc.get("equity") == "cubeful" else ""  # fmt: skip
+    kind = ""
+    if doc.get("equity") == "cubeful":
+        kind = " by cubeful equity" + (
+            " (money-equivalent; MWC beside it)" if "mwc" in plays[0] else ""
+        )
     out.append(f"{len(plays)} legal play{'s' if len(plays) != 1 else ''}{kind}:")
     out.append(f"  #  {'play':<{width}}  ply  equity   loss     win    wg    wbg    lg    lbg")
     for r in plays[:limit]:

@@ -47,8 +47,8 @@ def flip_probs(p: np.ndarray) -> np.ndarray:
     return np.stack([1.0 - q[..., 0], q[..., 3], q[..., 4], q[..., 1], q[..., 2]], axis=-1)
 
 
-def _other(v: np.ndarray | float, state: CubeState) -> np.ndarray | float:
-    """An absolute value for one side as the other side's."""
+def _other(v: np.ndarray, state: CubeState) -> np.ndarray:
+    """Absolute values for one side as the other side's."""
     return 1.0 - v if state.is_match else -v
 
 
@@ -151,7 +151,7 @@ class CubefulSearch:
                     totals += w * np.array(sub.optimal)
                     probs += w * sub.probs
                 else:
-                    totals += w * np.array([_other(v, s) for v, s in
+                    totals += w * np.array([1.0 - v if s.is_match else -v for v, s in
                                             zip(sub.optimal, branches, strict=True)])  # fmt: skip
                     probs += w * flip_probs(sub.probs)
         out = Node([], [], [], probs)
