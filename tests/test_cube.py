@@ -250,3 +250,20 @@ def test_money_decisions_and_words() -> None:
     assert E.decide(_probs(0.9), 0.68, CubeState.money(2, "opponent")).action.startswith(
         "No double available"
     )
+
+
+def test_post_crawford_the_leader_drops_when_the_trailer_is_the_favourite() -> None:
+    # Trailer 2-away, leader 1-away after the Crawford game: after a double the game is
+    # for the match (the trailer's MWC is its winning chance), while a drop leaves double
+    # match point (0.5). So the leader takes exactly when the trailer is the underdog.
+    s = CubeState.match(7, away=(2, 1))
+    for p in (0.3, 0.45, 0.49, 0.51, 0.55, 0.7):
+        d = E.decide(_probs(p, 0.2 * p, 0.1), 0.68, s)
+        assert d.mwc is not None
+        assert d.mwc["double_take"] == pytest.approx(p) and d.mwc["double_pass"] == 0.5
+        assert d.take == (p <= 0.5) and d.double
+    # A drop at 3-away leaves the trailer 2-away in a post-Crawford game: the table's
+    # post-Crawford entry, not the pre-Crawford one.
+    doc = json.loads((DATA / "met_kazaross_xg2.json").read_text())
+    post = doc["post_crawford_table"]
+    assert met.result(CubeState.match(7, away=(3, 1)), 1) == pytest.approx(post[1])

@@ -16,6 +16,30 @@ JSON of an analysis (keys are stable; numbers rounded to 6 decimals):
          "board": {"mover": [...], "opponent": [...]}}, ...],
      "shots": [{"point": 5, "rolls": 11}, ...]}  # the opponent's hitting rolls against
                                                  # each blot left by the best play
+
+With a cube state that is not money play with the cube centered (a match score, an owned
+cube, the Jacoby rule), a roll's document also has ``"equity": "cubeful"`` and
+``"state"`` (CubeState.to_json), and each play's ``equity`` is its cubeful equity (money
+in units of the cube; a match: money-equivalent, doublet.cube.met.to_money) with
+``"cubeless_equity"`` beside it and, in a match, ``"mwc"``; the ranking and the losses
+follow the cubeful equity.
+
+A cube decision (``cube_document``: the engine's ``cube`` reply, and ``"cube"`` in
+``doublet analyse`` without dice):
+
+    {"double": false, "take": true, "action": "No double, take",
+     "equities": {"no_double": 0.10, "double_take": -0.16, "double_pass": 1.0},
+     "optimal": 0.10,                  # the equity after the proper action
+     "mwc": {...},                     # match play: the three as match-winning chances
+     "probabilities": {...}, "cubeless_equity": 0.08,   # behind the decision, at "ply"
+     "ply": 2, "method": "cubeful",    # or "janowski" (doublet.search.cubeful)
+     "state": {"cube": {"value": 1, "owner": "centered"}, "match": null,
+               "jacoby": false, "beavers": false},
+     "gammon_values": {"mover_gammon": ..., ...}}   # match play (doublet.cube.met)
+
+The equities are the side on roll's, normalised to the cube's value as GNU Backgammon
+shows them (double / pass = 1.0). Where the side on roll may not double, ``double`` is
+false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` says why.
 """
 
 from __future__ import annotations
