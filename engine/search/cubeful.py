@@ -90,22 +90,15 @@ class CubefulSearch:
         0-ply cubeful value: (the boards after them seen by the side to roll next (21,
         SIZE), whether that is the mover again (21,), that side's 0-ply probabilities
         (21, 5)). All the rolls' plays are valued in one batch."""
-        outs, agains, probs, starts = [], [], [], [0]
-        for r in range(len(ROLLS_21)):
-            o, a, p, _ = self.searcher.analyse(board, int(ROLLS_21[r, 0]), int(ROLLS_21[r, 1]),
-                                               Limits(ply=0))  # fmt: skip
-            outs.append(o)
-            agains.append(a)
-            probs.append(p)
-            starts.append(starts[-1] + len(o))
-        out = np.concatenate(outs)
-        again = np.concatenate(agains)
-        prob = np.concatenate(probs)
+        out, again, prob, starts = self.searcher.all_rolls(board)
         views = np.where(again[:, None], out, flip_all(out))
         side_probs = np.where(again[:, None], prob, flip_probs(prob))
         value = self._values_after(side_probs, views, again, first)
-        pick = np.array([starts[r] + int(np.argmax(value[starts[r]:starts[r + 1]]))
-                         for r in range(len(ROLLS_21))])  # fmt: skip
+        # The best play of each roll (ties: the first), one segment of the batch a roll.
+        best = np.maximum.reduceat(value, starts[:-1])
+        is_best = value >= np.repeat(best, np.diff(starts))
+        first = np.flatnonzero(is_best)
+        pick = first[np.searchsorted(first, starts[:-1])]
         return views[pick], again[pick], side_probs[pick]
 
     @staticmethod

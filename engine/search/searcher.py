@@ -525,6 +525,38 @@ def _analyse_root_entry(b, d1, d2, ply, nets, bo, cfg, ws, cache, stats, result_
 
 
 @njit
+def _all_rolls(b, nets, bo, cfg, ws, cache, stats, outs, agains, probs, starts):
+    """Every play of each of the 21 rolls in b, scored at 0 ply as a root is (no pruning,
+    no cache): the plays of roll r are outs[starts[r]:starts[r + 1]] (the mover's view),
+    with agains and the mover's probabilities after each. Returns the total, or -1 when
+    a buffer is too small."""
+    total = 0
+    for r in range(N_ROLLS):
+        n = _generate(b, ROLLS_21[r, 0], ROLLS_21[r, 1], cfg.variant, 0, ws)
+        if n < 0 or n > ws.probs.shape[1] or total + n > outs.shape[0]:
+            return -1
+        _score_level(0, n, nets, bo, cfg, 0, ws, cache, stats, False)
+        level_outs, level_agains, level_probs = ws.outs[0], ws.agains[0], ws.probs[0]
+        starts[r] = total
+        for i in range(n):
+            for j in range(SIZE):
+                outs[total + i, j] = level_outs[i, j]
+            agains[total + i] = level_agains[i]
+            for j in range(N_OUTPUTS):
+                probs[total + i, j] = level_probs[i, j]
+        total += n
+    starts[N_ROLLS] = total
+    return total
+
+
+@njit
+def _all_rolls_entry(b, nets, bo, cfg, ws, cache, stats, outs, agains, probs, starts):
+    """_all_rolls, called from Python with plain tuples (see _analyse_root_entry)."""
+    return _all_rolls(b, Nets(*nets), bearoff_tables_type(*bo), Settings(*cfg), Workspace(*ws),
+                      Cache(*cache), stats, outs, agains, probs, starts)  # fmt: skip
+
+
+@njit
 def _vn_entry(b, depth, nets, bo, cfg, ws, cache, stats, out):
     """_vn from level 1, called from Python with plain tuples (see _analyse_root_entry)."""
     return _vn(b, depth, 1, Nets(*nets), bearoff_tables_type(*bo), Settings(*cfg),
@@ -614,6 +646,33 @@ class Searcher:
         while not _vn_entry(b, limits.ply, *self._args(limits), self.stats, out):
             self._allocate(self.capacity * 4)
         return out
+
+    def all_rolls(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every play of each of the 21 rolls (doublet.core.dice.ROLLS_21) at 0 ply, in one
+        call: (outcome boards (n, SIZE), again (n,), the mover's probabilities (n, 5),
+        starts (22,): roll r's plays are rows starts[r]:starts[r + 1]), each roll's plays
+        as analyse(board, d1, d2, Limits(ply=0)) gives them."""
+        b = np.array(board, dtype=np.int8)
+        if not hasattr(self, "_rolls_outs"):
+            self._allocate_rolls(8192)
+        starts = np.zeros(N_ROLLS + 1, np.int64)
+        while True:
+            nets, bo, cfg, ws, cache = self._args(Limits(ply=0))
+            n = _all_rolls_entry(b, nets, bo, cfg, ws, cache, self.stats, self._rolls_outs,
+                                 self._rolls_agains, self._rolls_probs, starts)  # fmt: skip
+            if n >= 0:
+                break
+            if self._rolls_outs.shape[0] < N_ROLLS * self.capacity:
+                self._allocate_rolls(4 * self._rolls_outs.shape[0])
+            else:
+                self._allocate(self.capacity * 4)
+        return (self._rolls_outs[:n].copy(), self._rolls_agains[:n].astype(bool),
+                self._rolls_probs[:n].copy(), starts)  # fmt: skip
+
+    def _allocate_rolls(self, rows: int) -> None:
+        self._rolls_outs = np.zeros((rows, SIZE), np.int8)
+        self._rolls_agains = np.zeros(rows, np.int8)
+        self._rolls_probs = np.zeros((rows, N_OUTPUTS), np.float32)
 
     def best(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()) -> int:
         """Index (into the outcomes of the roll, as analyse lists them) of the play chosen
