@@ -263,3 +263,11 @@ def test_engine_cube_command(model: str) -> None:
     assert out[6]["equity"] == pytest.approx(2 * out[6]["mwc"] - 1, abs=1e-5)
     assert out[7]["cube"]["state"]["jacoby"] is True
     assert "method" in out[8]["error"]
+
+
+def test_analyse_reads_a_gnubg_match_id(model: str) -> None:
+    # gnubg 1.07 wrote this Match ID: 7-point match, 5-3 to the player on roll, 3-1 rolled.
+    r = run("analyse", "4HPwATDgc/ABMA:MIHlAFAAGAAE", "--ply", "0", "--json", "--model", model)
+    doc = json.loads(r.stdout)
+    assert doc["dice"] == [3, 1] and doc["equity"] == "cubeful"
+    assert doc["state"]["match"] == {"length": 7, "away": [2, 4], "crawford": False}

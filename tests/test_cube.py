@@ -267,3 +267,27 @@ def test_post_crawford_the_leader_drops_when_the_trailer_is_the_favourite() -> N
     doc = json.loads((DATA / "met_kazaross_xg2.json").read_text())
     post = doc["post_crawford_table"]
     assert met.result(CubeState.match(7, away=(3, 1)), 1) == pytest.approx(post[1])
+
+
+def test_a_gnubg_match_id_gives_the_cube_and_score() -> None:
+    # Match IDs written by GNU Backgammon 1.07 (gnubg.matchid) for these fields.
+    for v in json.loads((DATA / "gnubg_match_ids.json").read_text()):
+        _, _, meta = parse_position("4HPwATDgc/ABMA:" + v["match_id"])
+        f = meta["gnubg_match"]
+        assert f["cube"] == v["cube"] and f["owner"] == v["owner"] and f["length"] == v["length"]
+        assert list(f["score"]) == v["score"] and f["on_roll"] == v["on_roll"]
+        assert f["crawford"] == v["crawford"]
+        dice = tuple(sorted(v["dice"], reverse=True))
+        assert meta["roll"] == (dice if dice[0] else None)
+        s = CubeState.from_meta(meta)
+        me = v["on_roll"]
+        owner = "centered" if v["owner"] < 0 else "mover" if v["owner"] == me else "opponent"
+        assert (s.value, s.owner) == (v["cube"], owner)
+        if v["length"]:
+            mine, theirs = v["score"][me], v["score"][1 - me]
+            assert s.away == (v["length"] - mine, v["length"] - theirs)
+            assert s.crawford == bool(v["crawford"])
+        else:
+            assert not s.is_match and s.jacoby == bool(v["jacoby"])
+    with pytest.raises(Exception, match="12 base64"):
+        parse_position("4HPwATDgc/ABMA:cAkAAAAAAAA")

@@ -20,7 +20,7 @@ from doublet.apps import terminal as play
 from doublet.core import board as B
 from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.core.jit import announce_compile
-from doublet.cube.state import MONEY, CubeState, from_request
+from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import parse_position, position_id
 from doublet.formats.position import Position
 from doublet.nn.eval import default_model, equity, evaluate, load_model
@@ -183,8 +183,9 @@ _OWNERS = {"me": "mover", "mover": "mover", "opponent": "opponent", "centered": 
 
 
 def _base_state(meta: dict[str, Any]) -> CubeState:
-    """The cube state a parsed position carries: an XGID's own fields, else money."""
-    return CubeState.from_xgid(meta) if meta.get("format") == "xgid" else MONEY
+    """The cube state a parsed position carries: an XGID's or a gnubg Match ID's own
+    fields, else money."""
+    return CubeState.from_meta(meta)
 
 
 def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:

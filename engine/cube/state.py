@@ -127,6 +127,31 @@ class CubeState:
         return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=owner,
                          crawford=bool(flags & 1))  # fmt: skip
 
+    @classmethod
+    def from_gnubg(cls, fields: Mapping[str, Any]) -> CubeState:
+        """The cube and score of a gnubg Match ID (doublet.formats.ids.decode_match_id's
+        fields), from the view of its player on roll."""
+        me = int(fields["on_roll"])
+        owner_code = int(fields["owner"])
+        owner = "centered" if owner_code < 0 else ("mover" if owner_code == me else "opponent")
+        value, length = int(fields["cube"]), int(fields["length"])
+        if length == 0:
+            return cls.money(value, owner, jacoby=bool(fields["jacoby"]))
+        score = fields["score"]
+        mine, theirs = (score[0], score[1]) if me == 0 else (score[1], score[0])
+        return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=owner,
+                         crawford=bool(fields["crawford"]))  # fmt: skip
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> CubeState:
+        """The cube state a parsed position carries (doublet.formats.ids.parse_position's
+        meta): an XGID's fields, a gnubg Match ID's, else money with the cube centered."""
+        if meta.get("format") == "xgid":
+            return cls.from_xgid(meta)
+        if meta.get("gnubg_match") is not None:
+            return cls.from_gnubg(meta["gnubg_match"])
+        return MONEY
+
     # -- views -------------------------------------------------------------------------------
     @property
     def is_match(self) -> bool:

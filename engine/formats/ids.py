@@ -715,6 +715,49 @@ _NO_UNENTERED_NOTE = (
 )
 
 
+def decode_match_id(text: str) -> dict[str, Any]:
+    """The fields of a GNU Backgammon Match ID (12 base64 characters: 66 bits, least
+    significant bit of the first byte first, as gnubg writes them): ``cube`` (the value),
+    ``owner`` (0 or 1: that player; -1: centred), ``on_roll`` (the player on roll, 0 or
+    1), ``crawford``, ``state``, ``turn``, ``doubled``, ``resigned``, ``dice`` ((high,
+    low), or None before the roll), ``length`` (0: money), ``score`` (player 0's, player
+    1's) and ``jacoby`` (gnubg sets bit 66 when the Jacoby rule is off). Checked against
+    IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json)."""
+    if len(text) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", text):
+        raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {text!r}")
+    raw = base64.b64decode(text)
+    value = int.from_bytes(raw, "little")
+
+    def field(start: int, n: int) -> int:
+        return (value >> start) & ((1 << n) - 1)
+
+    owner = field(4, 2)
+    if owner == 2:
+        raise InvalidPositionError(f"match ID {text!r}: cube owner code 2 does not exist")
+    d1, d2 = field(15, 3), field(18, 3)
+    if (d1 == 0) != (d2 == 0) or d1 > 6 or d2 > 6:
+        raise InvalidPositionError(f"match ID {text!r}: dice {d1}-{d2} are not a roll")
+    length = field(21, 15)
+    score = (field(36, 15), field(51, 15))
+    if length and max(score) >= length:
+        raise InvalidPositionError(f"match ID {text!r}: a score of {score[0]}-{score[1]} "
+                                   f"ends a {length}-point match")  # fmt: skip
+    return {
+        "cube": 1 << field(0, 4),
+        "owner": -1 if owner == 3 else owner,
+        "on_roll": field(6, 1),
+        "crawford": field(7, 1),
+        "state": field(8, 3),
+        "turn": field(11, 1),
+        "doubled": field(12, 1),
+        "resigned": field(13, 2),
+        "dice": (max(d1, d2), min(d1, d2)) if d1 else None,
+        "length": length,
+        "score": score,
+        "jacoby": 0 if field(66, 1) else 1,
+    }
+
+
 def parse_position(
     text_or_obj: str | Mapping[str, Any], variant: int | str | None = None
 ) -> tuple[Board, int, dict[str, Any]]:
@@ -725,8 +768,10 @@ def parse_position(
     turn, dice, score_x, score_o, crawford, match_length, max_cube) and ``"roll"``
     (``xgid_dice``). A gnubg ID or XGID is standard unless ``variant`` says Acey-Deucey;
     then ``meta["note"]`` says that it holds no unentered checkers. A gnubg ID may carry
-    gnubg's match ID after a colon (``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``); it is kept,
-    undecoded, as ``meta["match_id"]``.
+    gnubg's match ID after a colon (``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``): meta then holds
+    it as ``"match_id"``, its fields (``decode_match_id``) as ``"gnubg_match"`` and its
+    dice, if rolled, as ``"roll"``; the position ID is the side on roll's, as gnubg
+    writes it.
     """
     wanted = None if variant is None else _variant(variant)
     if isinstance(text_or_obj, Mapping):
@@ -752,7 +797,9 @@ def parse_position(
                 f"match ID {match_id!r} is not 12 base64 characters"
             )
         board = board_from_position_id(parts[0])
-        meta = {"format": "gnubg", "match_id": match_id}
+        fields = decode_match_id(match_id)
+        meta = {"format": "gnubg", "match_id": match_id, "gnubg_match": fields,
+                "roll": fields["dice"]}  # fmt: skip
         fmt = "gnubg Position ID"
     elif s[:5].upper() == "XGID=" or ":" in s:
         x = parse_xgid(s)
@@ -794,6 +841,7 @@ __all__ = [
     "board_from_json",
     "board_from_position_id",
     "board_to_json",
+    "decode_match_id",
     "format_xgid",
     "parse_position",
     "parse_xgid",

@@ -97,8 +97,8 @@ class CubefulSearch:
         # The best play of each roll (ties: the first), one segment of the batch a roll.
         best = np.maximum.reduceat(value, starts[:-1])
         is_best = value >= np.repeat(best, np.diff(starts))
-        first = np.flatnonzero(is_best)
-        pick = first[np.searchsorted(first, starts[:-1])]
+        tops = np.flatnonzero(is_best)
+        pick = tops[np.searchsorted(tops, starts[:-1])]
         return views[pick], again[pick], side_probs[pick]
 
     @staticmethod
