@@ -229,3 +229,26 @@ def test_analysing_a_position_gives_its_cube_decision() -> None:
     doc = analyse_position(pos, MONEY, ply=0)
     assert doc["evaluation"]["probabilities"] == doc["cube"]["probabilities"]
     assert doc["cube"]["action"] == "No double, take"
+
+
+def test_in_the_crawford_game_a_trailers_gammons_count_double() -> None:
+    # Trailer 2-away against a 1-away leader in the Crawford game: the cube is dead, a
+    # single win leaves double match point (0.5), a gammon wins the match, a loss of any
+    # kind loses it. So each play's match-winning chance is 0.5 (W - WG) + WG, the plays
+    # are ranked by it, and the gammonish play wins where money play would not pick it.
+    s = CubeState.match(7, away=(2, 1), crawford=True)
+    cases = [("wufgCRCM5+AAIw", 2, 1), ("4HPwATDgc/ABMA", 6, 4), ("4HPGASHCa/AAWA", 4, 3),
+             ("sCt4ADrcGnCAJg", 5, 2)]  # fmt: skip
+    gammonish = 0
+    for pid, d1, d2 in cases:
+        pos = Position.from_id(pid)
+        rows = analyse_roll(pos, d1, d2, ply=0, state=s)["plays"]
+        for r in rows:
+            p = r["probabilities"]
+            want = 0.5 * (p["win"] - p["win_gammon"]) + p["win_gammon"]
+            assert r["mwc"] == pytest.approx(want, abs=1e-5)
+        assert [r["mwc"] for r in rows] == sorted((r["mwc"] for r in rows), reverse=True)
+        money = analyse_roll(pos, d1, d2, ply=0)["plays"][0]
+        if rows[0]["probabilities"]["win_gammon"] > money["probabilities"]["win_gammon"]:
+            gammonish += 1  # a different play, for its gammons
+    assert gammonish >= 2
