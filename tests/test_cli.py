@@ -271,3 +271,80 @@ def test_analyse_reads_a_gnubg_match_id(model: str) -> None:
     doc = json.loads(r.stdout)
     assert doc["dice"] == [3, 1] and doc["equity"] == "cubeful"
     assert doc["state"]["match"] == {"length": 7, "away": [2, 4], "crawford": False}
+
+
+def _bad_models(tmp: Path) -> dict[str, Path]:
+    import numpy as np
+
+    good = (ROOT / "models" / "doublet-standard.npz").read_bytes()
+    out = {}
+    out["truncated"] = tmp / "trunc.npz"
+    out["truncated"].write_bytes(good[: len(good) // 2])
+    out["empty"] = tmp / "empty.npz"
+    out["empty"].write_bytes(b"")
+    flipped = bytearray(good)
+    flipped[len(flipped) // 3] ^= 0xFF
+    out["bit flipped"] = tmp / "flip.npz"
+    out["bit flipped"].write_bytes(bytes(flipped))
+    out["npy"] = tmp / "x.npy"
+    np.save(out["npy"], np.zeros(3))
+    z = dict(np.load(ROOT / "models" / "doublet-standard.npz"))
+    z["meta"] = np.array(json.dumps([1, 2, 3]))
+    out["meta a list"] = tmp / "meta.npz"
+    np.savez(out["meta a list"], **z)
+    return out
+
+
+def test_the_engine_survives_every_bad_line(tmp_path: Path) -> None:
+    """Each bad line gets one {"error"}, and the engine answers the good line after it."""
+    good = json.dumps({"cmd": "moves", "position": "4HPwATDgc/ABMA", "dice": [2, 1]})
+    bad = [
+        json.dumps({"cmd": "best", "position": "4HPwATDgc/ABMA", "dice": ["\u00b2", "1"]}),
+        '{"cmd": "best", "position": "4HPwATDgc/ABMA", "dice": [' + "9" * 5000 + ", 1]}",
+        "[" * 100000 + "]" * 100000,
+        json.dumps({"cmd": "eval", "position": {"variant": ["standard"], "mover": [0]}}),
+        json.dumps(
+            {
+                "cmd": "eval",
+                "position": "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:" + "9" * 5000 + ":0:10",
+            }
+        ),
+        json.dumps({"cmd": "moves", "position": 7, "dice": [3, 1]}),
+        json.dumps({"cmd": "moves", "position": "4HPwATDgc/ABMA", "dice": {"a": 1}}),
+        json.dumps({"cmd": ["best"]}),
+    ]
+    bad += [json.dumps({"cmd": "best", "position": "4HPwATDgc/ABMA", "dice": [3, 1],
+                        "model": str(p)}) for p in _bad_models(tmp_path).values()]  # fmt: skip
+    text = "".join(b + "\n" + good + "\n" for b in bad).encode() + b"\xff\xfe\n" + good.encode()
+    r = subprocess.run([sys.executable, "-m", "doublet", "engine"], input=text,
+                       capture_output=True, cwd=ROOT, timeout=600)  # fmt: skip
+    assert r.returncode == 0 and b"Traceback" not in r.stderr
+    out = [json.loads(x) for x in r.stdout.decode().splitlines()]
+    assert len(out) == 2 * len(bad) + 2
+    for k in range(len(bad) + 1):
+        assert "error" in out[2 * k] and "internal error" not in out[2 * k]["error"], out[2 * k]
+        assert len(out[2 * k + 1]["plays"]) == 15
+    assert "UTF-8" in out[-2]["error"]
+
+
+@pytest.mark.parametrize("which", ["truncated", "empty", "bit flipped", "npy", "meta a list"])
+def test_a_corrupt_model_is_one_clear_line(tmp_path: Path, which: str) -> None:
+    path = _bad_models(tmp_path)[which]
+    r = run("eval", "4HPwATDgc/ABMA", "--model", str(path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("doublet: error: model file")
+
+
+def test_an_xgid_without_its_prefix_is_a_position() -> None:
+    r = run("moves", "-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10", "3", "1")
+    assert r.returncode == 0 and "16 legal plays" in r.stdout
+
+
+def test_a_binary_batch_file_is_one_bad_line_each(tmp_path: Path) -> None:
+    f = tmp_path / "junk.bin"
+    f.write_bytes(
+        b"\x00\xff\xfe\x80garbage\n" + b'{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n'
+    )
+    r = run("moves", "--batch", str(f))
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert r.returncode == 0 and "error" in out[0] and len(out[1]["plays"]) == 16

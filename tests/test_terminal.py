@@ -377,7 +377,8 @@ def test_an_acey_deucey_game_with_entering_and_a_1_2_chain(env: dict[str, str]) 
     assert t.wait() == 0
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "hang-up"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP, signal.SIGTERM],
+                         ids=["ctrl-c", "hang-up", "sigterm"])  # fmt: skip
 def test_ctrl_c_and_a_closed_terminal_save_the_game(
     env: dict[str, str], tmp_path: Path, sig: signal.Signals
 ) -> None:
@@ -388,3 +389,45 @@ def test_ctrl_c_and_a_closed_terminal_save_the_game(
     t.expect(r"Game saved to ")
     assert t.wait() == 0
     assert Series.load(save).game.describe() == turn["pos"]
+
+
+@pytest.mark.parametrize(("seed", "turns"), [(21, 1), (22, 3), (23, 5)])
+def test_a_kill_9_loses_no_completed_turn(
+    env: dict[str, str], tmp_path: Path, seed: int, turns: int
+) -> None:
+    # The game is saved after every turn: killed (SIGKILL, no chance to save) at the
+    # person's prompt after `turns` turns, it resumes with the position and dice shown.
+    save = tmp_path / "game.json"
+    t = Terminal(["--seed", str(seed), "--ply", "0", "--first", "you", "--save", str(save)], env)
+    for k in range(turns + 1):
+        turn = t.expect(STANDARD_TURN)
+        if k == turns:
+            break
+        if turn["prompt"].startswith("No legal play"):
+            t.type("")
+            continue
+        play = Position.from_id(turn["pos"]).plays(int(turn["d1"]), int(turn["d2"]))[0]
+        t.type(play.notation)
+        t.expect("Enter confirms, undo takes it back: ")
+        t.type("")
+    t.proc.send_signal(signal.SIGKILL)  # the prompt is written after the turn's save
+    t.wait()
+    saved = Series.load(save).game
+    assert saved.describe() == turn["pos"]
+    assert saved.dice == (int(turn["d1"]), int(turn["d2"])) and saved.turn == 0
+    t = Terminal(["--resume", "--save", str(save)], env)
+    again = t.expect(STANDARD_TURN)
+    assert (again["pos"], again["d1"], again["d2"]) == (turn["pos"], turn["d1"], turn["d2"])
+    t.type("quit")
+    assert t.wait() == 0
+
+
+def test_a_new_game_keeps_the_saved_one_beside_it(env: dict[str, str], tmp_path: Path) -> None:
+    save = tmp_path / "game.json"
+    first = run_doublet(["--seed", "5", "--ply", "0", "--save", str(save)], env, "quit\n")
+    assert first.returncode == 0 and save.exists()
+    old = save.read_text()
+    second = run_doublet(["--seed", "6", "--ply", "0", "--save", str(save)], env, "quit\n")
+    assert second.returncode == 0
+    assert (tmp_path / "game.previous.json").read_text() == old
+    assert save.read_text() != old

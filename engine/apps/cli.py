@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -41,8 +43,8 @@ def _dice(values: Sequence[Any]) -> tuple[int, int]:
     for v in values:
         if isinstance(v, str):
             v = v.strip()
-            if not v.isdigit():
-                raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
+            if not (v.isascii() and v.isdigit() and len(v) <= 2):
+                raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v[:20]!r}")
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
             raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
@@ -66,18 +68,38 @@ def _plays_json(position: Any, d1: int, d2: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _json_requests(lines: Iterator[str]) -> Iterator[tuple[Any, str | None]]:
-    """(request, None) for each non-blank JSON line, or (None, error) for a bad one."""
-    for line in lines:
+def _input_lines(stream: Any) -> Iterator[str | bytes]:
+    """The lines of a text stream, as bytes when it has a binary buffer (so that a line
+    that is not UTF-8 is one bad line, not the end of the program)."""
+    buffer = getattr(stream, "buffer", None)
+    return iter(buffer if buffer is not None else stream)
+
+
+def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | None]]:
+    """(request, None) for each non-blank JSON line, or (None, error) for a bad one: not
+    UTF-8, not JSON, nested too deeply, or holding a number too long to read."""
+    for raw in lines:
+        if isinstance(raw, bytes):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield None, f"line is not UTF-8 text (byte {e.start + 1} is {raw[e.start]:#04x})"
+                continue
+        else:
+            line = raw
         if not line.strip():
             continue
         try:
             yield json.loads(line), None
         except json.JSONDecodeError as e:
             yield None, f"line is not JSON: {e.msg} at column {e.colno}"
+        except RecursionError:
+            yield None, "line is nested too deeply to read"
+        except ValueError:  # an integer of thousands of digits
+            yield None, "line holds a number with too many digits"
 
 
-def _batch_lines(lines: Iterator[str], variant: str | None) -> Iterator[str]:
+def _batch_lines(lines: Iterator[str | bytes], variant: str | None) -> Iterator[str]:
 
     for req, bad in _json_requests(lines):
         try:
@@ -90,6 +112,8 @@ def _batch_lines(lines: Iterator[str], variant: str | None) -> Iterator[str]:
             yield json.dumps({"plays": _plays_json(pos, d1, d2)})
         except DoubletError as e:
             yield json.dumps({"error": str(e)})
+        except RecursionError:
+            yield json.dumps({"error": "the request is nested too deeply"})
 
 
 def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
@@ -99,15 +123,17 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
         if args.position is not None:
             raise DoubletError("give either POSITION D1 D2 or --batch FILE, not both")
         if args.batch == "-":
-            src: TextIO = sys.stdin
+            src: Any = sys.stdin
         else:
             try:
-                src = open(args.batch, encoding="utf-8")  # noqa: SIM115 - closed below
+                src = open(args.batch, "rb")  # noqa: SIM115 - closed below
             except OSError as e:
                 raise DoubletError(f"cannot read batch file {args.batch!r}: {e.strerror}") from None
         try:
-            for reply in _batch_lines(iter(src), args.variant):
+            for reply in _batch_lines(_input_lines(src), args.variant):
                 out.write(reply + "\n")
+        except OSError as e:
+            raise DoubletError(f"cannot read batch file {args.batch!r}: {e.strerror}") from None
         finally:
             if src is not sys.stdin:
                 src.close()
@@ -178,6 +204,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"  {'Pips':<16}{mine} vs {theirs}\n")
     return 0
 
+
+_XGID_SHAPE = re.compile(r"-[-a-oA-O]{25}(:[^:]*){9}")
 
 _OWNERS = {"me": "mover", "mover": "mover", "opponent": "opponent", "centered": "centered"}
 
@@ -318,7 +346,7 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     announce_compile("searcher", "_analyse_root")
     models: dict[str, Any] = {}
-    for req, bad in _json_requests(iter(sys.stdin)):
+    for req, bad in _json_requests(_input_lines(sys.stdin)):
         try:
             if bad:
                 raise DoubletError(bad)
@@ -327,6 +355,10 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
             reply = _engine_reply(req, models)
         except DoubletError as e:
             reply = {"error": str(e)}
+        except RecursionError:
+            reply = {"error": "the request is nested too deeply"}
+        except Exception as e:  # a bug must not end the engine for its client
+            reply = {"error": f"internal error, please report it: {type(e).__name__}: {e}"}
         out.write(json.dumps(reply) + "\n")
         out.flush()
     return 0
@@ -460,6 +492,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["train"]:
         return _train(args_list[1:])
+    # An XGID without its 'XGID=' prefix can start with '-' (an empty point): it is a
+    # position, not an option.
+    args_list = [f"XGID={a}" if _XGID_SHAPE.fullmatch(a) else a for a in args_list]
     parser = build_parser()
     args = parser.parse_args(args_list)
     start = time.perf_counter()
@@ -473,6 +508,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except RecursionError:
+        print("doublet: error: the input is nested too deeply to read", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug: one line, not a traceback (DOUBLET_DEBUG=1 shows it)
+        if os.environ.get("DOUBLET_DEBUG"):
+            raise
+        print(f"doublet: internal error, please report it: {type(e).__name__}: {e}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     if getattr(args, "timing", False):
         print(f"({time.perf_counter() - start:.2f} s)", file=sys.stderr)
     return status

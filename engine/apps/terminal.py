@@ -18,10 +18,13 @@ A turn of the person:
    step 1 with the same dice; ``quit`` saves the game as it was before the play.
 4. With no legal play: ``No legal play. Enter to pass:``.
 
-The engine's turns are one line each: ``Doublet rolls 6-4: 24/14``. `quit`, end of
-input (Ctrl-D, or the end of piped input), Ctrl-C and a closed terminal (SIGHUP) save
-the game atomically (`Series.save`) and say where; ``doublet play --resume`` continues
-it with the same position and dice. A play not yet confirmed is not saved. A finished
+The engine's turns are one line each: ``Doublet rolls 6-4: 24/14``. The game is saved
+atomically (`Series.save`) after every turn, so that even a kill -9 loses at most the
+turn being played; `quit`, end of input (Ctrl-D, or the end of piped input), Ctrl-C, a
+closed terminal (SIGHUP), SIGTERM and an engine error save it too and say where;
+``doublet play --resume`` continues it with the same position and dice. A play not yet
+confirmed is not saved. Starting a new game where a saved one lies keeps the old one
+beside it (``game.previous.json``). A finished
 series deletes a save file that this session resumed from or wrote. Piped input is
 echoed after each prompt, so that the output reads like a terminal session.
 
@@ -96,7 +99,8 @@ def default_save_path() -> Path:
 
 
 class Quit(Exception):
-    """The person leaves: `quit`, end of input or a hang-up (Ctrl-C is KeyboardInterrupt)."""
+    """The person leaves: `quit`, end of input, a hang-up or SIGTERM (Ctrl-C is
+    KeyboardInterrupt)."""
 
 
 def _hang_up(signum: int, frame: Any) -> None:
@@ -124,6 +128,7 @@ class Session:
         self.out = out
         self.echo = not inp.isatty()  # piped input: show what was read, like a terminal
         self.owns_save = resumed  # the save file holds this series (delete it at the end)
+        self.save_failed = False  # said once: autosaves that fail do not stop the game
 
     @property
     def game(self) -> Game:
@@ -225,6 +230,7 @@ class Session:
         try:
             if not self.owns_save:
                 self.game_start()
+                self.autosave()
             while True:
                 if self.game.over:
                     self.game_over()
@@ -236,8 +242,12 @@ class Session:
                     self.engine_turn()
                 else:
                     self.person_turn()
+                self.autosave()
         except (Quit, KeyboardInterrupt):
             return self.save_and_leave()
+        except DoubletError:
+            self.save_and_leave()  # the game so far is kept; the error is said after it
+            raise
 
     def engine_turn(self) -> None:
 
@@ -415,6 +425,28 @@ class Session:
             self.save_path.unlink(missing_ok=True)
         return 0
 
+    def autosave(self) -> None:
+        """After every turn, the series as it stands, atomically: a kill -9 loses at most
+        the turn being played. A saved game of another session at the same path is kept
+        beside it (NAME.previous.json) the first time."""
+        if not self.owns_save and self.save_path.exists():
+            keep = self.save_path.with_name(
+                f"{self.save_path.stem}.previous{self.save_path.suffix}"
+            )
+            with contextlib.suppress(OSError):
+                os.replace(self.save_path, keep)
+                self.say(f"(The game saved before is kept in {keep}.)")
+        self.series.ply = self.ply
+        try:
+            self.series.save(self.save_path)
+        except OSError as e:
+            if not self.save_failed:
+                self.say(f"(Cannot save the game to {self.save_path}: {e.strerror}. "
+                         "Playing on without saving.)")  # fmt: skip
+                self.save_failed = True
+            return
+        self.owns_save = True
+
     def save_and_leave(self) -> int:
         self.series.ply = self.ply
         try:
@@ -526,12 +558,13 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit
         signal.signal(signal.SIGHUP, _hang_up)
+    signal.signal(signal.SIGTERM, _hang_up)  # kill: save, as on quit
     # Ctrl-C saves too, even when started from a shell that ignores SIGINT (a background
     # job inherits SIG_IGN, and Python then installs no KeyboardInterrupt handler).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     if not args.resume and save_path.exists():
         session.say(
-            f"(A saved game is in {save_path}: doublet play --resume continues it; "
-            f"quitting this game replaces it.)"
+            f"(A saved game is in {save_path}: doublet play --resume continues it; this "
+            f"game takes its place, and the old one is kept beside it as .previous.)"
         )
     return session.run()

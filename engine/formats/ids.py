@@ -498,10 +498,10 @@ def parse_xgid(text: str) -> XGID:
             )
     values: dict[int, int] = {}
     for k in (1, 2, 3, 5, 6, 7, 8, 9):
-        if not _INT.fullmatch(fields[k]):
+        if not _INT.fullmatch(fields[k]) or len(fields[k]) > 6:
             raise InvalidPositionError(
-                f"XGID {text!r}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer, "
-                f"got {fields[k]!r}"
+                f"XGID {text[:80]!r}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer "
+                f"of at most 6 digits, got {fields[k][:20]!r}"
             )
         values[k] = int(fields[k])
     turn = values[3]
@@ -649,6 +649,10 @@ def board_from_json(
             raise InvalidPositionError(
                 f"JSON board does not parse: {e.msg} at line {e.lineno}, column {e.colno}"
             ) from None
+        except RecursionError:
+            raise InvalidPositionError("JSON board is nested too deeply to read") from None
+        except ValueError:
+            raise InvalidPositionError("JSON board holds a number with too many digits") from None
     if not isinstance(data, Mapping):
         raise InvalidPositionError(
             f"a JSON board must be an object with keys {', '.join(_JSON_KEYS)}, "
@@ -713,6 +717,11 @@ _NO_UNENTERED_NOTE = (
     "a {fmt} carries no unentered checkers: every checker missing from the board is taken "
     "as borne off (use a JSON board for Acey-Deucey positions with unentered checkers)"
 )
+
+
+def _clip(text: str, n: int = 60) -> str:
+    """repr(text), cut to about n characters for an error message."""
+    return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
 
 
 def decode_match_id(text: str) -> dict[str, Any]:
@@ -825,7 +834,7 @@ def parse_position(
         fmt = "gnubg Position ID"
     else:
         raise InvalidPositionError(
-            f"not a position: {text_or_obj!r} is neither a gnubg Position ID (14 base64 "
+            f"not a position: {_clip(text_or_obj)} is neither a gnubg Position ID (14 base64 "
             "characters, like '4HPwATDgc/ABMA'), an XGID ('XGID=...' with 10 fields "
             'separated by \':\') nor a JSON board (\'{"variant": ..., "mover": [...], '
             '"opponent": [...]}\')'

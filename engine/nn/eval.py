@@ -27,6 +27,8 @@ import math
 import os
 import sys
 import time
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -137,7 +139,10 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     if not path.exists():
         raise ModelError(f"model file {str(path)!r} does not exist")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError("a single .npy array, not an .npz archive")
+        with loaded as z:
             meta = json.loads(str(z["meta"]))
             nets = []
             names = ["contact", "race"] + (["prune"] if "prune_w1" in z.files else [])
@@ -148,8 +153,12 @@ def load_model(path: str | os.PathLike[str]) -> Model:
                         for k in ("w1", "b1", "w2", "b2")
                     )
                 )
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
-        raise ModelError(f"model file {str(path)!r} is not a Doublet model ({e})") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        why = str(e) or type(e).__name__
+        raise ModelError(f"model file {str(path)!r} is not a Doublet model ({why})") from None
+    if not isinstance(meta, dict):
+        raise ModelError(f"model file {str(path)!r} is not a Doublet model (its meta is "
+                         f"{type(meta).__name__}, not an object)")  # fmt: skip
     version = meta.get("encoder_version")
     if version not in N_INPUTS_BY_VERSION:
         raise ModelError(
