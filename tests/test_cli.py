@@ -348,3 +348,27 @@ def test_a_binary_batch_file_is_one_bad_line_each(tmp_path: Path) -> None:
     r = run("moves", "--batch", str(f))
     out = [json.loads(x) for x in r.stdout.splitlines()]
     assert r.returncode == 0 and "error" in out[0] and len(out[1]["plays"]) == 16
+
+
+_OPENING_SIDE = [0, 0, 0, 0, 0, 0, 5, 0, 3] + [0] * 4 + [5] + [0] * 10 + [2, 0]
+FINISHED = json.dumps({"variant": "standard", "mover": [0] * 26, "opponent": _OPENING_SIDE})
+ALL_ON_THE_BAR = json.dumps({"variant": "standard", "mover": [0] * 25 + [15],
+                             "opponent": [0] * 25 + [15]})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("analyse", FINISHED, "--ply", "0"), "the game is over"),
+        (("analyse", FINISHED, "3", "1", "--ply", "0"), "the game is over"),
+        (("eval", FINISHED), "the game is over"),
+        (("moves", FINISHED, "3", "1"), "the game is over"),
+        (("eval", ALL_ON_THE_BAR), "cannot arise"),
+        (("analyse", ALL_ON_THE_BAR, "--ply", "0"), "cannot arise"),
+    ],
+)
+def test_positions_that_cannot_be_played_are_refused(args: tuple[str, ...], words: str) -> None:
+    r = run(*args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("doublet: error: ") and words in last

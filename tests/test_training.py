@@ -412,6 +412,28 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "--resume" in capsys.readouterr().err
     assert main(["--out", str(tmp_path / "z"), "--resume", "--seed", "99"]) == 2
     assert "seed" in capsys.readouterr().err
+    # Counts that would train nothing, or export an untrained net, are refused.
+    assert main(["--config", "tiny", "--out", str(tmp_path / "n"), "--games", "-5"]) == 2
+    assert "--games must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "n").exists()
+    assert main(["--out", str(tmp_path / "z"), "--resume", "--games", str(t.games)]) == 2
+    assert f"has learned {t.games} games already" in capsys.readouterr().err
+    # An --out that is a file is said so, not a traceback.
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    assert main(["--config", "tiny", "--out", str(f)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    # Empty and truncated checkpoints say so in words.
+    ck = t.checkpoint_path
+    good = ck.read_bytes()
+    ck.write_bytes(b"")
+    with pytest.raises(checkpoint.CheckpointError, match="is empty"):
+        checkpoint.load(ck)
+    ck.write_bytes(good[: len(good) // 2])
+    with pytest.raises(checkpoint.CheckpointError, match=r"cannot be read: .+") as e:
+        checkpoint.load(ck)
+    assert "weights_only=False" not in str(e.value) and "()" not in str(e.value)
+    ck.write_bytes(good)
 
 
 # --------------------------------------------------------------------------------------

@@ -52,10 +52,18 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"no checkpoint at {str(path)!r}")
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"checkpoint {str(path)!r} is empty (0 bytes)")
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds for a corrupt file
-        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read ({e})") from None
+        # torch's own advice (weights_only=False) would run code from the file: not given.
+        why = str(e).split("\n")[0].strip() or type(e).__name__
+        if "weights_only" in str(e) or "Weights only load failed" in str(e):
+            why = "it holds objects other than tensors and plain data, which are not loaded"
+        elif "Invalid argument" in why or "PytorchStreamReader" in why or not why:
+            why = "truncated or not a torch file"
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: {why}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         got = doc.get("format") if isinstance(doc, dict) else None
         raise CheckpointError(
@@ -64,7 +72,7 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     if doc.get("encoder_version") != ENCODER_VERSION:
         raise CheckpointError(
             f"checkpoint {str(path)!r} was trained with encoder version "
-            f"{doc.get('encoder_version')}, but the engine now encodes positions with version "
+            f"{doc.get('encoder_version')!r}, but the engine now encodes positions with version "
             f"{ENCODER_VERSION}: its net cannot continue; start a new run (another --out)"
         )
     return doc

@@ -615,6 +615,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"train: {s}", file=sys.stderr, flush=True)
 
     try:
+        if args.games is not None and args.games < 1:
+            raise DoubletError(f"--games must be at least 1, got {args.games}")
+        if out.exists() and not out.is_dir():
+            raise DoubletError(f"--out {str(out)!r} is a file, not a folder for the run")
         ck = out / checkpoint.FILENAME
         if args.resume:
             if not ck.exists():
@@ -652,6 +656,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 changes["games"] = args.games
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
         total = args.games if args.games is not None else t.cfg.games
+        if args.resume and total <= t.games:
+            raise DoubletError(
+                f"{str(out)!r} has learned {t.games} games already: --games {total} would train "
+                f"none (give more than {t.games}, the run's total, not the games to add)"
+            )
         if args.games is not None and args.resume:
             t.cfg = t.cfg.replace(games=args.games)
         t.run(total)
@@ -664,6 +673,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except DoubletError as e:
         print(f"train: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # --out where no folder can be made
+        print(f"train: error: cannot write the run to {str(out)!r}: {e.strerror}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("train: interrupted", file=sys.stderr)

@@ -23,7 +23,7 @@ from doublet.core import board as B
 from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.core.jit import announce_compile
 from doublet.cube.state import CubeState, from_request
-from doublet.formats.ids import parse_position, position_id
+from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.position import Position
 from doublet.nn.eval import default_model, equity, evaluate, load_model
 from doublet.search.analysis import (
@@ -54,6 +54,7 @@ def _dice(values: Sequence[Any]) -> tuple[int, int]:
 
 def _plays_json(position: Any, d1: int, d2: int) -> list[dict[str, Any]]:
 
+    check_in_play(position.board, position.variant)
     rows = []
     for p in position.plays(d1, d2):
         mover, opponent = B.counts(p.board)
@@ -141,6 +142,7 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     if args.position is None or args.dice is None or len(args.dice) != 2:
         raise DoubletError("usage: doublet moves POSITION D1 D2 (or --batch FILE)")
     pos = Position.parse(args.position, args.variant)
+    check_in_play(pos.board, pos.variant)
     d1, d2 = _dice(args.dice)
     if args.json:
         doc = {
@@ -180,6 +182,7 @@ def _load_model(path: str | None, variant: int) -> Any:
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
 
     pos = Position.parse(args.position, args.variant)
+    check_in_play(pos.board, pos.variant)
     model = _load_model(args.model, pos.variant)
     announce_compile("eval", "_evaluate_batch")
     probs = evaluate(np.array(pos.board), model)

@@ -23,7 +23,9 @@ Positions accepted (``validate``), decided here and binding for every parser:
 - unentered checkers only in Acey-Deucey, and there never next to checkers borne off
   (bearing off needs all 15 in the home board, so all have entered);
 - at most one side has borne off all 15: a finished game is a position (the engine
-  sees one after the last play), but the game ends when the first side is done;
+  sees one after the last play), but the game ends when the first side is done; the
+  front ends refuse to analyse one (``check_in_play``, which also refuses an opponent
+  with every checker in play on the bar against a home board without a point);
 - not both sides on the bar against closed home boards (gnubg's CheckPosition rule: it
   cannot arise, since the side that moved last could not have entered).
 
@@ -156,6 +158,39 @@ def validate(board: Board, variant: int | str = STANDARD) -> None:
         raise InvalidPositionError(
             "both sides have checkers on the bar against closed home boards (points 1-6 of "
             "both sides hold 2 or more checkers each): this position cannot arise"
+        )
+
+
+def check_in_play(board: Board, variant: int = STANDARD) -> None:
+    """InvalidPositionError unless a valid board (validate) is a position before a roll
+    that a game can reach, seen by the side on roll, with the opponent having moved last:
+
+    - the game is not over (validate accepts a finished game: the engine sees one after
+      the last play);
+    - standard backgammon: the opponent has not every checker in play on the bar unless
+      the side on roll holds a point of its home board (it entered none on its last
+      turn, so each die it rolled was blocked); so both sides with all 15 on the bar
+      cannot arise.
+
+    The front ends (analysis, the engine protocol, doublet moves/eval) check it; boards
+    inside the engine (after a play, in the mover's view) need not meet it."""
+    b = np.asarray(board)
+    for idx, side in ((MY_OFF, "the side on roll"), (OPP_OFF, "the opponent")):
+        if int(b[idx]) == CHECKERS:
+            raise InvalidPositionError(
+                f"the game is over: {side} has borne off all {CHECKERS} checkers, so there is "
+                "no roll to play and nothing to analyse"
+            )
+    if (
+        variant == STANDARD
+        and b[OPP_BAR] < 0
+        and all(b[p] >= 0 for p in range(1, 25))
+        and not any(b[p] >= 2 for p in range(1, 7))
+    ):
+        raise InvalidPositionError(
+            "the opponent, who moved last, has every checker in play on the bar, but the side "
+            "on roll holds no point of its home board to have kept them out: this position "
+            "cannot arise"
         )
 
 
@@ -850,6 +885,7 @@ __all__ = [
     "board_from_json",
     "board_from_position_id",
     "board_to_json",
+    "check_in_play",
     "decode_match_id",
     "format_xgid",
     "parse_position",

@@ -595,7 +595,8 @@ def _check_dice(legs: list[tuple[int, int, str]], st: _Stage) -> set[int]:
     if st.m not in totals:
         if st.m == 0:
             raise IllegalPlayError(
-                f"the roll {st.name} cannot be played here: the play is empty ('')"
+                f"the roll {st.name} cannot be played here: no checker can move, so the only "
+                "play is the empty one ('')"
             )
         if max(totals) < st.m:
             used = "both dice" if st.m == 2 and not st.doublet else _NUMBER_WORDS[st.m]
@@ -630,7 +631,8 @@ def _match(st: _Stage, whole: str, parts: list[_Part] | None) -> State:
             "cannot be played"
         )
     if st.m == 0:
-        raise IllegalPlayError(f"{st.name} cannot be played here: the play is empty ('')")
+        raise IllegalPlayError(f"{st.name} cannot be played here: no checker can move, so "
+                               f"the only play is the empty one ('')")  # fmt: skip
     legs: list[tuple[int, int, str]] = []
     landed: set[int] = set()
     marked: set[int] = set()

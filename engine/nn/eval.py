@@ -162,7 +162,7 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     version = meta.get("encoder_version")
     if version not in N_INPUTS_BY_VERSION:
         raise ModelError(
-            f"model {str(path)!r} was trained with encoder version {version}, but this engine "
+            f"model {str(path)!r} was trained with encoder version {version!r}, but this engine "
             f"encodes positions with version {ENCODER_VERSION} (and reads models of versions "
             f"{', '.join(map(str, N_INPUTS_BY_VERSION))}): retrain it (doublet train) or use "
             "a model made for this version"

@@ -51,7 +51,7 @@ import numpy as np
 from doublet.core import board as B
 from doublet.cube.met import gammon_values, to_money
 from doublet.cube.state import MONEY, CubeState
-from doublet.formats.ids import position_id
+from doublet.formats.ids import check_in_play, position_id
 from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.eval import Model, default_model, equity
@@ -90,6 +90,7 @@ def _base(pos: Position, ply: int) -> dict[str, Any]:
 
 def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None) -> dict[str, Any]:
     """The side on roll's chances before it rolls, at `ply`."""
+    check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     p = s.evaluate(np.array(pos.board), Limits(ply=ply))
     doc = _base(pos, ply)
@@ -101,6 +102,7 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
                   method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
     """The side on roll's cube decision before its roll: the reply of the engine's
     ``cube`` command (see the module docstring)."""
+    check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     a = cube_decision(s, np.array(pos.board), state, ply, method)
     if a.decision is None:
@@ -160,6 +162,7 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     ply searched, converted for the side to roll next, who may double first), money
     equivalent in a match, each play's match-winning chance beside it (``mwc``), and
     the cubeless equity as ``cubeless_equity``."""
+    check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     boards, again, probs, plies = s.analyse(np.array(pos.board), d1, d2, Limits(ply=ply))
     texts = describe_outcomes(pos.board, boards, again, d1, d2, pos.variant)
