@@ -41,9 +41,26 @@ from tests.helpers import load_jsonl
 ROOT = Path(__file__).resolve().parent.parent
 
 
+class MoveClient(TestClient):
+    """A client that sends the game's current move with every request that changes a game
+    (as the page does), so that the tests below are about the games; the move check
+    itself is tested on a plain TestClient."""
+
+    def post(self, url: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        parts = str(url).split("/")
+        if len(parts) == 5 and parts[4] in ("play", "resign", "next") and "content" not in kwargs:
+            body = dict(kwargs.pop("json", None) or {})
+            if "move" not in body:
+                state = self.get("/".join(parts[:4]))
+                if state.status_code == 200:
+                    body["move"] = state.json()["move"]
+            kwargs["json"] = body
+        return super().post(url, *args, **kwargs)
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> TestClient:
-    return TestClient(create_app(tmp_path, ply=0))
+    return MoveClient(create_app(tmp_path, ply=0))
 
 
 def new(c: TestClient, **body: Any) -> dict[str, Any]:
@@ -117,7 +134,8 @@ def test_bad_plays_change_nothing(client: TestClient, tmp_path: Path) -> None:
         assert r.status_code == status, (body, r.text)
         assert msg in r.json()["error"], (body, r.json())
     for raw in (b"{not json", b"[1, 2]", b'"text"'):
-        r = client.post(f"/api/games/{gid}/play", content=raw)
+        headers = {"content-type": "application/json"}
+        r = client.post(f"/api/games/{gid}/play", content=raw, headers=headers)
         assert r.status_code == 400 and r.json()["error"]
     assert client.get(f"/api/games/{gid}").json() == before
     assert (tmp_path / f"{gid}.json").read_bytes() == saved
@@ -139,17 +157,17 @@ def test_unknown_id_and_bad_creation(client: TestClient) -> None:
     ]:
         r = client.post("/api/games", json=body)
         assert r.status_code == 400 and msg in r.json()["error"], r.text
-    r = client.post("/api/games", content=b"{")
+    r = client.post("/api/games", content=b"{", headers={"content-type": "application/json"})
     assert r.status_code == 400 and "not JSON" in r.json()["error"]
 
 
 def test_restart_keeps_games(tmp_path: Path) -> None:
-    c1 = TestClient(create_app(tmp_path, ply=0))
+    c1 = MoveClient(create_app(tmp_path, ply=0))
     st = new(c1, seed=11)
     gid = st["id"]
     r = c1.post(f"/api/games/{gid}/play", json={"steps": first_play_steps(c1, gid)})
     st = r.json()
-    c2 = TestClient(create_app(tmp_path, ply=0))  # a new server on the same data
+    c2 = MoveClient(create_app(tmp_path, ply=0))  # a new server on the same data
     assert c2.get(f"/api/games/{gid}").json() == st
     r = c2.post(f"/api/games/{gid}/play", json={"steps": first_play_steps(c2, gid)})
     assert r.status_code == 200 and len(r.json()["record"]) > len(st["record"])
@@ -296,3 +314,62 @@ def test_whole_acey_deucey_game_through_the_api(client: TestClient) -> None:
     assert chains >= 1 and st["game"]["result"]["points"] in (1, 2, 3)
     assert st["score"][st["game"]["result"]["winner"]] == st["game"]["result"]["points"]
     assert st["series_over"] and st["results"] == [st["game"]["result"]]
+
+
+def test_a_retried_play_is_not_played_twice(tmp_path: Path) -> None:
+    c = TestClient(create_app(tmp_path, ply=0))
+    st = new(c)
+    gid, move = st["id"], st["move"]
+    steps = first_play_steps(c, gid)
+    r = c.post(f"/api/games/{gid}/play", json={"steps": steps})
+    assert r.status_code == 400 and "'move'" in r.json()["error"]
+    r = c.post(f"/api/games/{gid}/play", json={"steps": steps, "move": move})
+    assert r.status_code == 200
+    after = r.json()
+    assert after["move"] > move
+    again = c.post(f"/api/games/{gid}/play", json={"steps": steps, "move": move})  # a retry
+    assert again.status_code == 409 and "applied already" in again.json()["error"]
+    assert again.json()["state"] == after
+    assert c.get(f"/api/games/{gid}").json() == after
+    r = c.post(f"/api/games/{gid}/resign", json={"points": 1, "move": move})
+    assert r.status_code == 409 and c.get(f"/api/games/{gid}").json() == after
+
+
+def test_requests_from_other_sites_and_odd_requests_are_refused(tmp_path: Path) -> None:
+    c = TestClient(create_app(tmp_path, ply=0, hosts={"127.0.0.1", "localhost", "testserver"}))
+    gid = new(c)["id"]
+    before = c.get(f"/api/games/{gid}").json()
+    move = before["move"]
+    # A form or text/plain post (no preflight in a browser) changes nothing.
+    r = c.post(f"/api/games/{gid}/resign", content=b'{"points": 1, "move": %d}' % move,
+               headers={"content-type": "text/plain"})  # fmt: skip
+    assert r.status_code == 415
+    r = c.post("/api/games", content=b"{}", headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+    # Another site's page, through the user's browser.
+    r = c.post(f"/api/games/{gid}/resign", json={"points": 1, "move": move},
+               headers={"origin": "https://evil.example"})  # fmt: skip
+    assert r.status_code == 403 and "evil.example" in r.json()["error"]
+    # DNS rebinding: a Host this server does not answer for.
+    r = c.get(f"/api/games/{gid}", headers={"host": "evil.example"})
+    assert r.status_code == 403
+    # A body too large, nested too deeply, or with a huge number.
+    big = b'{"steps": [' + b"1," * 40000 + b"1]}"
+    r = c.post(f"/api/games/{gid}/steps", content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    for raw in (b"[" * 5000 + b"]" * 5000, b'{"points": ' + b"9" * 5000 + b"}"):
+        r = c.post(f"/api/games/{gid}/resign", content=raw,
+                   headers={"content-type": "application/json"})  # fmt: skip
+        assert r.status_code == 400 and r.json()["error"]
+    # A list where a string belongs is a 400 with an error, never a bare 500.
+    r = c.post("/api/games", json={"variant": ["standard"]})
+    assert r.status_code == 400 and "variant" in r.json()["error"]
+    assert c.get(f"/api/games/{gid}").json() == before
+
+
+def test_the_number_of_saved_games_is_capped(tmp_path: Path) -> None:
+    c = TestClient(create_app(tmp_path, ply=0, max_saved=3))
+    for _ in range(3):
+        new(c)
+    r = c.post("/api/games", json={"variant": "standard", "ply": 0})
+    assert r.status_code == 429 and "at most 3" in r.json()["error"]

@@ -52,6 +52,7 @@ import re
 import secrets
 import sys
 import threading
+from urllib.parse import urlsplit
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -103,17 +104,26 @@ def default_data_dir() -> Path:
 # ---------------------------------------------------------------------------
 
 
+MAX_SAVED = 1000  # saved series in the data folder: more are refused (429)
+MAX_BODY = 64 * 1024  # bytes of a request body: more are refused (413)
+
+
 class Store:
     """The series by id, in memory and in ``data/<id>.json``."""
 
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, max_saved: int = MAX_SAVED) -> None:
         self.data = Path(data)
         self.games: dict[str, Series] = {}
+        self.max_saved = max_saved
 
     def path(self, gid: str) -> Path:
         return self.data / f"{gid}.json"
 
     def add(self, series: Series) -> str:
+        saved = sum(1 for _ in self.data.glob("*.json")) if self.data.is_dir() else 0
+        if saved >= self.max_saved:
+            raise ApiError(429, f"{saved} games are saved on this server already (at most "
+                                f"{self.max_saved}): delete old ones from {self.data}")  # fmt: skip
         gid = secrets.token_urlsafe(24)
         self.games[gid] = series
         self.save(gid)
@@ -164,6 +174,12 @@ def _result_json(r: Any) -> dict[str, Any] | None:
             "resigned": r.resigned}  # fmt: skip
 
 
+def move_of(s: Series) -> int:
+    """The series' move counter: it grows with every turn and every game, so that a
+    state-changing request carrying it is applied once (a retried one gets 409)."""
+    return 100_000 * s.game.number + len(s.game.record)
+
+
 def state(gid: str, s: Series) -> dict[str, Any]:
     g = s.game
     last: list[Turn] = []
@@ -195,6 +211,7 @@ def state(gid: str, s: Series) -> dict[str, Any]:
         "board": board_view(g.board_for(YOU)),
         "last": [_turn_json(t) for t in reversed(last)],
         "record": [_turn_json(t) for t in g.record],
+        "move": move_of(s),
     }
 
 
@@ -212,17 +229,18 @@ def _int_field(body: dict[str, Any], key: str, default: int, lo: int, hi: int) -
 
 def new_series(body: dict[str, Any], default_ply: int) -> Series:
     variant = body.get("variant", "standard")
-    if variant not in VARIANTS:
+    if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
     ply = _int_field(body, "ply", default_ply, 0, MAX_PLAY_PLY)
     games = _int_field(body, "games", 1, 0, 99)
     starter_name = body.get("starter", "throw")
     starters = {"throw": None, "you": YOU, "engine": ENGINE}
-    if starter_name not in starters:
+    if not isinstance(starter_name, str) or starter_name not in starters:
         raise ApiError(400, f"'starter' must be throw, you or engine, got {starter_name!r}")
     seed = body.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ApiError(400, f"'seed' must be a non-negative integer, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                             or not 0 <= seed < 2**63):  # fmt: skip
+        raise ApiError(400, f"'seed' must be an integer from 0 to 2**63 - 1, got {str(seed)[:30]}")
     s = Series.new(variant, games, seed, ply, starters[starter_name])
     engine_turns(s)
     return s
@@ -362,8 +380,11 @@ def next_game(s: Series) -> None:
 # ---------------------------------------------------------------------------
 
 
-def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
-    """The ASGI app; games are saved in ``data`` (default: default_data_dir())."""
+def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
+               hosts: set[str] | None = None, max_saved: int = MAX_SAVED) -> Any:  # fmt: skip
+    """The ASGI app; games are saved in ``data`` (default: default_data_dir()). With
+    `hosts`, a request whose Host header names another host is refused (403: a page of
+    another site reaching this server through DNS rebinding)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
@@ -371,10 +392,36 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    store = Store(Path(data) if data is not None else default_data_dir())
+    store = Store(Path(data) if data is not None else default_data_dir(), max_saved)
+
+    def guard(request: Request) -> None:
+        """The checks of every API request: the host it was sent to, and for a request
+        that changes something, where it comes from (Origin) and that it is JSON (so a
+        page of another site cannot send one without the browser asking this server
+        first)."""
+        host = request.headers.get("host", "")
+        try:
+            name = urlsplit("//" + host).hostname or ""
+        except ValueError:
+            name = ""
+        if hosts is not None and name not in hosts:
+            raise ApiError(403, f"this server answers for {', '.join(sorted(hosts))}, not {host!r}")
+        if request.method != "POST":
+            return
+        origin = request.headers.get("origin")
+        if origin is not None and origin.split("://", 1)[-1] != host:
+            raise ApiError(403, f"a request from {origin} may not change games on {host}")
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise ApiError(415, "send the request body as JSON (Content-Type: application/json)")
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_BODY:
+            raise ApiError(413, f"the request body is larger than {MAX_BODY} bytes")
 
     async def body_of(request: Request) -> Any:
         raw = await request.body()
+        if len(raw) > MAX_BODY:
+            raise ApiError(413, f"the request body is larger than {MAX_BODY} bytes")
         if not raw.strip():
             return {}
         import json
@@ -383,6 +430,10 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
             doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
+        except RecursionError:
+            raise ApiError(400, "the request body is nested too deeply") from None
+        except ValueError:
+            raise ApiError(400, "the request body holds a number with too many digits") from None
         if not isinstance(doc, dict):
             raise ApiError(400, "the request body must be a JSON object")
         return doc
@@ -392,6 +443,7 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
 
         async def handle(request: Request) -> Response:
             try:
+                guard(request)
                 doc = await body_of(request) if body else None
                 gid = request.path_params.get("gid", "")
 
@@ -401,7 +453,12 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
 
                 result = await run_in_threadpool(locked)
             except ApiError as e:
-                return JSONResponse({"error": e.message}, status_code=e.status)
+                return JSONResponse({"error": e.message, **(e.doc or {})}, status_code=e.status)
+            except DoubletError as e:  # a bad value the work found
+                return JSONResponse({"error": str(e)}, status_code=400)
+            except Exception as e:  # a bug: a JSON 500, never a bare one
+                return JSONResponse({"error": f"internal error, please report it: "
+                                              f"{type(e).__name__}: {e}"}, status_code=500)  # fmt: skip
             if isinstance(result, str):
                 return PlainTextResponse(result)
             return JSONResponse(result, status_code=status)
@@ -416,6 +473,15 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1) -> Any:
     def changing(change: Callable[[Series, Any], Any]) -> Callable[[str, Any], Any]:
         def work(gid: str, doc: Any) -> dict[str, Any]:
             s = store.get(gid)
+            move = doc.get("move") if isinstance(doc, dict) else None
+            if move is None:
+                raise ApiError(400, "send the state's 'move' with a request that changes the "
+                                    "game, so that a retried request is not applied twice")  # fmt: skip
+            if move != move_of(s):
+                raise ApiError(409, f"this request was for move {move!r}, but the game is at "
+                                    f"move {move_of(s)}: it was applied already, or another "
+                                    "request came first; the state is attached",
+                               {"state": state(gid, s)})  # fmt: skip
             try:
                 change(s, doc)
             except BaseException:
@@ -521,7 +587,9 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as e:
         raise DoubletError(f"cannot use {str(data)!r} for saved games: {e.strerror}") from None
     announce_compile("searcher", "_analyse_root")
-    app = create_app(data, args.ply)
+    # Bound to one address: answer only for it (and localhost); bound to all, for any.
+    hosts = None if args.host in ("0.0.0.0", "::") else {"localhost", "127.0.0.1", "::1", args.host}
+    app = create_app(data, args.ply, hosts=hosts)
     print(f"doublet: serving on http://{args.host}:{args.port}/ (games in {data}); "
           "Ctrl-C stops", file=sys.stderr, flush=True)  # fmt: skip
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

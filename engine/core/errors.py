@@ -60,10 +60,11 @@ class TrainingError(DoubletError):
 class ApiError(Exception):
     """A request the web API refuses: HTTP status and a message for the person."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, doc: dict | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.doc = doc  # more for the client beside the error (e.g. the current state)
 
 
 class WorkerError(RuntimeError):

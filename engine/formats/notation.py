@@ -436,9 +436,10 @@ def _parse_part(tok: str) -> _Part:
     body, count_text = m.group(1), m.group(2)
     count = 1
     if count_text is not None:
+        if not count_text.isascii() or len(count_text) > 1 or not 1 <= int(count_text) <= 4:
+            shown = count_text if len(count_text) <= 20 else count_text[:20] + "..."
+            raise NotationError(f"{tok[:40]!r}: a count is 1 to 4 checkers, got ({shown})")
         count = int(count_text)
-        if not 1 <= count <= 4:
-            raise NotationError(f"{tok!r}: a count is 1 to 4 checkers, got ({count_text})")
     if "(" in body or ")" in body:
         raise NotationError(f"{tok!r}: a count is written at the end, like '8/5(2)'")
     pieces = body.split("/")
@@ -457,9 +458,10 @@ def _parse_part(tok: str) -> _Part:
             )
         word, star = pm.group(1), bool(pm.group(2))
         if word.isdigit():
+            if not word.isascii() or len(word) > 2 or not 1 <= int(word) <= 24:
+                shown = word if len(word) <= 20 else word[:20] + "..."
+                raise NotationError(f"{tok[:40]!r}: point {shown} is out of range 1-24")
             p = int(word)
-            if not 1 <= p <= 24:
-                raise NotationError(f"{tok!r}: point {word} is out of range 1-24")
         elif word in _WORDS:
             p = _WORDS[word]
         else:

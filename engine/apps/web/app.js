@@ -24,7 +24,11 @@ async function api(method, path, body) {
   const res = await fetch("/api/games" + path, init);
   const type = res.headers.get("Content-Type") || "";
   const doc = type.includes("json") ? await res.json() : await res.text();
-  if (!res.ok) throw new Error(doc.error || String(doc));
+  if (!res.ok) {
+    const err = new Error(doc.error || String(doc));
+    err.state = doc.state; // 409: the game moved on; here is where it is
+    throw err;
+  }
   return doc;
 }
 
@@ -111,7 +115,7 @@ function undo() {
 
 function done() {
   run(async () => {
-    S.state = await api("POST", "/" + S.id + "/play", { steps: S.steps });
+    S.state = await api("POST", "/" + S.id + "/play", { steps: S.steps, move: S.state.move });
     await startTurn();
   });
 }
@@ -126,14 +130,14 @@ function hint() {
 function resign() {
   if (!window.confirm("Resign this game (Doublet wins a single game)?")) return;
   run(async () => {
-    S.state = await api("POST", "/" + S.id + "/resign", { points: 1 });
+    S.state = await api("POST", "/" + S.id + "/resign", { points: 1, move: S.state.move });
     await startTurn();
   });
 }
 
 function nextGame() {
   run(async () => {
-    S.state = await api("POST", "/" + S.id + "/next", {});
+    S.state = await api("POST", "/" + S.id + "/next", { move: S.state.move });
     await startTurn();
   });
 }
