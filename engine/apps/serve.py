@@ -52,10 +52,10 @@ import re
 import secrets
 import sys
 import threading
-from urllib.parse import urlsplit
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -457,8 +457,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             except DoubletError as e:  # a bad value the work found
                 return JSONResponse({"error": str(e)}, status_code=400)
             except Exception as e:  # a bug: a JSON 500, never a bare one
-                return JSONResponse({"error": f"internal error, please report it: "
-                                              f"{type(e).__name__}: {e}"}, status_code=500)  # fmt: skip
+                why = f"internal error, please report it: {type(e).__name__}: {e}"
+                return JSONResponse({"error": why}, status_code=500)
             if isinstance(result, str):
                 return PlainTextResponse(result)
             return JSONResponse(result, status_code=status)
@@ -475,8 +475,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             s = store.get(gid)
             move = doc.get("move") if isinstance(doc, dict) else None
             if move is None:
-                raise ApiError(400, "send the state's 'move' with a request that changes the "
-                                    "game, so that a retried request is not applied twice")  # fmt: skip
+                why = "send the state's 'move' with a request that changes the game"
+                raise ApiError(400, why + ": a retried request is then not applied twice")
             if move != move_of(s):
                 raise ApiError(409, f"this request was for move {move!r}, but the game is at "
                                     f"move {move_of(s)}: it was applied already, or another "
