@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -372,3 +373,21 @@ def test_positions_that_cannot_be_played_are_refused(args: tuple[str, ...], word
     assert r.returncode == 2 and "Traceback" not in r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("doublet: error: ") and words in last
+
+
+def test_a_request_is_bounded_by_its_time_budget() -> None:
+    # Acey-Deucey's 1-2 at 3 ply would take more than a minute; with a 3 s budget the
+    # engine answers with the deepest ply that finished and says so.
+    ad = {"variant": "acey-deucey", "mover": [15] + [0] * 25, "opponent": [15] + [0] * 25}
+    reqs = [{"cmd": "best", "position": ad, "dice": [2, 1], "ply": 3, "time": 3},
+            {"cmd": "best", "position": "4HPwATDgc/ABMA", "dice": [6, 5], "time": -1},
+            {"cmd": "eval", "position": "4HPwATDgc/ABMA", "ply": 4, "time": 0.5}]  # fmt: skip
+    start = time.monotonic()
+    r = run("engine", stdin="\n".join(json.dumps(x) for x in reqs) + "\n")
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert out[0]["ply"] < 3 and "did not finish" in out[0]["stopped"] and out[0]["play"]
+    assert "'time'" in out[1]["error"]
+    assert out[2]["ply"] <= 4 and "evaluation" in out[2]
+    assert time.monotonic() - start < 120  # compile time included
+    r = run("analyse", "4HPwATDgc/ABMA", "6", "5", "--ply", "4", "--time", "2")
+    assert r.returncode == 0 and "Stopped short" in r.stdout

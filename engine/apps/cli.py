@@ -270,6 +270,18 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
     return from_request(req, base)
 
 
+# The time budgets of a request (doublet.search.analysis.deepen): the CLI's default and
+# the engine protocol's, in seconds; a request may ask for up to MAX_TIME.
+CLI_TIME, ENGINE_TIME, MAX_TIME = 60.0, 30.0, 600.0
+
+
+def _budget(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIME:
+        raise DoubletError(f"{name} is a number of seconds above 0, at most {MAX_TIME:g}, "
+                           f"got {str(value)[:30]}")  # fmt: skip
+    return float(value)
+
+
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
     pos = Position.parse(args.position, args.variant)
@@ -279,14 +291,15 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     if not 0 <= args.ply <= 4:
         raise DoubletError(f"--ply must be 0..4, got {args.ply}")
     announce_compile("searcher", "_analyse_root")
+    budget = _budget(args.time, "--time")
     dice = _dice(args.dice) if args.dice else meta.get("roll")
     if dice:
         d1, d2 = dice
-        doc = analyse_roll(pos, d1, d2, args.ply, model, state)
+        doc = analyse_roll(pos, d1, d2, args.ply, model, state, budget)
         if not state.is_default:
             doc["state_text"] = state.describe()
     else:
-        doc = analyse_position(pos, state, args.ply, model, args.cube_method)
+        doc = analyse_position(pos, state, args.ply, model, args.cube_method, budget)
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
@@ -317,22 +330,23 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
         if path not in models:
             models[path] = _load_model(path, pos.variant)
         model = models[path]
+    budget = _budget(req.get("time", ENGINE_TIME), "'time'")
     method = req.get("method", DEFAULT_METHOD)
     if method not in METHODS:
         raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {method!r}")
     if cmd == "cube":
-        return cube_document(pos, state, ply, model, method)
+        return cube_document(pos, state, ply, model, method, budget)
     if cmd == "eval":
-        doc = evaluate_position(pos, ply, model)
+        doc = evaluate_position(pos, ply, model, budget)
         if given or not state.is_default:
-            doc["cube"] = cube_document(pos, state, ply, model, method)
+            doc["cube"] = cube_document(pos, state, ply, model, method, budget)
         return doc
     if "dice" not in req and not meta.get("roll"):
         raise DoubletError(f"'{cmd}' needs 'dice': [d1, d2]")
     d1, d2 = _dice(req["dice"]) if "dice" in req else meta["roll"]
     if cmd == "moves":
         return {"plays": _plays_json(pos, d1, d2)}
-    doc = analyse_roll(pos, d1, d2, ply, model, state)
+    doc = analyse_roll(pos, d1, d2, ply, model, state, budget)
     if cmd == "analyse":
         return doc
     top = doc["plays"][0]
@@ -341,6 +355,8 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
     for k in ("cubeless_equity", "mwc"):
         if k in top:
             reply[k] = top[k]
+    if "stopped" in doc:
+        reply["stopped"] = doc["stopped"]
     if "position_id" in top:
         reply["position_id"] = top["position_id"]
     return reply
@@ -431,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
     a.add_argument("--ply", type=int, default=2, help="search depth 0..4 (default 2)")
     a.add_argument("--all", action="store_true", help="list every play, not the best 20")
+    a.add_argument("--time", type=float, default=CLI_TIME, metavar="S",
+                   help=f"time budget in seconds (default {CLI_TIME:g}): the search deepens "
+                   "one ply at a time and stops at the deepest ply predicted to fit")  # fmt: skip
     c = a.add_argument_group(
         "cube and score",
         "An XGID's own cube, score, match length, Crawford and Jacoby fields are used; "

@@ -44,7 +44,9 @@ false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` say
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -58,7 +60,9 @@ from doublet.nn.eval import Model, default_model, equity
 from doublet.rules.movegen import shots
 from doublet.search.choice import ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
-from doublet.search.searcher import Limits, Searcher
+from doublet.search.searcher import BudgetExceeded, Limits, Searcher
+
+T = TypeVar("T")
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
@@ -88,23 +92,71 @@ def _base(pos: Position, ply: int) -> dict[str, Any]:
     return doc
 
 
-def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None) -> dict[str, Any]:
-    """The side on roll's chances before it rolls, at `ply`."""
+# Time budgets (seconds): a search is deepened one ply at a time; each ply may evaluate as
+# many positions as the time left allows at the rate measured so far (EVALS_PER_SECOND
+# before a rate is known), and a ply that passes it is abandoned (Searcher's max_evals:
+# the kernels check it as they start each roll). The answer is then the deepest ply
+# completed, with "stopped" saying so.
+EVALS_PER_SECOND = 100_000
+
+
+def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
+           budget: float | None) -> tuple[T, int, str | None]:  # fmt: skip
+    """compute(ply, 0, no deadline), or, with a budget, compute(0, ...), compute(1, ...),
+    ... each with its evaluation budget and the deadline: (the deepest result completed,
+    its ply, None or why the search stopped short)."""
+    if budget is None:
+        return compute(ply, 0, float("inf")), ply, None
+    start = time.perf_counter()
+    deadline = start + budget
+    evals0 = int(s.stats[0])
+    result = compute(0, 0, deadline)
+    done = 0
+    for p in range(1, ply + 1):
+        now = time.perf_counter()
+        spent, evals = now - start, int(s.stats[0]) - evals0
+        rate = evals / spent if spent > 0.05 and evals > 1000 else EVALS_PER_SECOND
+        left = deadline - now
+        if left <= 0:
+            return (
+                result,
+                done,
+                f"the time budget of {budget:g} s allowed {done} ply of the {ply} asked for",
+            )
+        try:
+            result = compute(p, max(1, int(left * rate)), deadline)
+        except BudgetExceeded:
+            return result, done, (f"the time budget of {budget:g} s allowed {done} ply of the "
+                                  f"{ply} asked for: ply {p} did not finish within it")  # fmt: skip
+        done = p
+    return result, done, None
+
+
+def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None,
+                      budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """The side on roll's chances before it rolls, at `ply` (with a time `budget` in
+    seconds, at the deepest ply that fits it: see deepen)."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
-    p = s.evaluate(np.array(pos.board), Limits(ply=ply))
-    doc = _base(pos, ply)
+    b = np.array(pos.board)
+    p, done, stopped = deepen(s, lambda n, m, _: s.evaluate(b, Limits(ply=n), m), ply, budget)
+    doc = _base(pos, done)
     doc["evaluation"] = {"probabilities": _probs(p), "equity": round(float(equity(p)), 6)}
+    if stopped:
+        doc["stopped"] = stopped
     return doc
 
 
 def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
-                  method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
+                  method: str = DEFAULT_METHOD,
+                  budget: float | None = None) -> dict[str, Any]:  # fmt: skip
     """The side on roll's cube decision before its roll: the reply of the engine's
     ``cube`` command (see the module docstring)."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
-    a = cube_decision(s, np.array(pos.board), state, ply, method)
+    b = np.array(pos.board)
+    a, _, stopped = deepen(s, lambda n, m, t: cube_decision(s, b, state, n, method, m, t),
+                           ply, budget)  # fmt: skip
     if a.decision is None:
         doc: dict[str, Any] = {
             "double": False,
@@ -126,6 +178,8 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
     doc["cubeless_equity"] = round(float(equity(a.probs.astype(np.float32))), 6)
     doc["ply"] = a.ply
     doc["method"] = a.method
+    if stopped:
+        doc["stopped"] = stopped
     doc["state"] = state.to_json()
     if state.is_match:
         doc["gammon_values"] = {k: round(v, 6) for k, v in gammon_values(state).items()}
@@ -133,12 +187,14 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
 
 
 def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
-                     model: Model | None = None,
-                     method: str = DEFAULT_METHOD) -> dict[str, Any]:  # fmt: skip
+                     model: Model | None = None, method: str = DEFAULT_METHOD,
+                     budget: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Without a roll: the side on roll's chances at `ply` (``evaluation``, as
-    evaluate_position) and its cube decision (``cube``, as cube_document)."""
-    doc = evaluate_position(pos, ply, model)
-    doc["cube"] = cube_document(pos, state, ply, model, method)
+    evaluate_position) and its cube decision (``cube``, as cube_document), each within
+    half the time budget."""
+    half = None if budget is None else budget / 2
+    doc = evaluate_position(pos, ply, model, half)
+    doc["cube"] = cube_document(pos, state, ply, model, method, half)
     doc["state_text"] = state.describe()
     return doc
 
@@ -153,7 +209,8 @@ def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
 
 
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
-                 state: CubeState = MONEY) -> dict[str, Any]:  # fmt: skip
+                 state: CubeState = MONEY,
+                 budget: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses.
 
     In money play with the cube centered (the default `state`) the equity is cubeless;
@@ -164,7 +221,10 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     the cubeless equity as ``cubeless_equity``."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
-    boards, again, probs, plies = s.analyse(np.array(pos.board), d1, d2, Limits(ply=ply))
+    b = np.array(pos.board)
+    found, ply, stopped = deepen(s, lambda n, m, _: s.analyse(b, d1, d2, Limits(ply=n), m),
+                                 ply, budget)  # fmt: skip
+    boards, again, probs, plies = found
     texts = describe_outcomes(pos.board, boards, again, d1, d2, pos.variant)
     cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
     cubeful = not state.is_default
@@ -206,6 +266,8 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
         doc["equity"] = "cubeful"
         doc["state"] = state.to_json()
     doc["dice"] = [d1, d2]
+    if stopped:
+        doc["stopped"] = stopped
     doc["plays"] = plays
     doc["shots"] = blot_shots(boards[order[0]], pos.variant)
     return doc
@@ -316,6 +378,9 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
     out.append(f"{doc['variant']} {where}".rstrip())
     if "state_text" in doc:
         out.append(doc["state_text"])
+    for stopped in (doc.get("stopped"), doc.get("cube", {}).get("stopped")):
+        if stopped:
+            out.append(f"(Stopped short: {stopped}.)")
     if "cube" in doc:
         out += render_cube(doc["cube"])
         return "\n".join(out)

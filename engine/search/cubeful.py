@@ -23,6 +23,7 @@ node. doublet.cube.equity.Decision normalises them as GNU Backgammon shows them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from doublet.core.errors import DoubletError
 from doublet.cube import equity as E
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
-from doublet.search.searcher import MAX_PLY, Limits, Searcher
+from doublet.search.searcher import MAX_PLY, BudgetExceeded, Limits, Searcher
 
 METHODS = ("cubeful", "janowski")
 DEFAULT_METHOD = "cubeful"
@@ -82,8 +83,9 @@ class Node:
 class CubefulSearch:
     """The cubeful n-ply search over a Searcher's move generator and nets."""
 
-    def __init__(self, searcher: Searcher) -> None:
+    def __init__(self, searcher: Searcher, deadline: float | None = None) -> None:
         self.searcher = searcher
+        self.deadline = deadline  # time.perf_counter() after which a node raises BudgetExceeded
 
     def _rolls(self, board: Board, first: CubeState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The play the mover picks for each of the 21 rolls, for state `first`, by its
@@ -119,6 +121,8 @@ class CubefulSearch:
     def node(self, board: Board, states: list[CubeState], depth: int, act: bool) -> Node:
         """Search `board` (before its side on roll rolls) `depth` plies deep for each state."""
         b = np.asarray(board, dtype=np.int8)
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise BudgetExceeded("the cubeful search passed its time budget")
         if depth == 0:
             p = self.searcher.evaluate(b, Limits(ply=0)).astype(np.float64)
             return self._leaf(p, b, states, act)
@@ -202,19 +206,22 @@ def check_ply(ply: int, variant: int) -> int:
 
 
 def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
-                  method: str = DEFAULT_METHOD) -> CubeAnalysis:  # fmt: skip
+                  method: str = DEFAULT_METHOD, max_evals: int = 0,
+                  deadline: float | None = None) -> CubeAnalysis:  # fmt: skip
     """The mover's cube decision before its roll, `ply` deep (Acey-Deucey: at most
-    ACEY_DEUCEY_CUBE_PLY), by `method` ("cubeful" or "janowski", see the module)."""
+    ACEY_DEUCEY_CUBE_PLY), by `method` ("cubeful" or "janowski", see the module).
+    max_evals bounds a janowski search (Searcher.evaluate), deadline a cubeful one
+    (time.perf_counter()); past either, BudgetExceeded."""
     if method not in METHODS:
         raise DoubletError(f"the cube method is one of {', '.join(METHODS)}, got {method!r}")
     ply = check_ply(ply, searcher.variant)
     b = np.asarray(board, dtype=np.int8)
     scale = 1.0 if state.is_match else float(state.value)
     if method == "janowski" or ply == 0:
-        p = searcher.evaluate(b, Limits(ply=ply)).astype(np.float64)
+        p = searcher.evaluate(b, Limits(ply=ply), max_evals).astype(np.float64)
         node = CubefulSearch(searcher)._leaf(p, b, [state], True)
     else:
-        node = CubefulSearch(searcher).node(b, [state], ply, True)
+        node = CubefulSearch(searcher, deadline).node(b, [state], ply, True)
     nd = node.no_double[0]
     dt = node.double_take[0]
     nd_norm = nd / scale

@@ -401,6 +401,8 @@ def _vn(b, depth, level, nets, bo, cfg, ws, cache, stats, out):
             cand[f] += 1
             continue
         if cand[f] < 0:  # start a roll: every play at 0 ply, then the filter
+            if stats[1] > 0 and stats[0] > stats[1]:
+                return False  # past the evaluation budget (Searcher says so)
             n = _generate(boards[f], ROLLS_21[roll[f], 0], ROLLS_21[roll[f], 1], variant, lv, ws)
             if n < 0 or n > probs.shape[1]:
                 return False
@@ -563,6 +565,10 @@ def _vn_entry(b, depth, nets, bo, cfg, ws, cache, stats, out):
                Workspace(*ws), Cache(*cache), stats, out)  # fmt: skip
 
 
+class BudgetExceeded(Exception):
+    """A search stopped at its evaluation budget (Searcher.analyse / evaluate max_evals)."""
+
+
 class Searcher:
     """Holds the buffers and the cache; `analyse` ranks the plays of a roll, `evaluate`
     gives Vn of a position. One instance serves one thread."""
@@ -610,41 +616,68 @@ class Searcher:
         nets, bo, cache = self._flat
         return nets, bo, tuple(self._settings(limits)), self._flat_ws, cache
 
+    def _budget(self, max_evals: int) -> None:
+        """Let the kernels evaluate at most max_evals more positions (0: no limit): the
+        search checks stats[0] against stats[1] as it starts each roll."""
+        self.stats[1] = self.stats[0] + max_evals if max_evals > 0 else 0
+
+    def _over_budget(self) -> None:
+        """After a kernel gave up: BudgetExceeded if it was the budget (else it was a
+        buffer that is too small)."""
+        if self.stats[1] > 0 and self.stats[0] > self.stats[1]:
+            self.stats[1] = 0
+            raise BudgetExceeded("the search passed its budget of evaluations")
+
     def clear_cache(self) -> None:
         """Forget every cached value (in constant time: a new generation of keys)."""
         self._generations.clear()
         self.cache.gen[0] = next(self._numbers)
 
-    def _root(self, board: np.ndarray, d1: int, d2: int, limits: Limits) -> int:
+    def _root(self, board: np.ndarray, d1: int, d2: int, limits: Limits, max_evals: int = 0) -> int:
         """Run the root search of d1-d2 in board; the count n of its outcomes."""
         check_dice(d1, d2)
         if not 0 <= limits.ply <= MAX_PLY:
             raise ValueError(f"ply must be 0..{MAX_PLY}, got {limits.ply}")
         b = np.array(board, dtype=np.int8)
-        while True:
-            nets, bo, cfg, ws, cache = self._args(limits)
-            n = _analyse_root_entry(b, d1, d2, limits.ply, nets, bo, cfg, ws, cache, self.stats,
-                                    self.result_probs, self.result_ply)  # fmt: skip
-            if n >= 0:
-                return n
-            self._allocate(self.capacity * 4)
+        self._budget(max_evals)
+        try:
+            while True:
+                nets, bo, cfg, ws, cache = self._args(limits)
+                n = _analyse_root_entry(b, d1, d2, limits.ply, nets, bo, cfg, ws, cache,
+                                        self.stats, self.result_probs, self.result_ply)  # fmt: skip
+                if n >= 0:
+                    return n
+                self._over_budget()
+                self._allocate(self.capacity * 4)
+        finally:
+            self.stats[1] = 0
 
-    def analyse(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()
+    def analyse(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits(),
+                max_evals: int = 0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
         """(outcome boards (n, SIZE) in the mover's view, again (n,), the mover's
-        probabilities (n, 5) after each, the ply each was searched to (n,))."""
-        n = self._root(board, d1, d2, limits)
+        probabilities (n, 5) after each, the ply each was searched to (n,)). With
+        max_evals > 0, BudgetExceeded once the search has evaluated about that many
+        positions."""
+        n = self._root(board, d1, d2, limits, max_evals)
         return (self.ws.outs[0, :n].copy(), self.ws.agains[0, :n].astype(bool),
                 self.result_probs[:n].copy(), self.result_ply[:n].copy())  # fmt: skip
 
-    def evaluate(self, board: np.ndarray, limits: Limits = Limits()) -> np.ndarray:
-        """V_ply of the position for the side on roll (before it rolls): (5,) float32."""
+    def evaluate(self, board: np.ndarray, limits: Limits = Limits(),
+                 max_evals: int = 0) -> np.ndarray:  # fmt: skip
+        """V_ply of the position for the side on roll (before it rolls): (5,) float32.
+        max_evals as in analyse."""
         if not 0 <= limits.ply <= MAX_PLY:
             raise ValueError(f"ply must be 0..{MAX_PLY}, got {limits.ply}")
         b = np.array(board, dtype=np.int8)
         out = np.zeros(N_OUTPUTS, np.float32)
-        while not _vn_entry(b, limits.ply, *self._args(limits), self.stats, out):
-            self._allocate(self.capacity * 4)
+        self._budget(max_evals)
+        try:
+            while not _vn_entry(b, limits.ply, *self._args(limits), self.stats, out):
+                self._over_budget()
+                self._allocate(self.capacity * 4)
+        finally:
+            self.stats[1] = 0
         return out
 
     def all_rolls(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
