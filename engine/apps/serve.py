@@ -11,8 +11,16 @@ other's games. After every change the series is saved atomically to ``DATA/<id>.
 (``doublet.games.game.save_json``), and a game not in memory is loaded from there, so a restart
 of the server loses nothing. The person is side 0 and the engine side 1.
 
-API (JSON in and out; errors are ``{"error": "..."}``: 400 malformed request, 404
-unknown game, 409 not possible now (game over, series over), 422 illegal play):
+API (JSON in and out; errors are ``{"error": "..."}``: 400 malformed request, 403 a
+request from another site's page (``Origin``) or, when the server is bound to one
+address, for another host (``Host``: DNS rebinding), 404 unknown game, 409 not possible
+now (game over, series over) or a ``move`` that is not the game's (a retried request:
+the body then holds ``"state"``), 413 a body over 64 KiB, 415 a POST that is not
+``application/json``, 422 illegal play, 429 too many saved games, 500 a bug, as JSON).
+Every request that changes a game (play, resign, next) carries the state's ``"move"``,
+so that it is applied once. Bodies of POSTs must be JSON (``Content-Type:
+application/json``): a page of another site cannot send one without the browser asking
+this server first.
 
 - ``POST /api/games`` ``{"variant": "standard" | "acey-deucey", "ply": 0..3, "games":
   series length (0: no limit), "starter": "throw" | "you" | "engine", "seed": int
@@ -23,7 +31,7 @@ unknown game, 409 not possible now (game over, series over), 422 illegal play):
   (the person's view: "points" 0..24 with index p = the person's point p, > 0 the
   person's checkers, < 0 the engine's; "bar", "off", "unentered", "pips" each
   {"you", "engine"}), "last": the engine's turns since the person's last play,
-  "record": every turn}``.
+  "record": every turn, "move": the game's move counter}``.
 - ``POST /api/games/{id}/steps`` ``{"steps": [...]}``: the legal next steps after the
   person's steps so far (doublet.games.steps): ``{"board", "dice", "steps", "doublets",
   "complete", "again", "play"}``; nothing changes on the server.

@@ -420,14 +420,22 @@ class Series:
             raise SaveFileError(f"no saved game at {str(p)!r}") from None
         except OSError as e:
             raise SaveFileError(f"cannot read {str(p)!r}: {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise SaveFileError(f"{str(p)!r} is not a saved game (not UTF-8 text)") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
             raise SaveFileError(f"{str(p)!r} is not a saved game (bad JSON: {e.msg})") from None
+        except (RecursionError, ValueError):
+            raise SaveFileError(f"{str(p)!r} is not a saved game (JSON too deep or a number "
+                                "too long)") from None  # fmt: skip
         try:
             return cls.from_dict(doc)
         except SaveFileError as e:
             raise SaveFileError(f"{str(p)!r}: {e}") from None
+        except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
+            raise SaveFileError(f"{str(p)!r}: a damaged saved game ({type(e).__name__}: "
+                                f"{str(e)[:80]})") from None  # fmt: skip
 
 
 def save_json(path: str | os.PathLike[str], doc: Any) -> None:
