@@ -315,3 +315,88 @@ def test_damaged_saves_are_save_file_errors(tmp_path: Path) -> None:
         with contextlib.suppress(SaveFileError):
             Series.load(p)
         assert p.read_bytes() == data
+
+
+def test_damaged_checkpoints_are_checkpoint_errors(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from doublet.training import checkpoint
+
+    good_path = tmp_path / "good.pt"
+    checkpoint.save(good_path, {"games": 8, "weights": torch.zeros(40, 3), "curve": [1.0, 2.0]})
+    good = good_path.read_bytes()
+    rng = random.Random(7)
+    for k in range(60):
+        p = tmp_path / f"c{k}.pt"
+        data = _damaged(good, rng)
+        p.write_bytes(data)
+        try:
+            checkpoint.load(p)
+        except checkpoint.CheckpointError as e:
+            assert "weights_only=False" not in str(e)
+        assert p.read_bytes() == data
+
+
+def _play_until_stopped(base: str, stop: Any) -> None:
+    """Create games and play them through the API until `stop` is set or the server dies."""
+    import httpx2 as httpx
+
+    client = httpx.Client(timeout=30)
+    try:
+        while not stop.is_set():
+            st = client.post(base, json={"variant": "standard", "ply": 1}).json()
+            for _ in range(3):
+                steps: list[Any] = []
+                while True:
+                    o = client.post(f"{base}/{st['id']}/steps", json={"steps": steps}).json()
+                    if o["complete"] and not o["steps"] and not o["doublets"]:
+                        break
+                    steps.append(o["steps"][0] if o["steps"] else {"doublet": o["doublets"][-1]})
+                body = {"steps": steps, "move": st["move"]}
+                st = client.post(f"{base}/{st['id']}/play", json=body).json()
+    except (httpx.TransportError, KeyError, ValueError, TypeError):
+        return
+    finally:
+        client.close()
+
+
+def test_a_server_killed_mid_request_keeps_every_game_readable(tmp_path: Path) -> None:
+    """doublet serve as a process, games being created and played from a thread, killed
+    with SIGKILL at a few moments: every saved game loads afterwards."""
+    pytest.importorskip("uvicorn")
+    import signal
+    import socket
+    import threading
+    import time
+
+    import httpx2 as httpx
+
+    for round_ in range(3):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        argv = [sys.executable, "-m", "doublet", "serve", "--port", str(port), "--data",
+                str(tmp_path), "--ply", "1"]  # fmt: skip
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)  # fmt: skip
+        base = f"http://127.0.0.1:{port}/api/games"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                httpx.get(base + "/AAAA", timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and proc.poll() is None, "no server"
+                time.sleep(0.2)
+        stop = threading.Event()
+        t = threading.Thread(target=_play_until_stopped, args=(base, stop), daemon=True)
+        t.start()
+        time.sleep(1.0 + round_)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        stop.set()
+        t.join(30)
+    saved = list(tmp_path.glob("*.json"))
+    assert saved
+    for f in saved:
+        Series.load(f)
