@@ -391,3 +391,28 @@ def test_a_request_is_bounded_by_its_time_budget() -> None:
     assert time.monotonic() - start < 120  # compile time included
     r = run("analyse", "4HPwATDgc/ABMA", "6", "5", "--ply", "4", "--time", "2")
     assert r.returncode == 0 and "Stopped short" in r.stdout
+
+
+def test_an_xgids_dice_are_the_roll_analysed(model: str) -> None:
+    r = run("analyse", "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10", "--ply", "0",
+            "--json", "--model", model)  # fmt: skip
+    doc = json.loads(r.stdout)
+    assert doc["dice"] == [3, 1] and len(doc["plays"]) == 16
+
+
+def test_a_json_board_with_a_huge_number_is_one_clear_line() -> None:
+    board = '{"variant": "standard", "mover": [' + "9" * 5000 + '], "opponent": []}'
+    r = run("moves", board, "3", "1")
+    assert r.returncode == 2 and "too many digits" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_models_version_of_the_wrong_type_is_named(tmp_path: Path) -> None:
+    import numpy as np
+
+    z = dict(np.load(ROOT / "models" / "doublet-standard.npz"))
+    meta = json.loads(str(z["meta"]))
+    meta["encoder_version"] = "2"
+    z["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "m.npz", **z)
+    r = run("eval", "4HPwATDgc/ABMA", "--model", str(tmp_path / "m.npz"))
+    assert r.returncode == 2 and "encoder version '2'" in r.stderr

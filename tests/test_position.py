@@ -47,3 +47,12 @@ def test_ids_round_trip() -> None:
     assert Position.parse(pos.to_json()) == pos
     ad = Position.start(ACEY_DEUCEY)
     assert Position.parse(ad.to_json()) == ad and ad.variant == ACEY_DEUCEY
+
+
+def test_a_play_on_a_roll_with_no_legal_play_says_so() -> None:
+    from doublet.core.errors import IllegalPlayError
+
+    pos = Position.from_id("u20TgADgZ8NgQA")  # 6-3 cannot be played here
+    with pytest.raises(IllegalPlayError, match="no checker can move"):
+        pos.play("24/18", 6, 3)
+    assert pos.play("", 6, 3).notation == ""

@@ -431,3 +431,15 @@ def test_a_new_game_keeps_the_saved_one_beside_it(env: dict[str, str], tmp_path:
     assert second.returncode == 0
     assert (tmp_path / "game.previous.json").read_text() == old
     assert save.read_text() != old
+
+
+def test_an_engine_error_mid_game_saves_the_game_first(env: dict[str, str], tmp_path: Path) -> None:
+    save = tmp_path / "game.json"
+    bad = {**env, "DOUBLET_MODEL_DIR": str(tmp_path / "no-models")}  # the model goes missing
+    done = run_doublet(["--first", "you", "--ply", "0", "--seed", "3", "--save", str(save)], bad,
+                       "13/8 6/5\n\n")  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("doublet: error: model file")
+    assert f"Game saved to {save}" in done.stdout
+    saved = Series.load(save).game
+    assert saved.record and saved.record[0].play == "13/8 6/5"  # the person's turn is kept
