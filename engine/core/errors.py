@@ -37,6 +37,11 @@ class CubeError(DoubletError):
     score of 0, a cube owned in the Crawford game, Jacoby in a match ..."""
 
 
+class MatchFileError(DoubletError):
+    """A match file (.mat) that does not read or does not replay: the message names the
+    game, the move and the text."""
+
+
 class ModelError(DoubletError):
     """A model file that is missing, corrupt, or made for another encoder version."""
 

@@ -1,0 +1,97 @@
+"""doublet.formats.matfile: GNU Backgammon's .mat files read and replayed through the
+rules. The four matches of tests/data/matches (written by gnubg 1.07) replay move by
+move, their score lines add up, and each player's number of moves is the "Total moves"
+of gnubg's own statistics of the match; broken files are refused with the game, move,
+player and text named."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from doublet.core.errors import MatchFileError
+from doublet.formats.matfile import read_mat, to_doublet_notation
+from tests.helpers import DATA
+
+MATCHES = sorted((DATA / "matches").glob("*.mat"))
+
+
+def _total_moves(stats: str) -> tuple[int, int]:
+    m = re.search(r"Total moves\s+(\d+)\s+(\d+)", stats)
+    assert m
+    return int(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
+def test_gnubgs_matches_replay(path) -> None:  # type: ignore[no-untyped-def]
+    match, games = read_mat(path.read_text())
+    assert match.names == ("gnubg", "root") and match.length in (5, 9)
+    score = [0, 0]
+    for g in games:
+        assert g.score == tuple(score)
+        score[g.winner] += g.points
+    assert max(score) >= match.length  # the match is won
+    moves = [sum(1 for g in games for mv in g.moves if mv.player == p) for p in (0, 1)]
+    assert tuple(moves) == _total_moves(path.with_suffix(".stats.txt").read_text())
+
+
+def test_notation() -> None:
+    assert to_doublet_notation("25/20* 6/0") == "bar/20* 6/off"
+    assert to_doublet_notation("13/7 8/7") == "13/7 8/7"
+
+
+GOOD = """; [Player 1 "a"]
+
+ 3 point match
+
+ Game 1
+ a : 0                          b : 0
+  1) 31: 8/5 6/5                 52: 13/8 13/11
+  2)  Doubles => 2                Drops
+      Wins 1 point
+"""
+
+
+def test_a_small_hand_made_match() -> None:
+    m, games = read_mat(GOOD)
+    assert m.tags == {"Player 1": "a"} and m.length == 3
+    g = games[0]
+    assert [mv.play for mv in g.moves] == ["8/5 6/5", "13/11 13/8"]
+    assert (
+        g.winner == 0 and g.points == 1 and [a.kind for a in g.cube_actions] == ["double", "drop"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (GOOD.replace("8/5 6/5", "8/4 6/5"), "game 1, move 1, player 0: '31: 8/4 6/5'"),
+        (GOOD.replace("8/5 6/5", "8/x 6/5"), "game 1, move 1, player 0"),
+        (GOOD.replace("Doubles => 2", "Doubles => 4"), "not 4"),
+        (GOOD.replace("Wins 1 point", "Wins 2 points"), "wins 1 point"),
+        (GOOD.replace(" 3 point match", " three point match"), "point match"),
+        (GOOD.replace("52: 13/8 13/11", "72: 13/8 13/11"), "not a roll"),
+        (
+            GOOD.replace("  2)  Doubles => 2                Drops\n      Wins 1 point\n", ""),
+            "before anyone has won",
+        ),
+        (GOOD.replace("  1) 31: 8/5 6/5", "  1) 31: 8/5 6/5 junk here"), "game 1, move 1"),
+    ],
+)
+def test_broken_files_name_the_game_the_move_and_the_text(text: str, words: str) -> None:
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_mat(text)
+
+
+def test_no_double_in_the_crawford_game() -> None:
+    # A 2-point match: game 1 is won for 1 point, so a needs 1 and game 2 is the
+    # Crawford game, in which nobody may double.
+    crawford = GOOD.replace(" 3 point match", " 2 point match")
+    crawford += """
+ Game 2
+ a : 1                          b : 0
+  1)  Doubles => 2                Takes
+"""
+    with pytest.raises(MatchFileError, match="Crawford"):
+        read_mat(crawford)
