@@ -11,7 +11,7 @@ import re
 import pytest
 
 from doublet.core.errors import MatchFileError
-from doublet.formats.matfile import read_mat, to_doublet_notation
+from doublet.formats.matfile import read_mat, read_match, to_doublet_notation
 from tests.helpers import DATA
 
 MATCHES = sorted((DATA / "matches").glob("*.mat"))
@@ -95,3 +95,31 @@ def test_no_double_in_the_crawford_game() -> None:
 """
     with pytest.raises(MatchFileError, match="Crawford"):
         read_mat(crawford)
+
+
+@pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
+def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped-def]
+    mat_match, mat_games = read_match(path.read_text())
+    sgf_match, sgf_games = read_match(path.with_suffix(".sgf").read_text())
+    assert (sgf_match.length, sgf_match.names) == (mat_match.length, mat_match.names)
+
+    def summary(games):  # type: ignore[no-untyped-def]
+        return [(g.score, g.winner, g.points, g.resigned,
+                 [(m.player, m.dice, m.play) for m in g.moves],
+                 [(a.player, a.kind, a.value) for a in g.cube_actions]) for g in games]  # fmt: skip
+
+    assert summary(sgf_games) == summary(mat_games)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("(;FF[4]GM[1]SZ[19])", "GM[6]"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe];B[99])", "not a move"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hcfe])", "game 1, move 1, player 0"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0]RE[W+1x];W[31hefe])", "RE[W+1x]"),
+    ],
+)
+def test_broken_sgf_files(text: str, words: str) -> None:
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(text)

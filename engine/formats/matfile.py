@@ -310,6 +310,108 @@ def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
     return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford)
 
 
+# -- GNU Backgammon's SGF ----------------------------------------------------------------------
+
+_SGF_PROP = re.compile(r"([A-Z]+)((?:\[(?:[^\]\\]|\\.)*\])+)")
+_SGF_VALUE = re.compile(r"\[((?:[^\]\\]|\\.)*)\]")
+
+
+def _sgf_point(c: str, player: int) -> int:
+    """An SGF point letter as the player's own point: 'a'..'x' are White's (player 0's)
+    points 1..24, 'y' the bar, 'z' off."""
+    if c == "y":
+        return 25
+    if c == "z":
+        return 0
+    k = ord(c) - ord("a") + 1
+    if not 1 <= k <= 24:
+        raise ValueError(c)
+    return k if player == 0 else 25 - k
+
+
+def parse_sgf(text: str) -> MatMatch:
+    """Read GNU Backgammon's SGF (``GM[6]``: one game tree a game, ``MI[length:N][game:K]
+    [ws:W][bs:B]``, ``PW``/``PB`` the players (White is player 0, the .mat file's left
+    column), moves ``;W[52lqac]`` (dice, then from-to letter pairs), ``[double]``,
+    ``[take]``, ``[drop]``, the result ``RE[W+2]``, ``RE[W+2R]`` for a resignation)
+    into the MatMatch that parse_mat would give."""
+    if "GM[6]" not in text:
+        raise MatchFileError("not a backgammon SGF file (no GM[6])")
+    games: list[MatGame] = []
+    length = 0
+    tags: dict[str, str] = {}
+    for k, tree in enumerate(re.split(r"\(\s*;", text)[1:], 1):
+        names = ("", "")
+        score = (0, 0)
+        actions: list[MatAction] = []
+        number = k
+        result: tuple[int, int] | None = None
+        move = 0
+        for node in tree.split(";"):
+            props = {m.group(1): _SGF_VALUE.findall(m.group(2)) for m in _SGF_PROP.finditer(node)}
+            if "MI" in props:
+                info = dict(v.split(":", 1) for v in props["MI"] if ":" in v)
+                try:
+                    length = int(info.get("length", 0))
+                    number = int(info.get("game", k - 1)) + 1
+                    score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
+                except ValueError:
+                    raise MatchFileError(f"game {k}: a bad MI[] {props['MI']}") from None
+            if "PW" in props or "PB" in props:
+                names = (props.get("PW", [names[0]])[0], props.get("PB", [names[1]])[0])
+            if "DT" in props:
+                tags["EventDate"] = props["DT"][0]
+            if "RE" in props:
+                m = re.fullmatch(r"([WB])\+(\d+)R?", props["RE"][0])
+                if not m:
+                    raise MatchFileError(f"game {number}: a result RE[{props['RE'][0]}] not read")
+                result = (0 if m.group(1) == "W" else 1, int(m.group(2)))
+            for colour in ("W", "B"):
+                if colour not in props:
+                    continue
+                player = 0 if colour == "W" else 1
+                value = props[colour][0]
+                move += 1
+                if value in ("double", "take", "drop"):
+                    kind = value
+                    actions.append(MatAction(number, move, player, kind,
+                                             value=0, text=value))  # fmt: skip
+                    continue
+                m = re.fullmatch(r"([1-6])([1-6])((?:[a-z][a-z])*)", value)
+                if not m:
+                    raise MatchFileError(f"{_where(number, move, player, value)}: not a move")
+                pairs = m.group(3)
+                try:
+                    steps = [f"{_sgf_point(pairs[i], player)}/{_sgf_point(pairs[i + 1], player)}"
+                             for i in range(0, len(pairs), 2)]  # fmt: skip
+                except ValueError:
+                    raise MatchFileError(f"{_where(number, move, player, value)}: "
+                                         "a point letter outside a-z") from None  # fmt: skip
+                dice = (int(m.group(1)), int(m.group(2)))
+                actions.append(MatAction(number, move, player, "move", dice, " ".join(steps),
+                                         text=value))  # fmt: skip
+        # The cube's values are implicit in SGF: each double doubles it.
+        cube = 1
+        for i, a in enumerate(actions):
+            if a.kind == "double":
+                cube *= 2
+                actions[i] = MatAction(
+                    a.game, a.number, a.player, "double", value=cube, text=a.text
+                )
+        if result is not None:
+            actions.append(MatAction(number, 0, result[0], "wins", value=result[1],
+                                     text=f"RE[{'WB'[result[0]]}+{result[1]}]"))  # fmt: skip
+        games.append(MatGame(number, names, score, actions))
+    return MatMatch(length, tags, games)
+
+
+def read_match(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
+    """A .mat or a gnubg .sgf file's text (told apart by its first characters), read and
+    replayed."""
+    m = parse_sgf(text) if text.lstrip().startswith("(;") else parse_mat(text)
+    return m, replay(m)
+
+
 def read_mat(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
     """parse_mat and replay in one call."""
     m = parse_mat(text)
@@ -323,7 +425,9 @@ __all__ = [
     "ReplayedGame",
     "ReplayedMove",
     "parse_mat",
+    "parse_sgf",
     "read_mat",
+    "read_match",
     "replay",
     "to_doublet_notation",
 ]
