@@ -416,3 +416,17 @@ def test_a_models_version_of_the_wrong_type_is_named(tmp_path: Path) -> None:
     np.savez(tmp_path / "m.npz", **z)
     r = run("eval", "4HPwATDgc/ABMA", "--model", str(tmp_path / "m.npz"))
     assert r.returncode == 2 and "encoder version '2'" in r.stderr
+
+
+def test_review_a_match_file(tmp_path: Path) -> None:
+    r = run("review", str(ROOT / "tests" / "data" / "matches" / "match01.mat"))
+    assert r.returncode == 0, r.stderr
+    assert "Unforced moves" in r.stdout and "58" in r.stdout and "Worst decisions:" in r.stdout
+    r = run("review", str(ROOT / "tests" / "data" / "matches" / "match01.sgf"), "--json")
+    assert json.loads(r.stdout)["players"][0]["unforced_moves"] == 58
+    bad = tmp_path / "bad.mat"
+    text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
+    bad.write_text(text.replace("8/5 6/5", "8/4 6/5", 1))
+    r = run("review", str(bad))
+    assert r.returncode == 2 and "game 1, move 1, player 0" in r.stderr
+    assert "Traceback" not in r.stderr

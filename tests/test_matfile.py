@@ -123,3 +123,26 @@ def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped
 def test_broken_sgf_files(text: str, words: str) -> None:
     with pytest.raises(MatchFileError, match=re.escape(words)):
         read_match(text)
+
+
+@pytest.mark.parametrize("path", MATCHES[:2], ids=lambda p: p.stem)
+def test_a_review_counts_gnubgs_unforced_moves(path) -> None:  # type: ignore[no-untyped-def]
+    from doublet.games.review import review
+
+    match, games = read_match(path.read_text())
+    doc = review(match, games, ply=0)
+    stats = path.with_suffix(".stats.txt").read_text()
+    m = re.search(r"Unforced moves\s+(\d+)\s+(\d+)", stats)
+    assert m
+    players = doc["players"]
+    unforced = (players[0]["unforced_moves"], players[1]["unforced_moves"])
+    assert unforced == (int(m.group(1)), int(m.group(2)))
+    for p in players:
+        assert p["checker_error"] >= 0 and p["cube_error"] >= 0
+        assert p["error_rate_memg"] >= 0 and p["pr"] == pytest.approx(
+            p["error_rate_memg"] / 2, abs=0.02
+        )
+    losses = [e["loss"] for e in doc["errors"]]
+    assert all(x > 0 for x in losses)
+    total = sum(e["loss"] for e in doc["errors"] if e["player"] == 0)
+    assert total == pytest.approx(players[0]["checker_error"] + players[0]["cube_error"], abs=1e-4)

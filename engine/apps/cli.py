@@ -24,7 +24,9 @@ from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.core.jit import announce_compile
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
+from doublet.formats.matfile import read_match
 from doublet.formats.position import Position
+from doublet.games.review import review
 from doublet.nn.eval import default_model, equity, evaluate, load_model
 from doublet.search.analysis import (
     analyse_position,
@@ -362,6 +364,47 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
+def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
+    if not 0 <= args.ply <= 2:
+        raise DoubletError(f"--ply must be 0..2, got {args.ply}")
+    try:
+        text = open(args.file, encoding="utf-8").read()  # noqa: SIM115
+    except OSError as e:
+        raise DoubletError(f"cannot read {args.file!r}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise DoubletError(f"{args.file!r} is not a text match file (not UTF-8)") from None
+    match, games = read_match(text)
+    announce_compile("searcher", "_analyse_root")
+    doc = review(match, games, args.ply)
+    if args.json:
+        out.write(json.dumps(doc) + "\n")
+        return 0
+    kind = f"{match.length}-point match" if match.length else "money session"
+    out.write(f"{args.file}: {kind}, {len(games)} games, reviewed at {args.ply} ply\n")
+    out.write(f"{'':28}{doc['players'][0]['name']:>14}{doc['players'][1]['name']:>14}\n")
+    rows = [("Unforced moves", "unforced_moves", "{:d}"),
+            ("Checker errors (EMG)", "checker_error", "{:.3f}"),
+            ("Checker error rate (mEMG)", "checker_error_rate_memg", "{:.1f}"),
+            ("Cube decisions", "cube_decisions", "{:d}"),
+            ("Cube errors (EMG)", "cube_error", "{:.3f}"),
+            ("Error rate (mEMG)", "error_rate_memg", "{:.1f}"),
+            ("PR", "pr", "{:.1f}")]  # fmt: skip
+    for label, key, f in rows:
+        a, b = (f.format(p[key]) for p in doc["players"])
+        out.write(f"{label:<28}{a:>14}{b:>14}\n")
+    worst = sorted(doc["errors"], key=lambda x: -x["loss"])[: args.top]
+    if worst:
+        out.write("Worst decisions:\n")
+    for err in worst:
+        what = (f"played {err['play']}, best {err['best']}" if err["kind"] == "checker play"
+                else f"{err['kind']} (proper: {err['proper']})")  # fmt: skip
+        dice = f" {err['dice'][0]}{err['dice'][1]}" if "dice" in err else ""
+        who = doc["players"][err["player"]]["name"]
+        out.write(f"  game {err['game']} move {err['move']}, {who}{dice}: {what}; "
+                  f"loses {err['loss']:.3f} ({err['position_id']})\n")  # fmt: skip
+    return 0
+
+
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     announce_compile("searcher", "_analyse_root")
     models: dict[str, Any] = {}
@@ -486,6 +529,21 @@ def build_parser() -> argparse.ArgumentParser:
         "and the engine goes on.",
     )
     g.set_defaults(func=cmd_engine)
+
+    r = sub.add_parser(
+        "review",
+        help="analyse a played match (.mat or gnubg .sgf): each player's errors",
+        description="Read a match file (the .mat text format, or GNU Backgammon's .sgf), "
+        "replay every move through the rules (a move that is not legal is named with its "
+        "game and move number), and analyse each checker play and cube decision at the "
+        "match score: per player the unforced moves, the error totals and rates (mEMG) in "
+        "checker play and cube play, the PR, and the errors, worst first.",
+    )
+    r.add_argument("file", help="a .mat or .sgf match file")
+    r.add_argument("--ply", type=int, default=0, help="search depth 0..2 (default 0)")
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--top", type=int, default=10, help="errors listed in the text (default 10)")
+    r.set_defaults(func=cmd_review)
 
     play.add_parser(sub)
 
