@@ -120,10 +120,13 @@ def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats], pl
     for i, a in enumerate(actions):
         if a.kind != "double":
             continue
-        board, cube, owner = _position_at(g, a)
+        board, _, _ = _position_at(g, a)
         if board is None:
             continue
-        state = _state(match.length, g, a.player, cube, owner)
+        # The cube as it was when the player doubled: half the new value, centred at 1,
+        # else the doubler's own.
+        cube = a.value // 2
+        state = _state(match.length, g, a.player, cube, -1 if cube == 1 else a.player)
         doc = cube_document(Position(board), state, ply)
         eq = doc["equities"]
         st = stats[a.player]
