@@ -391,9 +391,17 @@ def test_ctrl_c_and_a_closed_terminal_save_the_game(
     assert Series.load(save).game.describe() == turn["pos"]
 
 
-@pytest.mark.parametrize(("seed", "turns"), [(21, 1), (22, 3), (23, 5)])
+@pytest.mark.parametrize(
+    ("seed", "turns", "sig"),
+    [
+        (21, 1, signal.SIGKILL),
+        (22, 3, signal.SIGKILL),
+        (23, 5, signal.SIGKILL),
+        (24, 4, signal.SIGTERM),
+    ],  # fmt: skip
+)
 def test_a_kill_9_loses_no_completed_turn(
-    env: dict[str, str], tmp_path: Path, seed: int, turns: int
+    env: dict[str, str], tmp_path: Path, seed: int, turns: int, sig: signal.Signals
 ) -> None:
     # The game is saved after every turn: killed (SIGKILL, no chance to save) at the
     # person's prompt after `turns` turns, it resumes with the position and dice shown.
@@ -410,7 +418,7 @@ def test_a_kill_9_loses_no_completed_turn(
         t.type(play.notation)
         t.expect("Enter confirms, undo takes it back: ")
         t.type("")
-    t.proc.send_signal(signal.SIGKILL)  # the prompt is written after the turn's save
+    t.proc.send_signal(sig)  # the prompt is written after the turn's save
     t.wait()
     saved = Series.load(save).game
     assert saved.describe() == turn["pos"]
