@@ -398,7 +398,7 @@ def test_ctrl_c_and_a_closed_terminal_save_the_game(
         (22, 3, signal.SIGKILL),
         (23, 5, signal.SIGKILL),
         (24, 4, signal.SIGTERM),
-    ],  # fmt: skip
+    ],
 )
 def test_a_kill_9_loses_no_completed_turn(
     env: dict[str, str], tmp_path: Path, seed: int, turns: int, sig: signal.Signals
