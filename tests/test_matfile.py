@@ -11,7 +11,7 @@ import re
 import pytest
 
 from doublet.core.errors import MatchFileError
-from doublet.formats.matfile import read_mat, read_match, to_doublet_notation
+from doublet.formats.matfile import parse_mat, read_mat, read_match, to_doublet_notation
 from tests.helpers import DATA
 
 MATCHES = sorted((DATA / "matches").glob("*.mat"))
@@ -146,3 +146,80 @@ def test_a_review_counts_gnubgs_unforced_moves(path) -> None:  # type: ignore[no
     assert all(x > 0 for x in losses)
     total = sum(e["loss"] for e in doc["errors"] if e["player"] == 0)
     assert total == pytest.approx(players[0]["checker_error"] + players[0]["cube_error"], abs=1e-4)
+
+
+@pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("ext", [".mat", ".sgf"])
+def test_written_matches_read_back_the_same(path, ext: str) -> None:  # type: ignore[no-untyped-def]
+    from doublet.formats.matfile import parse_sgf, write_mat
+
+    text = path.with_suffix(ext).read_text()
+    m = parse_mat(text) if ext == ".mat" else parse_sgf(text)
+    back = parse_mat(write_mat(m))
+
+    def key(x, numbers: bool):  # type: ignore[no-untyped-def]
+        def act(a):  # type: ignore[no-untyped-def]
+            return (a.number if numbers else 0, a.player, a.kind, a.dice, a.play, a.value)
+
+        return (x.length, [(g.number, g.names, g.score, [act(a) for a in g.actions])
+                           for g in x.games])  # fmt: skip
+
+    # A .mat file comes back line for line; an .sgf's actions get .mat line numbers.
+    assert key(back, ext == ".mat") == key(m, ext == ".mat")
+
+
+def _random_match(seed: int, games: int = 3):  # type: ignore[no-untyped-def]
+    """A money session of random legal games, each ended by a bear-off or a drop."""
+    import random as rnd
+
+    import numpy as np
+
+    from doublet.core import board as B
+    from doublet.formats.matfile import MatAction, MatGame, MatMatch, to_mat_notation
+    from doublet.formats.notation import describe_outcomes
+    from doublet.rules.movegen import legal_outcomes
+
+    rng = rnd.Random(seed)
+    out = []
+    for k in range(1, games + 1):
+        board, player, actions, n = B.starting(), 0, [], 0
+        cube, owner = 1, -1
+        while True:
+            n += 1
+            if rng.random() < 0.03 and cube < 8 and owner in (-1, player):  # a double
+                actions.append(MatAction(k, n, player, "double", value=2 * cube))
+                if rng.random() < 0.5:
+                    actions.append(MatAction(k, n, 1 - player, "drop"))
+                    actions.append(MatAction(k, 0, player, "wins", value=cube))
+                    break
+                actions.append(MatAction(k, n, 1 - player, "take"))
+                cube, owner = 2 * cube, 1 - player
+                n += 1
+            d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+            boards, again = legal_outcomes(board, d1, d2, B.STANDARD)
+            texts = describe_outcomes(board, boards, again, d1, d2, B.STANDARD)
+            i = rng.randrange(len(boards))
+            actions.append(MatAction(k, n, player, "move", (d1, d2), to_mat_notation(texts[i])))
+            board = np.array(boards[i])
+            if B.outcome(board):
+                actions.append(
+                    MatAction(k, 0, player, "wins", value=abs(int(B.outcome(board))) * cube)
+                )
+                break
+            board, player = B.flip(board), 1 - player
+        out.append(MatGame(k, ("a", "b"), (0, 0), actions))
+    return MatMatch(0, {}, out)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_matches_round_trip(seed: int) -> None:
+    from doublet.formats.matfile import replay, write_mat
+
+    m = _random_match(seed)
+    games = replay(m)  # every random move is legal, so it replays
+    back = parse_mat(write_mat(m))
+    again = replay(back)
+    assert [[(mv.player, mv.dice, mv.play) for mv in g.moves] for g in again] == [
+        [(mv.player, mv.dice, mv.play) for mv in g.moves] for g in games
+    ]
+    assert [(g.winner, g.points) for g in again] == [(g.winner, g.points) for g in games]

@@ -22,7 +22,8 @@ rules (doublet.formats.position) from the starting position, the cube with it, a
 checks each "Wins", each score line, each cube value and the Crawford game (no
 double): a move that does not parse or is not legal, a cube action out of turn or a
 wrong score is a MatchFileError naming the game, the move number, the player and the
-text. Not yet: gnubg's .sgf, the writers, analysis of the replayed decisions (issue 22).
+text. ``parse_sgf`` reads GNU Backgammon's .sgf into the same match, ``write_mat``
+writes a match as .mat (read back, it is the same match). Not yet: an .sgf writer.
 """
 
 from __future__ import annotations
@@ -176,6 +177,11 @@ def _column_end(rest: str, start: int) -> int:
     return len(rest)
 
 
+def to_mat_notation(play: str) -> str:
+    """Doublet's notation in the .mat file's: the bar is 25, off is 0."""
+    return re.sub(r"\bbar\b", "25", re.sub(r"\boff\b", "0", play))
+
+
 def to_doublet_notation(play: str) -> str:
     """gnubg's .mat play text in Doublet's notation: point 25 is the bar, 0 is off."""
     parts = []
@@ -310,6 +316,60 @@ def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
     return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford)
 
 
+# -- writing ----------------------------------------------------------------------------------
+
+
+def _entry_text(a: MatAction) -> str:
+    if a.kind == "move":
+        assert a.dice is not None
+        return f"{a.dice[0]}{a.dice[1]}: {a.play}".rstrip()
+    if a.kind == "double":
+        return f"Doubles => {a.value}"
+    if a.kind == "beaver":
+        return f"Beavers => {a.value}"
+    if a.kind == "take":
+        return "Takes"
+    if a.kind == "drop":
+        return "Drops"
+    return f"Wins {a.value} point{'s' * (a.value != 1)}"
+
+
+def write_mat(match: MatMatch) -> str:
+    """The match as .mat text, laid out as GNU Backgammon writes it (so that parse_mat
+    reads it back to the same match; a match read from .sgf is thus converted)."""
+    lines = [f'; [{k} "{v}"]' for k, v in match.tags.items()]
+    lines += ["", f" {match.length} point match", ""]
+    for g in match.games:
+        lines.append(f" Game {g.number}")
+        lines.append(f" {g.names[0]} : {g.score[0]}".ljust(31) + f" {g.names[1]} : {g.score[1]}")
+        # Lines are numbered 1, 2, ... in the order of the actions: a line holds player
+        # 0's entry, then player 1's, so an entry of player 0 after one of player 1 (or a
+        # second one of either) starts the next line.
+        number = 0
+        row: list[str] | None = None
+        for a in g.actions:
+            if a.number == 0:  # a Wins line of its own, in the winner's column
+                if row is not None:
+                    lines.append(_line(number, row))
+                    row = None
+                lines.append(" " * (6 if a.player == 0 else 36) + _entry_text(a))
+                continue
+            if row is None or row[1] or (a.player == 0 and row[0]):
+                if row is not None:
+                    lines.append(_line(number, row))
+                number += 1
+                row = ["", ""]
+            row[a.player] = _entry_text(a)
+        if row is not None:
+            lines.append(_line(number, row))
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _line(number: int, row: list[str]) -> str:
+    return f"{number:3d})  {row[0]:<28} {row[1]}".rstrip()
+
+
 # -- GNU Backgammon's SGF ----------------------------------------------------------------------
 
 _SGF_PROP = re.compile(r"([A-Z]+)((?:\[(?:[^\]\\]|\\.)*\])+)")
@@ -430,4 +490,6 @@ __all__ = [
     "read_match",
     "replay",
     "to_doublet_notation",
+    "to_mat_notation",
+    "write_mat",
 ]
