@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from doublet.cube.state import CubeState  # noqa: E402
+from doublet.cube.state import CubeState, from_request  # noqa: E402
 from doublet.formats.ids import board_from_position_id  # noqa: E402
 from doublet.nn.eval import default_model, load_model  # noqa: E402
 from doublet.search.cubeful import METHODS, cube_decision  # noqa: E402
@@ -49,11 +49,8 @@ GNUBG = "/usr/games/gnubg"
 
 
 def state_of(r: dict) -> CubeState:
-    c, m = r["cube"], r["match"]
-    if m:
-        return CubeState.match(m["length"], away=tuple(m["away"]), value=c["value"],
-                               owner=c["owner"], crawford=m["crawford"])  # fmt: skip
-    return CubeState.money(c["value"], c["owner"], jacoby=r["jacoby"])
+    """A record's cube state: its cube, match and jacoby fields are the engine's keys."""
+    return from_request(r)
 
 
 def errors(nd: float, dt: float, dp: float, judge: dict) -> tuple[float, float, bool, bool]:

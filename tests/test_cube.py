@@ -26,11 +26,8 @@ CASES = load_jsonl("gnubg_cube0.jsonl")
 
 
 def state_of(r: dict) -> CubeState:
-    c, m = r["cube"], r["match"]
-    if m:
-        return CubeState.match(m["length"], away=tuple(m["away"]), value=c["value"],
-                               owner=c["owner"], crawford=m["crawford"])  # fmt: skip
-    return CubeState.money(c["value"], c["owner"], jacoby=r["jacoby"])
+    """A record's cube state: its cube, match and jacoby fields are the engine's keys."""
+    return from_request(r)
 
 
 # -- the state --------------------------------------------------------------------------

@@ -102,45 +102,47 @@ class CubeState:
             raise CubeError("give the match score either as away (points still needed) or "
                             "as score (points won), not both")  # fmt: skip
         if score is not None:
-            if len(score) != 2 or not all(isinstance(s, int) and s >= 0 for s in score):
-                raise CubeError(f"the score is two whole numbers >= 0, got {score!r}")
-            if any(s >= length for s in score):
-                raise CubeError(f"a score of {score[0]}-{score[1]} ends a {length}-point match")
-            away = (length - score[0], length - score[1])
+            away = away_from_score(length, score)
         assert away is not None
         return cls(value, owner, length, tuple(away), bool(crawford))  # type: ignore[arg-type]
 
     @classmethod
+    def for_player(cls, player: int, length: int, value: int, owner: int,
+                   score: tuple[int, int] = (0, 0), crawford: bool = False,
+                   jacoby: bool = False, beavers: bool = False) -> CubeState:  # fmt: skip
+        """The state seen by `player` (0 or 1) from absolute fields, as files write them:
+        `owner` the player who owns the cube (-1: centred), `score` the points won by
+        players 0 and 1, `length` 0 for money."""
+        who = "centered" if owner < 0 else ("mover" if owner == player else "opponent")
+        if length == 0:
+            return cls.money(value, who, jacoby=jacoby, beavers=beavers)
+        mine, theirs = (score[0], score[1]) if player == 0 else (score[1], score[0])
+        return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=who,
+                         crawford=crawford)  # fmt: skip
+
+    @classmethod
     def from_xgid(cls, meta: Mapping[str, Any]) -> CubeState:
         """The cube and score of an XGID (doublet.formats.ids.parse_position's meta), from
-        the side on roll's view."""
-        value = 1 << int(meta["cube"])
-        owner_abs, turn = int(meta["cube_owner"]), int(meta["turn"])
-        owner = "centered" if owner_abs == 0 else ("mover" if owner_abs == turn else "opponent")
-        length = int(meta["match_length"])
+        the side on roll's view (XGID: 1 the uppercase player, -1 the lowercase one)."""
+        index = {1: 0, -1: 1, 0: -1}
         flags = int(meta["crawford"])
-        if length == 0:
-            return cls.money(value, owner, jacoby=bool(flags & 1), beavers=bool(flags & 2))
-        mine, theirs = meta["score_x"], meta["score_o"]
-        if turn == -1:
-            mine, theirs = theirs, mine
-        return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=owner,
-                         crawford=bool(flags & 1))  # fmt: skip
+        money = int(meta["match_length"]) == 0
+        return cls.for_player(index[int(meta["turn"])], int(meta["match_length"]),
+                              1 << int(meta["cube"]), index[int(meta["cube_owner"])],
+                              (int(meta["score_x"]), int(meta["score_o"])),
+                              crawford=not money and bool(flags & 1),
+                              jacoby=money and bool(flags & 1),
+                              beavers=money and bool(flags & 2))  # fmt: skip
 
     @classmethod
     def from_gnubg(cls, fields: Mapping[str, Any]) -> CubeState:
         """The cube and score of a gnubg Match ID (doublet.formats.ids.decode_match_id's
         fields), from the view of its player on roll."""
-        me = int(fields["on_roll"])
-        owner_code = int(fields["owner"])
-        owner = "centered" if owner_code < 0 else ("mover" if owner_code == me else "opponent")
-        value, length = int(fields["cube"]), int(fields["length"])
-        if length == 0:
-            return cls.money(value, owner, jacoby=bool(fields["jacoby"]))
-        score = fields["score"]
-        mine, theirs = (score[0], score[1]) if me == 0 else (score[1], score[0])
-        return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=owner,
-                         crawford=bool(fields["crawford"]))  # fmt: skip
+        money = int(fields["length"]) == 0
+        return cls.for_player(int(fields["on_roll"]), int(fields["length"]), int(fields["cube"]),
+                              int(fields["owner"]), tuple(fields["score"]),
+                              crawford=not money and bool(fields["crawford"]),
+                              jacoby=money and bool(fields["jacoby"]))  # fmt: skip
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> CubeState:
@@ -218,6 +220,17 @@ class CubeState:
 MONEY = CubeState()
 
 
+def away_from_score(length: int, score: Any) -> tuple[int, int]:
+    """The away scores (points still needed) of a score (points won), CubeError if it is
+    not two whole numbers below the match length."""
+    pair = isinstance(score, (list, tuple)) and len(score) == 2
+    if not (pair and all(type(s) is int and s >= 0 for s in score)):  # bool is no score
+        raise CubeError(f"the score is two whole numbers >= 0, got {score!r}")
+    if max(score) >= length:
+        raise CubeError(f"a score of {score[0]}-{score[1]} ends a {length}-point match")
+    return (length - score[0], length - score[1])
+
+
 def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeState:
     """A cube state from the documented JSON keys (``cube``: {value, owner}, ``match``:
     {length, away, crawford} or null, ``jacoby``, ``beavers``), each key given overriding
@@ -260,14 +273,7 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
             crawford = m.get("crawford", False)
             if not isinstance(crawford, bool):
                 raise CubeError(f"'crawford' is true or false, got {crawford!r}")
-            if "score" in m:
-                if not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in pair):
-                    raise CubeError(f"the score is two whole numbers >= 0, got {pair!r}")
-                if max(pair) >= length:
-                    raise CubeError(f"a score of {pair[0]}-{pair[1]} ends a {length}-point match")
-                away = (length - pair[0], length - pair[1])
-            else:
-                away = tuple(pair)
+            away = away_from_score(length, pair) if "score" in m else tuple(pair)
             fields.update(length=length, away=away, crawford=crawford, jacoby=False, beavers=False)
     for key in ("jacoby", "beavers"):
         if key in req and req[key] is not None:
@@ -277,4 +283,4 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     return replace(s, **fields) if fields else s
 
 
-__all__ = ["MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "from_request"]
+__all__ = ["MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "away_from_score", "from_request"]

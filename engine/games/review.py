@@ -63,12 +63,7 @@ class PlayerStats:
 
 
 def _state(length: int, game: ReplayedGame, player: int, cube: int, owner: int) -> CubeState:
-    who = "centered" if owner < 0 else ("mover" if owner == player else "opponent")
-    if length == 0:
-        return CubeState.money(cube, who)
-    mine, theirs = game.score[player], game.score[1 - player]
-    return CubeState.match(length, score=(mine, theirs), value=cube, owner=who,
-                           crawford=game.crawford)  # fmt: skip
+    return CubeState.for_player(player, length, cube, owner, game.score, crawford=game.crawford)
 
 
 def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0) -> dict[str, Any]:
