@@ -280,9 +280,10 @@ def double_pass(state: CubeState) -> float:
     return 1.0 if not state.is_match else met.result(state, state.value)
 
 
-def optimal(nd: np.ndarray, dt: np.ndarray, dp: float, state: CubeState) -> np.ndarray:
+def optimal(nd: np.ndarray | float, dt: np.ndarray | float, dp: float,
+            state: CubeState) -> np.ndarray | float:  # fmt: skip
     """The mover's value after its best cube action: no double, or a double that the
-    opponent answers as suits it (take when taking loses less)."""
+    opponent answers as suits it (take when taking loses less). Arrays or one value."""
     if not state.may_double():
         return nd
     return np.maximum(nd, np.minimum(dt, dp))
@@ -305,9 +306,7 @@ class Decision:
 
     @property
     def optimal(self) -> float:
-        if not self.state.may_double():
-            return self.no_double
-        return max(self.no_double, min(self.double_take, self.double_pass))
+        return float(optimal(self.no_double, self.double_take, self.double_pass, self.state))
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {

@@ -53,19 +53,46 @@ def _other(v: np.ndarray, state: CubeState) -> np.ndarray:
     return 1.0 - v if state.is_match else -v
 
 
+def _scale(state: CubeState) -> float:
+    """From doublet.cube.equity's units to absolute ones: money per unit of the cube
+    times its value; a match's MWC as it is."""
+    return 1.0 if state.is_match else float(state.value)
+
+
+def next_views(outs: np.ndarray, again: np.ndarray, probs: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The positions after plays (the mover's view, with the mover's probabilities) seen
+    by the side to roll next, with that side's probabilities: the opponent's, or the
+    mover's own after an Acey-Deucey 1-2 rolling again."""
+    ag = np.asarray(again, dtype=bool)[:, None]
+    return np.where(ag, outs, flip_all(outs)), np.where(ag, probs, flip_probs(probs))
+
+
 def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bool
                 ) -> np.ndarray:  # fmt: skip
     """The 0-ply cubeful value (absolute) of positions before their roll, each with its
     side on roll's probabilities and board, in `state` (that side's view): after the
     side's best cube action when `act`, else without one."""
     x = E.efficiencies(boards)
-    scale = 1.0 if state.is_match else float(state.value)
-    nd = E.no_double(probs, x, state) * scale
+    nd = E.no_double(probs, x, state) * _scale(state)
     if not (act and state.may_double()):
         return nd
-    dt = E.double_take(probs, x, state) * scale
-    dp = E.double_pass(state) * scale
-    return np.maximum(nd, np.minimum(dt, dp))
+    dt = E.double_take(probs, x, state) * _scale(state)
+    return np.asarray(E.optimal(nd, dt, E.double_pass(state) * _scale(state), state))
+
+
+def values_after(side_probs: np.ndarray, views: np.ndarray, again: np.ndarray,
+                 state: CubeState) -> np.ndarray:  # fmt: skip
+    """The mover's absolute value after plays, in `state` (the mover's view), from the
+    positions after them (next_views): the opponent's 0-ply value after its cube action,
+    or the mover's own without one when it rolls again."""
+    if not again.any():
+        return _other(leaf_values(side_probs, views, state.flipped(), True), state)
+    stay = leaf_values(side_probs, views, state, False)
+    if again.all():
+        return stay
+    turn = _other(leaf_values(side_probs, views, state.flipped(), True), state)
+    return np.where(again, stay, turn)
 
 
 @dataclass
@@ -93,30 +120,14 @@ class CubefulSearch:
         SIZE), whether that is the mover again (21,), that side's 0-ply probabilities
         (21, 5)). All the rolls' plays are valued in one batch."""
         out, again, prob, starts = self.searcher.all_rolls(board)
-        views = np.where(again[:, None], out, flip_all(out))
-        side_probs = np.where(again[:, None], prob, flip_probs(prob))
-        value = self._values_after(side_probs, views, again, first)
+        views, side_probs = next_views(out, again, prob)
+        value = values_after(side_probs, views, again, first)
         # The best play of each roll (ties: the first), one segment of the batch a roll.
         best = np.maximum.reduceat(value, starts[:-1])
         is_best = value >= np.repeat(best, np.diff(starts))
         tops = np.flatnonzero(is_best)
         pick = tops[np.searchsorted(tops, starts[:-1])]
         return views[pick], again[pick], side_probs[pick]
-
-    @staticmethod
-    def _values_after(side_probs: np.ndarray, views: np.ndarray, again: np.ndarray,
-                      state: CubeState) -> np.ndarray:  # fmt: skip
-        """The mover's absolute value after plays, in `state` (the mover's view), from
-        the positions after them (seen by the side to roll next, with its probabilities):
-        the opponent's 0-ply value after its cube action, or the mover's own without one
-        when it rolls again."""
-        if not again.any():
-            return _other(leaf_values(side_probs, views, state.flipped(), True), state)
-        stay = leaf_values(side_probs, views, state, False)
-        if again.all():
-            return stay
-        turn = _other(leaf_values(side_probs, views, state.flipped(), True), state)
-        return np.where(again, stay, turn)
 
     def node(self, board: Board, states: list[CubeState], depth: int, act: bool) -> Node:
         """Search `board` (before its side on roll rolls) `depth` plies deep for each state."""
@@ -136,7 +147,7 @@ class CubefulSearch:
         totals = np.zeros(len(branches))
         if depth == 1:
             for k, s in enumerate(branches):
-                totals[k] = float(weights @ self._values_after(side_probs, views, again, s))
+                totals[k] = float(weights @ values_after(side_probs, views, again, s))
             probs = weights @ np.where(again[:, None], side_probs, flip_probs(side_probs))
         else:
             probs = np.zeros(5)
@@ -161,8 +172,7 @@ class CubefulSearch:
             if act and s.may_double():
                 dt = float(totals[k])
                 k += 1
-                dp = E.double_pass(s) * (1.0 if s.is_match else s.value)
-                opt = max(nd, min(dt, dp))
+                opt = float(E.optimal(nd, dt, E.double_pass(s) * _scale(s), s))
             out.optimal.append(opt)
             out.no_double.append(nd)
             out.double_take.append(dt)
@@ -172,13 +182,12 @@ class CubefulSearch:
         out = Node([], [], [], p)
         x = E.efficiency(b)
         for s in states:
-            scale = 1.0 if s.is_match else float(s.value)
-            nd = float(E.no_double(p, x, s)[0]) * scale
+            nd = float(E.no_double(p, x, s)[0]) * _scale(s)
             dt = None
             opt = nd
             if act and s.may_double():
-                dt = float(E.double_take(p, x, s)[0]) * scale
-                opt = max(nd, min(dt, E.double_pass(s) * scale))
+                dt = float(E.double_take(p, x, s)[0]) * _scale(s)
+                opt = float(E.optimal(nd, dt, E.double_pass(s) * _scale(s), s))
             out.optimal.append(opt)
             out.no_double.append(nd)
             out.double_take.append(dt)
@@ -216,7 +225,7 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
         raise DoubletError(f"the cube method is one of {', '.join(METHODS)}, got {method!r}")
     ply = check_ply(ply, searcher.variant)
     b = np.asarray(board, dtype=np.int8)
-    scale = 1.0 if state.is_match else float(state.value)
+    scale = _scale(state)
     if method == "janowski" or ply == 0:
         p = searcher.evaluate(b, Limits(ply=ply), max_evals).astype(np.float64)
         node = CubefulSearch(searcher)._leaf(p, b, [state], True)
@@ -224,14 +233,11 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
         node = CubefulSearch(searcher, deadline).node(b, [state], ply, True)
     nd = node.no_double[0]
     dt = node.double_take[0]
-    nd_norm = nd / scale
     mwc = nd if state.is_match else None
-    if state.is_match:
-        nd_norm = float(to_money(state, nd))
     if dt is None:
+        nd_norm = float(to_money(state, nd)) if state.is_match else nd / scale
         return CubeAnalysis(None, nd_norm, mwc, node.probs, ply, method)
-    decision = E.decide_values(nd / scale if not state.is_match else nd,
-                               dt / scale if not state.is_match else dt, state)  # fmt: skip
+    decision = E.decide_values(nd / scale, dt / scale, state)
     return CubeAnalysis(decision, decision.no_double, mwc, node.probs, ply, method)
 
 
@@ -242,11 +248,8 @@ def play_values(searcher: Searcher, boards: np.ndarray, again: np.ndarray, probs
     was searched to) converted with Janowski's model for the side to roll next, who
     takes its cube action first (none after an Acey-Deucey 1-2 rolling again)."""
     ag = np.asarray(again, dtype=bool)
-    views = np.where(ag[:, None], boards, flip_all(boards))
-    side_probs = np.where(ag[:, None], probs, flip_probs(probs))
-    stay = leaf_values(side_probs, views, state, False)
-    turn = _other(leaf_values(side_probs, views, state.flipped(), True), state)
-    return np.where(ag, stay, turn)
+    views, side_probs = next_views(boards, ag, probs)
+    return values_after(side_probs, views, ag, state)
 
 
 __all__ = [
@@ -258,5 +261,7 @@ __all__ = [
     "cube_decision",
     "flip_probs",
     "leaf_values",
+    "next_views",
     "play_values",
+    "values_after",
 ]
