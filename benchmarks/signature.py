@@ -3,6 +3,10 @@
     python benchmarks/signature.py OUT.jsonl [--plies 0 1 2] [--limit N]
     python benchmarks/signature.py --compare A.jsonl B.jsonl
 
+Against another commit, run it through benchmarks/against.py (``-- signature.py
+/tmp/sig-{tree}.jsonl``): run by hand in another commit's worktree, `import doublet`
+would load this checkout's engine (the editable install), not that tree's.
+
 For each (position, roll) case of tests/data/gnubg_refset.jsonl (standard) and
 tests/data/acey_deucey.jsonl (Acey-Deucey, 0 and 1 ply only: deeper is slow there) and
 each ply: the search's ranking of every play (`Searcher.analyse`: the outcome boards,
