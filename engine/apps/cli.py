@@ -215,15 +215,9 @@ _XGID_SHAPE = re.compile(r"-[-a-oA-O]{25}(:[^:]*){9}")
 _OWNERS = {"me": "mover", "mover": "mover", "opponent": "opponent", "centered": "centered"}
 
 
-def _base_state(meta: dict[str, Any]) -> CubeState:
-    """The cube state a parsed position carries: an XGID's or a gnubg Match ID's own
-    fields, else money."""
-    return CubeState.from_meta(meta)
-
-
 def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
     """The cube state of `doublet analyse`: the XGID's own fields, the flags overriding."""
-    base = _base_state(meta)
+    base = CubeState.from_meta(meta)
     req: dict[str, Any] = {}
     if args.cube is not None or args.owner is not None:
         value = args.cube if args.cube is not None else base.value
@@ -286,8 +280,8 @@ def _budget(value: Any, name: str) -> float:
 
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
-    pos = Position.parse(args.position, args.variant)
-    _, _, meta = parse_position(args.position, args.variant)
+    board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
+    pos = Position(board, variant)
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
     if not 0 <= args.ply <= 4:
@@ -318,10 +312,9 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
         raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves, cube or quit")
     if "position" not in req:
         raise DoubletError(f"'{cmd}' needs a 'position'")
-    pos = Position.parse(req["position"], req.get("variant"))
-    _, _, meta = parse_position(req["position"], req.get("variant"))
-    base = _base_state(meta)
-    state = from_request(req, base)
+    board, variant, meta = parse_position(req["position"], req.get("variant"))
+    pos = Position(board, variant)
+    state = from_request(req, CubeState.from_meta(meta))
     given = any(k in req for k in ("cube", "match", "jacoby", "beavers"))
     ply = req.get("ply", 2 if cmd == "cube" else 0)
     if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= 4:
