@@ -11,7 +11,7 @@ import re
 import pytest
 
 from doublet.core.errors import MatchFileError
-from doublet.formats.matfile import parse_mat, read_mat, read_match, to_doublet_notation
+from doublet.formats.matfile import parse_mat, read_match, to_doublet_notation
 from tests.helpers import DATA
 
 MATCHES = sorted((DATA / "matches").glob("*.mat"))
@@ -25,7 +25,7 @@ def _total_moves(stats: str) -> tuple[int, int]:
 
 @pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
 def test_gnubgs_matches_replay(path) -> None:  # type: ignore[no-untyped-def]
-    match, games = read_mat(path.read_text())
+    match, games = read_match(path.read_text())
     assert match.names == ("gnubg", "root") and match.length in (5, 9)
     score = [0, 0]
     for g in games:
@@ -54,7 +54,7 @@ GOOD = """; [Player 1 "a"]
 
 
 def test_a_small_hand_made_match() -> None:
-    m, games = read_mat(GOOD)
+    m, games = read_match(GOOD)
     assert m.tags == {"Player 1": "a"} and m.length == 3
     g = games[0]
     assert [mv.play for mv in g.moves] == ["8/5 6/5", "13/11 13/8"]
@@ -81,7 +81,7 @@ def test_a_small_hand_made_match() -> None:
 )
 def test_broken_files_name_the_game_the_move_and_the_text(text: str, words: str) -> None:
     with pytest.raises(MatchFileError, match=re.escape(words)):
-        read_mat(text)
+        read_match(text)
 
 
 def test_no_double_in_the_crawford_game() -> None:
@@ -94,7 +94,7 @@ def test_no_double_in_the_crawford_game() -> None:
   1)  Doubles => 2                Takes
 """
     with pytest.raises(MatchFileError, match="Crawford"):
-        read_mat(crawford)
+        read_match(crawford)
 
 
 @pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)

@@ -472,12 +472,6 @@ def read_match(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
     return m, replay(m)
 
 
-def read_mat(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
-    """parse_mat and replay in one call."""
-    m = parse_mat(text)
-    return m, replay(m)
-
-
 __all__ = [
     "MatAction",
     "MatGame",
@@ -486,7 +480,6 @@ __all__ = [
     "ReplayedMove",
     "parse_mat",
     "parse_sgf",
-    "read_mat",
     "read_match",
     "replay",
     "to_doublet_notation",
