@@ -249,12 +249,16 @@ class _Match:
 # -- the decision -----------------------------------------------------------------------------
 
 
+def _per_row(x: np.ndarray | float, probs: np.ndarray) -> np.ndarray:
+    """The cube efficiency for each row of probs (one x for all rows, or one a row)."""
+    rows = np.asarray(probs).reshape(-1, 5).shape[0]
+    return np.broadcast_to(np.asarray(x, dtype=np.float64), (rows,))
+
+
 def no_double(probs: np.ndarray, x: np.ndarray | float, state: CubeState) -> np.ndarray:
     """The mover's cubeful value if it does not double now (or may not): money equity per
     unit of the cube, or match-winning chance. One value per row of probs."""
-    xs = np.broadcast_to(
-        np.asarray(x, dtype=np.float64), (np.asarray(probs).reshape(-1, 5).shape[0],)
-    )
+    xs = _per_row(x, probs)
     if not state.is_match:
         return _money_values(probs, xs, state.owner, state.jacoby and state.owner == "centered")
     return _Match(probs, state).value(state.value, state.owner, xs)
@@ -264,9 +268,7 @@ def double_take(probs: np.ndarray, x: np.ndarray | float, state: CubeState) -> n
     """The mover's cubeful value if it doubles and is taken, in no_double's units (money:
     per unit of the cube before the double, so twice the doubled game's; with beavers, a
     taker who gains beavers, doubling it again)."""
-    xs = np.broadcast_to(
-        np.asarray(x, dtype=np.float64), (np.asarray(probs).reshape(-1, 5).shape[0],)
-    )
+    xs = _per_row(x, probs)
     if not state.is_match:
         dt = 2.0 * _money_values(probs, xs, "opponent", False)
         if state.beavers:
