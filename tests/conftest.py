@@ -15,7 +15,8 @@ def warm_kernels() -> None:
 
     if os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return  # nothing to compile: the kernels run as plain Python (tests/test_nojit.py)
-    from doublet.games.game import Game, engine_play
+    from doublet.games.game import Game
+    from doublet.games.opponent import engine_play
 
     for variant in ("standard", "acey-deucey"):
         g = Game.new(variant, seed=1)

@@ -13,7 +13,8 @@ import pytest
 
 from doublet.core.dice import game_roll
 from doublet.core.errors import GameError, IllegalPlayError, SaveFileError
-from doublet.games.game import Game, Series, engine_play
+from doublet.games.game import Game, Series
+from doublet.games.opponent import engine_play
 from doublet.search.analysis import searcher
 from doublet.search.choice import choose
 

@@ -78,9 +78,9 @@ from doublet.games.game import (
     SaveFileError,
     Series,
     Turn,
-    engine_play,
     save_json,
 )
+from doublet.games.opponent import engine_play
 from doublet.games.steps import Turn as Steps
 from doublet.games.steps import can_move, parse_steps
 from doublet.nn.eval import equity
@@ -172,7 +172,7 @@ def board_view(b: np.ndarray) -> dict[str, Any]:
 
 
 def _turn_json(t: Turn) -> dict[str, Any]:
-    return {"side": SIDES[t.side], "dice": list(t.dice), "play": t.play, "again": t.again}
+    return {"side": SIDES[t.side], "dice": list(t.dice) if t.dice else None, "play": t.play, "again": t.again}
 
 
 def _result_json(r: Any) -> dict[str, Any] | None:

@@ -51,7 +51,8 @@ from doublet.core.board import ACEY_DEUCEY, STANDARD
 from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
 from doublet.core.jit import announce_compile
 from doublet.formats.notation import format_play
-from doublet.games.game import RESULT_NAMES, Series, engine_play
+from doublet.games.game import RESULT_NAMES, Series
+from doublet.games.opponent import engine_play
 from doublet.nn.eval import equity
 from doublet.search.analysis import diagram, searcher
 from doublet.search.choice import (

@@ -40,15 +40,15 @@ from doublet.core.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.dice import game_roll as roll
 from doublet.core.errors import DoubletError, GameError, IllegalPlayError, SaveFileError
 from doublet.core.files import atomic_open
+from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState
 from doublet.formats.ids import board_to_json, parse_position, position_id
 from doublet.formats.notation import format_play, parse_play
 from doublet.formats.position import Play, Position
 from doublet.rules.movegen import legal_outcomes
-from doublet.search.analysis import searcher
-from doublet.search.choice import choose
 
 FORMAT = "doublet-game"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the cube and matches; version 1 files (no cube) are read too
+READS_VERSIONS = (1, 2)
 RESULT_NAMES = {1: "single game", 2: "gammon", 3: "backgammon"}
 
 
@@ -62,55 +62,124 @@ def _variant(v: int | str) -> int:
     return int(v)
 
 
+ACTIONS = ("play", "double", "take", "pass", "beaver")
+PHASE_ERRORS = {
+    "answer": "a double is waiting for an answer: take or pass",
+    "roll": "roll first (or double)",
+    "move": "the dice are rolled: play",
+}
+
+
 @dataclass
 class Turn:
-    """One turn of the record: who rolled what, the position before (the mover's view)
-    and the play (notation; "" when no play was legal)."""
+    """One entry of the record: a play (who rolled what, the position before in the
+    mover's view, the play's notation, "" when no play was legal) or a cube action of
+    `side` ("double" and "beaver" with the cube's new `cube` value, "take", "pass"; no
+    dice, `before` the position of the side on roll)."""
 
     side: int
-    dice: tuple[int, int]
+    dice: tuple[int, int] | None
     play: str
     before: str  # gnubg Position ID (standard) or JSON board text (Acey-Deucey)
     again: bool = False
+    action: str = "play"
+    cube: int = 0  # double, beaver: the cube's value after it
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "side": self.side,
-            "dice": list(self.dice),
+            "dice": list(self.dice) if self.dice else None,
             "play": self.play,
             "before": self.before,
             "again": self.again,
         }
+        if self.action != "play":
+            d["action"] = self.action
+            d["cube"] = self.cube
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Turn:
+        action = str(d.get("action", "play"))
+        if action not in ACTIONS:
+            raise SaveFileError(f"unknown action {action!r} in the record")
+        dice = d["dice"]
         return cls(
             int(d["side"]),
-            (int(d["dice"][0]), int(d["dice"][1])),
+            (int(dice[0]), int(dice[1])) if dice else None,
             str(d["play"]),
             str(d["before"]),
             bool(d.get("again", False)),
+            action,
+            int(d.get("cube", 0)),
         )
 
 
 @dataclass
 class Result:
-    """How a game ended: the winner, the points (1, 2 or 3) and whether by resignation."""
+    """How a game ended: the winner, the kind (`points` 1, 2 or 3: a single game, a
+    gammon, a backgammon), whether by resignation or by a pass of a double, the cube's
+    value and `value`, the points scored: the cube times the kind (times 1 for a gammon
+    or backgammon under the Jacoby rule with the cube not turned)."""
 
     winner: int
     points: int
     resigned: bool = False
+    passed: bool = False
+    cube: int = 1
+    value: int = 0  # 0: the cube times `points`
+
+    def __post_init__(self) -> None:
+        if not self.value:
+            self.value = self.cube * self.points
 
     @property
     def name(self) -> str:
         return RESULT_NAMES[self.points]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"winner": self.winner, "points": self.points, "resigned": self.resigned}
+        return {"winner": self.winner, "points": self.points, "resigned": self.resigned,
+                "passed": self.passed, "cube": self.cube, "value": self.value}  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Result:
-        return cls(int(d["winner"]), int(d["points"]), bool(d.get("resigned", False)))
+        return cls(int(d["winner"]), int(d["points"]), bool(d.get("resigned", False)),
+                   bool(d.get("passed", False)), int(d.get("cube", 1)),
+                   int(d.get("value", 0)))  # fmt: skip
+
+    def describe(self) -> str:
+        """The result in words: "a gammon: 4 points", "a single game (double passed): 1
+        point"."""
+        how = " by resignation" if self.resigned else " (double passed)" if self.passed else ""
+        return f"a {self.name}{how}: {self.value} point{'s' * (self.value != 1)}"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a game is played for: with the cube or not, the match (`length` 0: money;
+    `score` the points of sides 0 and 1 before this game), whether this is the Crawford
+    game, and the money options (Jacoby, beavers)."""
+
+    cube: bool = False
+    length: int = 0
+    score: tuple[int, int] = (0, 0)
+    crawford: bool = False
+    jacoby: bool = False
+    beavers: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cube": self.cube, "length": self.length, "score": list(self.score),
+                "crawford": self.crawford, "jacoby": self.jacoby,
+                "beavers": self.beavers}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Rules:
+        if d is None:
+            return cls()
+        score = d.get("score", (0, 0))
+        return cls(bool(d.get("cube", False)), int(d.get("length", 0)),
+                   (int(score[0]), int(score[1])), bool(d.get("crawford", False)),
+                   bool(d.get("jacoby", False)), bool(d.get("beavers", False)))  # fmt: skip
 
 
 @dataclass
@@ -127,17 +196,22 @@ class Game:
     rolls: int = 0  # dice drawn so far in this game
     record: list[Turn] = field(default_factory=list)
     result: Result | None = None
+    rules: Rules = field(default_factory=Rules)
+    cube: int = 1
+    owner: int = -1  # the side that owns the cube; -1: centred
+    offered: bool = False  # the side on roll has doubled; the other side answers
 
     # -- construction -----------------------------------------------------------------
     @classmethod
     def new(cls, variant: int | str = STANDARD, seed: int | None = None, number: int = 0,
-            starter: int | None = None) -> Game:  # fmt: skip
+            starter: int | None = None, rules: Rules | None = None) -> Game:  # fmt: skip
         """A new game. With `starter` None both sides throw one die (again on a tie); the
         higher starts, with those two dice in standard backgammon and with a fresh roll
-        in Acey-Deucey. Otherwise `starter` has the first throw and rolls both dice."""
+        in Acey-Deucey. Otherwise `starter` has the first throw and rolls both dice
+        (nobody doubles before the first roll of a game)."""
         v = _variant(variant)
         seed = secrets.randbits(63) if seed is None else int(seed)
-        g = cls(v, seed, number, B.starting(v), 0, None, None)
+        g = cls(v, seed, number, B.starting(v), 0, None, None, rules=rules or Rules())
         if starter is None:
             while True:
                 d0, d1 = g._draw()
@@ -165,6 +239,53 @@ class Game:
     @property
     def over(self) -> bool:
         return self.result is not None
+
+    @property
+    def phase(self) -> str:
+        """Where the game is: "over"; "answer": the side on roll has doubled and the
+        other side takes, beavers or passes; "roll": the side on roll may double, then
+        rolls; "move": the side on roll has rolled `dice` and plays."""
+        if self.result is not None:
+            return "over"
+        if self.offered:
+            return "answer"
+        return "roll" if self.dice is None else "move"
+
+    def cube_state(self, side: int | None = None) -> CubeState | None:
+        """The cube and score seen by `side` (default the side on roll); None in a game
+        without the cube."""
+        if not self.rules.cube:
+            return None
+        r = self.rules
+        return CubeState.for_player(self.turn if side is None else side, r.length, self.cube,
+                                    self.owner, r.score, crawford=r.crawford,
+                                    jacoby=r.jacoby, beavers=r.beavers)  # fmt: skip
+
+    def _cube_available(self) -> bool:
+        """Whether the side on roll may double before its roll (the rules, the owner)."""
+        r = self.rules
+        return (r.cube and not r.crawford and self.owner in (-1, self.turn)
+                and self.cube < MAX_CUBE and self.result is None)  # fmt: skip
+
+    def may_double(self) -> bool:
+        """Whether the side on roll may double (or redouble) now, before it rolls."""
+        return self.phase == "roll" and self._cube_available()
+
+    def why_no_double(self) -> str:
+        """Why the side on roll may not double now ("" when it may)."""
+        if self.may_double():
+            return ""
+        if self.phase != "roll":
+            return {"over": "the game is over", "answer": "a double is waiting for an answer",
+                    "move": "the dice are rolled: a double comes before the roll"
+                    }[self.phase]  # fmt: skip
+        if not self.rules.cube:
+            return "this game is played without the cube"
+        if self.rules.crawford:
+            return "the Crawford game: nobody may double"
+        if self.cube >= MAX_CUBE:
+            return f"the cube is at its highest ({MAX_CUBE})"
+        return "the opponent owns the cube"
 
     def position(self) -> Position:
         """The position seen by the side on roll."""
@@ -211,13 +332,81 @@ class Game:
         if self.result is not None:
             raise GameError("the game is over")
 
+    def _check_phase(self, phase: str, side: int | None, who: int | None = None) -> None:
+        self._check_on()
+        if self.phase != phase:
+            raise GameError(PHASE_ERRORS[self.phase] if phase != "answer"
+                            else "there is no double to answer")  # fmt: skip
+        expected = self.turn if who is None else who
+        if side is not None and side != expected:
+            raise GameError(f"it is side {expected}'s turn, not side {side}'s")
+
+    def _begin_turn(self) -> None:
+        """The side on roll now: it rolls at once unless it may double first."""
+        self.dice = None if self._cube_available() else self._draw()
+
+    def _value(self, points: int) -> int:
+        """The points a result of kind `points` scores with the cube as it is."""
+        r = self.rules
+        jacoby = r.jacoby and r.length == 0 and self.cube == 1
+        return self.cube * (1 if jacoby else points)
+
+    def roll(self, side: int | None = None) -> tuple[int, int]:
+        """The side on roll rolls (it did not double)."""
+        self._check_phase("roll", side)
+        self.dice = self._draw()
+        return self.dice
+
+    def _cube_turn(self, side: int, action: str, cube: int = 0) -> Turn:
+        turn = Turn(side, None, "", self.describe(), action=action, cube=cube)
+        self.record.append(turn)
+        return turn
+
+    def double(self, side: int | None = None) -> Turn:
+        """The side on roll doubles (redoubles) before its roll; the other side answers."""
+        self._check_phase("roll", side)
+        if not self._cube_available():
+            raise GameError(f"no double: {self.why_no_double()}")
+        self.offered = True
+        return self._cube_turn(self.turn, "double", 2 * self.cube)
+
+    def take(self, side: int | None = None) -> Turn:
+        """The other side takes the double: it owns the cube at twice the value; the
+        doubler rolls."""
+        self._check_phase("answer", side, 1 - self.turn)
+        self.cube *= 2
+        self.owner = 1 - self.turn
+        self.offered = False
+        turn = self._cube_turn(1 - self.turn, "take")
+        self.dice = self._draw()
+        return turn
+
+    def beaver(self, side: int | None = None) -> Turn:
+        """Money play with beavers: the other side takes and redoubles at once, keeping
+        the cube (four times the value); the doubler rolls."""
+        self._check_phase("answer", side, 1 - self.turn)
+        if not self.rules.beavers or self.rules.length:
+            raise GameError("beavers are not allowed in this game")
+        self.cube *= 4
+        self.owner = 1 - self.turn
+        self.offered = False
+        turn = self._cube_turn(1 - self.turn, "beaver", self.cube)
+        self.dice = self._draw()
+        return turn
+
+    def drop(self, side: int | None = None) -> Result:
+        """The other side passes the double: the doubler wins the cube's value."""
+        self._check_phase("answer", side, 1 - self.turn)
+        self._cube_turn(1 - self.turn, "pass")
+        self.offered = False
+        self.result = Result(self.turn, 1, passed=True, cube=self.cube, value=self.cube)
+        return self.result
+
     def play(self, play: str | Play, side: int | None = None) -> Turn:
         """Play `play` (notation, or a Play of `plays()`) for the side on roll; the next
         dice are rolled, or the game ends. IllegalPlayError / NotationError name what is
         wrong with a play that is not legal."""
-        self._check_on()
-        if side is not None and side != self.turn:
-            raise GameError(f"it is side {self.turn}'s turn, not side {side}'s")
+        self._check_phase("move", side)
         assert self.dice is not None
         # Only the chosen play is written out: an Acey-Deucey 1-2 can have 100,000 plays,
         # and writing all of them (Position.plays) takes seconds.
@@ -238,14 +427,15 @@ class Game:
         if points > 0:
             self.board = after
             self.dice = None
-            self.result = Result(self.turn, points)
+            self.result = Result(self.turn, points, cube=self.cube, value=self._value(points))
             return turn
         if chosen.again:
             self.board = after
+            self.dice = self._draw()
         else:
             self.board = B.flip(after)
             self.turn = 1 - self.turn
-        self.dice = self._draw()
+            self._begin_turn()
         return turn
 
     def resign(self, side: int, points: int = 1) -> Result:
@@ -255,7 +445,9 @@ class Game:
             raise GameError(f"a resignation concedes 1, 2 or 3 points, not {points!r}")
         self.board = self.board.copy()
         self.dice = None
-        self.result = Result(1 - side, points, resigned=True)
+        self.offered = False
+        self.result = Result(1 - side, points, resigned=True, cube=self.cube,
+                             value=self._value(points))  # fmt: skip
         return self.result
 
     # -- records ------------------------------------------------------------------------
@@ -270,6 +462,11 @@ class Game:
                 f"; opening throw: {names[0]} {self.opening[0]}, {names[1]} {self.opening[1]}"
             )
         for i, t in enumerate(self.record, 1):
+            if t.dice is None:
+                what = {"double": f"doubles to {t.cube}", "take": "takes", "pass": "passes",
+                        "beaver": f"beavers: the cube is at {t.cube}"}[t.action]  # fmt: skip
+                lines.append(f"{i:3d}  {names[t.side]:<10} {what}")
+                continue
             play = t.play or "(no play)"
             again = "  (rolls again)" if t.again else ""
             lines.append(
@@ -277,10 +474,7 @@ class Game:
             )
         if self.result:
             r = self.result
-            how = " by resignation" if r.resigned else ""
-            lines.append(
-                f"; {names[r.winner]} wins a {r.name}{how}: {r.points} point{'s' * (r.points > 1)}"
-            )
+            lines.append(f"; {names[r.winner]} wins {r.describe()}")
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
@@ -295,6 +489,10 @@ class Game:
             "rolls": self.rolls,
             "record": [t.to_dict() for t in self.record],
             "result": self.result.to_dict() if self.result else None,
+            "rules": self.rules.to_dict(),
+            "cube": self.cube,
+            "owner": self.owner,
+            "offered": self.offered,
         }
 
     @classmethod
@@ -315,15 +513,33 @@ class Game:
             int(d["rolls"]),
             [Turn.from_dict(t) for t in d.get("record", [])],
             Result.from_dict(result) if result else None,
+            Rules.from_dict(d.get("rules")),
+            int(d.get("cube", 1)),
+            int(d.get("owner", -1)),
+            bool(d.get("offered", False)),
         )
-        if g.turn not in (0, 1) or (g.dice is None) != (g.result is not None):
+        if g.turn not in (0, 1) or g.owner not in (-1, 0, 1):
+            raise SaveFileError("the saved game's turn or cube owner is not a side")
+        c = g.cube
+        if c < 1 or c > MAX_CUBE or c & (c - 1) or (c > 1) == (g.owner < 0):
+            raise SaveFileError(f"the saved game's cube ({c}, owner {g.owner}) is inconsistent")
+        if g.result is not None:
+            ok = g.dice is None and not g.offered
+        elif g.offered:
+            ok = g.dice is None and g.rules.cube
+        else:
+            ok = g.dice is not None or g._cube_available()
+        if not ok:
             raise SaveFileError("the saved game's turn or dice are inconsistent")
         return g
 
 
 @dataclass
 class Series:
-    """A series of `games` games (0: no limit) and its running score."""
+    """A money session of `games` games (0: no limit) or a match to `length` points,
+    with the cube or without it, and its running score. The Crawford rule: the game
+    after a side first comes within 1 point of the match is played without the cube
+    (`crawford_game` its number), the later ones with it (post-Crawford)."""
 
     variant: int
     games: int
@@ -333,20 +549,99 @@ class Series:
     game: Game
     ply: int = 0  # the engine's search depth (kept with the series for resuming)
     starter: int | None = None  # who starts game 1 (None: the opening throw)
+    length: int = 0  # a match to `length` points; 0: a money session
+    cube: bool = False
+    jacoby: bool = False
+    beavers: bool = False
+    crawford_game: int | None = None
 
     @classmethod
     def new(cls, variant: int | str = STANDARD, games: int = 1, seed: int | None = None,
-            ply: int = 0, starter: int | None = None) -> Series:  # fmt: skip
+            ply: int = 0, starter: int | None = None, length: int = 0, cube: bool = False,
+            jacoby: bool = False, beavers: bool = False) -> Series:  # fmt: skip
+        """A money session (`length` 0) of `games` games, or a match to `length` points
+        (played until a side has them; `games` does not apply)."""
         v = _variant(variant)
         if games < 0:
             raise GameError(f"a series has 0 (no limit) or more games, not {games}")
+        if isinstance(length, bool) or not 0 <= length <= MAX_LENGTH:
+            raise GameError(f"a match is 1 to {MAX_LENGTH} points (0: money), not {length!r}")
+        if length and (jacoby or beavers):
+            raise GameError("the Jacoby rule and beavers are for money play, not matches")
+        if beavers and not cube:
+            raise GameError("beavers need the cube")
         seed = secrets.randbits(63) if seed is None else int(seed)
-        return cls(v, games, seed, [0, 0], [], Game.new(v, seed, 0, starter), ply, starter)
+        jacoby = bool(jacoby) and bool(cube)
+        first = Rules(bool(cube), length, (0, 0), False, jacoby, bool(beavers))
+        return cls(v, 0 if length else games, seed, [0, 0], [],
+                   Game.new(v, seed, 0, starter, first), ply, starter, length, bool(cube),
+                   jacoby, bool(beavers))  # fmt: skip
+
+    def _rules(self, number: int) -> Rules:
+        """The rules of game `number`, played at the current score; a match's Crawford
+        game is recorded when it begins."""
+        crawford = False
+        if self.length and self.cube and self.crawford_game is None:
+            near = [self.length - x == 1 for x in self.score]
+            if near.count(True) == 1:
+                crawford = True
+                self.crawford_game = number
+        return Rules(self.cube, self.length, (self.score[0], self.score[1]), crawford,
+                     self.jacoby, self.beavers)  # fmt: skip
+
+    @property
+    def is_match(self) -> bool:
+        return self.length > 0
+
+    def final_score(self) -> list[int]:
+        """The score with the current game's result counted (whether or not it is yet)."""
+        score = list(self.score)
+        r = self.game.result
+        if r is not None and len(self.results) == self.game.number:
+            score[r.winner] += r.value
+        return score
 
     @property
     def over(self) -> bool:
-        """The last game of the series is finished."""
-        return self.game.over and self.games > 0 and len(self.results) >= self.games
+        """The last game of the series is finished: a side has won the match, or the
+        session's last game is played."""
+        if not self.game.over:
+            return False
+        if self.length:
+            return max(self.final_score()) >= self.length
+        return self.games > 0 and self.game.number + 1 >= self.games
+
+    @property
+    def winner(self) -> int | None:
+        """The side that won the match (None: not over, or a money session)."""
+        if not (self.length and self.over):
+            return None
+        score = self.final_score()
+        return 0 if score[0] >= self.length else 1
+
+    def describe(self) -> str:
+        """What is played: "5-point match", "money session of 3 games, cube, Jacoby"."""
+        if self.length:
+            what = f"{self.length}-point match"
+            if not self.cube:
+                what += " without the cube"
+            return what
+        what = "money session" if self.cube else "series"
+        what += f" of {self.games} game{'s' * (self.games != 1)}" if self.games else ""
+        if self.cube:
+            opts = [o for o, on in (("Jacoby", self.jacoby), ("beavers", self.beavers)) if on]
+            what += ", cube" + "".join(f", {o}" for o in opts)
+        return what
+
+    def game_state_text(self) -> str:
+        """The match state of the current game: "Crawford game", "post-Crawford", ""."""
+        if not self.length or not self.cube:
+            return ""
+        if self.game.rules.crawford:
+            return "Crawford game"
+        if self.crawford_game is not None and self.crawford_game < self.game.number:
+            return "post-Crawford"
+        return ""
 
     def record_result(self) -> Result:
         """Count the current game's result in the score (once); returns it."""
@@ -355,7 +650,7 @@ class Series:
             raise GameError("the game is not over")
         if len(self.results) == self.game.number:
             self.results.append(r)
-            self.score[r.winner] += r.points
+            self.score[r.winner] += r.value
         return r
 
     def next_game(self) -> Game:
@@ -365,7 +660,8 @@ class Series:
         if self.over:
             raise GameError("the series is over")
         starter = r.winner if r.points == 1 else None
-        self.game = Game.new(self.variant, self.seed, self.game.number + 1, starter)
+        number = self.game.number + 1
+        self.game = Game.new(self.variant, self.seed, number, starter, self._rules(number))
         return self.game
 
     def to_dict(self) -> dict[str, Any]:
@@ -379,6 +675,11 @@ class Series:
             "results": [r.to_dict() for r in self.results],
             "ply": self.ply,
             "starter": self.starter,
+            "length": self.length,
+            "cube": self.cube,
+            "jacoby": self.jacoby,
+            "beavers": self.beavers,
+            "crawford_game": self.crawford_game,
             "game": self.game.to_dict(),
         }
 
@@ -386,13 +687,14 @@ class Series:
     def from_dict(cls, d: Mapping[str, Any]) -> Series:
         if not isinstance(d, Mapping) or d.get("format") != FORMAT:
             raise SaveFileError("not a Doublet saved game")
-        if d.get("version") != FORMAT_VERSION:
+        if d.get("version") not in READS_VERSIONS:
             raise SaveFileError(
                 f"saved game format version {d.get('version')!r}; this Doublet reads "
-                f"version {FORMAT_VERSION}"
+                f"versions {', '.join(map(str, READS_VERSIONS))}"
             )
         try:
-            return cls(
+            crawford = d.get("crawford_game")
+            s = cls(
                 _variant(d["variant"]),
                 int(d["games"]),
                 int(d["seed"]),
@@ -401,11 +703,21 @@ class Series:
                 Game.from_dict(d["game"]),
                 int(d.get("ply", 0)),
                 d.get("starter"),
+                int(d.get("length", 0)),
+                bool(d.get("cube", False)),
+                bool(d.get("jacoby", False)),
+                bool(d.get("beavers", False)),
+                None if crawford is None else int(crawford),
             )
         except SaveFileError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, DoubletError) as e:
             raise SaveFileError(f"damaged saved game: {type(e).__name__}: {e}") from None
+        if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH:
+            raise SaveFileError("the saved series' score or match length is not valid")
+        if s.game.rules.cube != s.cube or s.game.rules.length != s.length:
+            raise SaveFileError("the saved game's rules differ from its series'")
+        return s
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write atomically: a crash leaves the old file or the new one, never half."""
@@ -445,29 +757,16 @@ def save_json(path: str | os.PathLike[str], doc: Any) -> None:
         f.write("\n")
 
 
-def engine_play(game: Game, ply: int = 0, model: Any = None) -> Play:
-    """The play the engine chooses for the side on roll at `ply` (only that play is
-    written out, see Game.play)."""
-    game._check_on()
-    assert game.dice is not None
-    if ply > 0:  # a forced play needs no search
-        boards, again = legal_outcomes(game.board, *game.dice, game.variant)
-        if len(boards) == 1:
-            return game._play_of(boards[0], bool(again[0]))
-    after, again_ = choose(searcher(model, game.variant), game.board, *game.dice, ply)
-    return game._play_of(after, again_)
-
-
 __all__ = [
     "ACEY_DEUCEY",
     "STANDARD",
     "Game",
     "GameError",
     "Result",
+    "Rules",
     "SaveFileError",
     "Series",
     "Turn",
-    "engine_play",
     "roll",
     "save_json",
 ]

@@ -209,8 +209,8 @@ def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
 
 
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
-                 state: CubeState = MONEY,
-                 budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+                 state: CubeState = MONEY, budget: float | None = None,
+                 cubeful: bool | None = None) -> dict[str, Any]:  # fmt: skip
     """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses.
 
     In money play with the cube centered (the default `state`) the equity is cubeless;
@@ -218,7 +218,9 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     equity after the play (doublet.search.cubeful.play_values: the probabilities at the
     ply searched, converted for the side to roll next, who may double first), money
     equivalent in a match, each play's match-winning chance beside it (``mwc``), and
-    the cubeless equity as ``cubeless_equity``."""
+    the cubeless equity as ``cubeless_equity``. `cubeful` True ranks by the cubeful
+    equity in any state (a game played with the cube does, as its engine chooses:
+    doublet.search.choice.choose), False by the cubeless one."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -227,7 +229,8 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     boards, again, probs, plies = found
     texts = describe_outcomes(pos.board, boards, again, d1, d2, pos.variant)
     cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
-    cubeful = not state.is_default
+    if cubeful is None:
+        cubeful = not state.is_default
     mwc = None
     if cubeful:
         values = play_values(s, boards, again, probs, state)

@@ -7,7 +7,8 @@ duplicate-dice harnesses and training all import these; none re-derives them.
   rest by theirs (each at the ply it was searched to); ties by the lower index.
 - ``best_index(probs, plies)``: the first of that ranking, the play chosen
   (doublet.search.searcher's ``_best_index`` kernel, which Searcher.best runs).
-- ``choose(searcher, board, d1, d2, ply)``: that play's outcome board and again flag.
+- ``choose(searcher, board, d1, d2, ply[, state])``: that play's outcome board and again
+  flag (with a cube state: the best by cubeful equity, as ``doublet analyse`` ranks).
 - ``engine_depth(variant, ply, dice)`` and the front ends' ``MAX_PLAY_PLY`` /
   ``DEFAULT_PLY``: the search depth of a game the engine plays.
 
@@ -20,7 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from doublet.core.board import ACEY_DEUCEY, Board
+from doublet.cube.state import CubeState
 from doublet.nn.eval import equity
+from doublet.search.cubeful import play_values
 from doublet.search.searcher import Limits, Searcher, _best_index
 
 # The deepest search a game front end (doublet play, doublet serve) offers, and its
@@ -49,11 +52,16 @@ def best_index(probs: np.ndarray, plies: np.ndarray) -> int:
     return int(_best_index(p, d, len(d)))
 
 
-def choose(searcher: Searcher, board: Board, d1: int, d2: int, ply: int) -> tuple[Board, bool]:
+def choose(searcher: Searcher, board: Board, d1: int, d2: int, ply: int,
+           state: CubeState | None = None) -> tuple[Board, bool]:  # fmt: skip
     """The board after the play the searcher picks at `ply` (the mover's view) and
-    whether the mover rolls again."""
+    whether the mover rolls again: by cubeless equity, or with a cube `state` (a game
+    played with the cube) by the cubeful equity after the play (play_values)."""
     boards, again, probs, plies = searcher.analyse(board, d1, d2, Limits(ply=ply))
-    i = best_index(probs, plies)
+    if state is None:
+        i = best_index(probs, plies)
+    else:
+        i = ranking(probs, plies, play_values(searcher, boards, again, probs, state))[0]
     return boards[i], bool(again[i])
 
 

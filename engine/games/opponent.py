@@ -1,0 +1,156 @@
+"""The engine as an opponent: its plays, its cube actions, its answers to doubles and to
+resignations, each by the search at the engine's depth. The terminal and the browser
+import these; neither decides for the engine itself.
+
+- ``engine_play(game, ply)``: the play for the side on roll's dice (cubeless in a game
+  without the cube; with it, the best by cubeful equity, doublet.search.choice.choose).
+- ``engine_doubles(game, ply)``: whether the side on roll doubles now (the cube decision
+  of doublet.search.cubeful at `ply`: "Double, ..." or "Redouble, ..."; an optional
+  double and "too good" are not doubled).
+- ``engine_answer(game, ply)``: "take", "beaver" or "pass" for the double waiting.
+- ``playing_on(game, ply)``: the value of the game to the side on roll, both sides
+  acting well from here (absolute: money points with the cube's value, a match's MWC).
+- ``resignation(game, side, points, ply)``: whether the other side accepts `side`'s
+  resignation of a single game, gammon or backgammon (`points` 1, 2, 3): it does when
+  the resignation is worth at least as much to it as playing on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from doublet.cube import met
+from doublet.cube.equity import optimal
+from doublet.formats.position import Play
+from doublet.games.game import Game, GameError
+from doublet.nn.eval import equity
+from doublet.rules.movegen import legal_outcomes
+from doublet.search.analysis import searcher
+from doublet.search.choice import choose
+from doublet.search.cubeful import cube_decision, play_values
+from doublet.search.searcher import Limits
+
+# A resignation exactly as good as playing on is accepted; this much of rounding in the
+# engine's favour is forgiven.
+EPSILON = 1e-9
+
+
+def engine_play(game: Game, ply: int = 0, model: Any = None) -> Play:
+    """The play the engine chooses for the side on roll at `ply` (only that play is
+    written out, see Game.play)."""
+    if game.phase != "move":
+        raise GameError(f"no play to choose: the game is at {game.phase!r}")
+    assert game.dice is not None
+    if ply > 0:  # a forced play needs no search
+        boards, again = legal_outcomes(game.board, *game.dice, game.variant)
+        if len(boards) == 1:
+            return game._play_of(boards[0], bool(again[0]))
+    s = searcher(model, game.variant)
+    after, again_ = choose(s, game.board, *game.dice, ply, game.cube_state())
+    return game._play_of(after, again_)
+
+
+def engine_doubles(game: Game, ply: int = 0, model: Any = None) -> bool:
+    """Whether the side on roll doubles (redoubles) now, by its cube decision."""
+    if not game.may_double():
+        return False
+    state = game.cube_state()
+    assert state is not None
+    a = cube_decision(searcher(model, game.variant), game.board, state, ply)
+    return a.decision is not None and a.decision.double
+
+
+def engine_answer(game: Game, ply: int = 0, model: Any = None) -> str:
+    """The answer to the side on roll's double: "take", "beaver" (money play with
+    beavers, when the double is a big enough mistake) or "pass"."""
+    if game.phase != "answer":
+        raise GameError("there is no double to answer")
+    state = game.cube_state()  # the doubler's
+    assert state is not None
+    a = cube_decision(searcher(model, game.variant), game.board, state, ply)
+    assert a.decision is not None
+    if not a.decision.take:
+        return "pass"
+    return "beaver" if a.decision.action.endswith("beaver") and game.rules.beavers else "take"
+
+
+def _best(values: Any) -> float:
+    return float(np.max(np.asarray(values, dtype=np.float64)))
+
+
+def playing_on(game: Game, ply: int = 0, model: Any = None) -> float:
+    """The side on roll's value of playing on at `ply` (absolute: money points, the cube's
+    value included; a match: the MWC; a game without the cube: cubeless equity)."""
+    game._check_on()
+    s = searcher(model, game.variant)
+    state = game.cube_state()
+    if game.phase == "move":
+        assert game.dice is not None
+        boards, again, probs, _ = s.analyse(game.board, *game.dice, Limits(ply=ply))
+        if state is None:
+            return _best(equity(probs))
+        return _best(play_values(s, boards, again, probs, state))
+    if state is None:
+        return float(equity(s.evaluate(game.board, Limits(ply=ply))))
+    a = cube_decision(s, game.board, state, ply)
+    d = a.decision
+    if state.is_match:
+        if d is None:
+            assert a.no_double_mwc is not None
+            return a.no_double_mwc
+        assert d.mwc is not None
+        nd, dt, dp = d.mwc["no_double"], d.mwc["double_take"], d.mwc["double_pass"]
+    else:
+        if d is None:
+            return a.no_double * state.value
+        nd, dt, dp = (v * state.value for v in (d.no_double, d.double_take, d.double_pass))
+    if game.phase == "answer":  # the doubler's value: the other side answers as suits it
+        return min(dt, dp)
+    return float(optimal(nd, dt, dp, state))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An answer to a resignation, with the two values it compares (absolute, for the
+    side that would accept: money points or MWC)."""
+
+    accepted: bool
+    offered: float  # what the resignation gives it
+    playing_on: float  # what playing on is worth to it at the engine's depth
+
+    def to_json(self) -> dict[str, Any]:
+        return {"accepted": self.accepted, "offered": round(self.offered, 6),
+                "playing_on": round(self.playing_on, 6)}  # fmt: skip
+
+
+def resignation(game: Game, side: int, points: int, ply: int = 0, model: Any = None) -> Verdict:
+    """Whether the other side accepts `side`'s resignation of `points` (1, 2 or 3)."""
+    game._check_on()
+    if points not in (1, 2, 3):
+        raise GameError(f"a resignation concedes 1, 2 or 3 points, not {points!r}")
+    taker = 1 - side
+    value = game._value(points)  # the points the resignation scores
+    on = playing_on(game, ply, model)
+    if game.turn != taker:
+        on = (1.0 - on) if game.rules.cube and game.rules.length else -on
+    state = game.cube_state(taker)
+    if state is not None and state.is_match:
+        offered = met.result(state, value)
+    elif state is None:
+        offered = float(points)  # cubeless: a single game is 1, a gammon 2 ...
+    else:
+        offered = float(value)
+    return Verdict(offered >= on - EPSILON, offered, on)
+
+
+__all__ = [
+    "Verdict",
+    "engine_answer",
+    "engine_doubles",
+    "engine_play",
+    "playing_on",
+    "resignation",
+]
