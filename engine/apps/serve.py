@@ -172,7 +172,12 @@ def board_view(b: np.ndarray) -> dict[str, Any]:
 
 
 def _turn_json(t: Turn) -> dict[str, Any]:
-    return {"side": SIDES[t.side], "dice": list(t.dice) if t.dice else None, "play": t.play, "again": t.again}
+    return {
+        "side": SIDES[t.side],
+        "dice": list(t.dice) if t.dice else None,
+        "play": t.play,
+        "again": t.again,
+    }
 
 
 def _result_json(r: Any) -> dict[str, Any] | None:

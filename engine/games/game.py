@@ -554,6 +554,7 @@ class Series:
     jacoby: bool = False
     beavers: bool = False
     crawford_game: int | None = None
+    history: list[Game] = field(default_factory=list)  # the finished games before `game`
 
     @classmethod
     def new(cls, variant: int | str = STANDARD, games: int = 1, seed: int | None = None,
@@ -661,6 +662,7 @@ class Series:
             raise GameError("the series is over")
         starter = r.winner if r.points == 1 else None
         number = self.game.number + 1
+        self.history.append(self.game)
         self.game = Game.new(self.variant, self.seed, number, starter, self._rules(number))
         return self.game
 
@@ -680,6 +682,7 @@ class Series:
             "jacoby": self.jacoby,
             "beavers": self.beavers,
             "crawford_game": self.crawford_game,
+            "history": [g.to_dict() for g in self.history],
             "game": self.game.to_dict(),
         }
 
@@ -708,6 +711,7 @@ class Series:
                 bool(d.get("jacoby", False)),
                 bool(d.get("beavers", False)),
                 None if crawford is None else int(crawford),
+                [Game.from_dict(g) for g in d.get("history", [])],
             )
         except SaveFileError:
             raise
@@ -717,6 +721,8 @@ class Series:
             raise SaveFileError("the saved series' score or match length is not valid")
         if s.game.rules.cube != s.cube or s.game.rules.length != s.length:
             raise SaveFileError("the saved game's rules differ from its series'")
+        if any(not g.over for g in s.history) or len(s.history) > s.game.number:
+            raise SaveFileError("the saved series' earlier games are not all finished")
         return s
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -1,0 +1,102 @@
+"""A played series as a match file: ``.mat`` (the Jellyfish / GNU Backgammon text format,
+doublet.formats.matfile), which GNU Backgammon and eXtreme Gammon import.
+
+``to_match(series, names)`` gives the MatMatch of the series' games (the finished ones,
+then the current one if anything was played in it), ``to_mat(series, names)`` its text.
+A money session is a "0 point match"; the Jacoby rule and beavers are written as gnubg
+writes them, in the header (``; [Jacoby "On"]``). Each player's plays are in that
+player's own numbering (24 down to 1; the bar 25, off 0), one part per die, as gnubg
+writes them (``mat_play``). A
+resignation has no line of its own; the game ends with the winner's ``Wins N points``.
+Only standard backgammon: the format has no notation for Acey-Deucey's entering
+checkers.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+
+from doublet.core.board import STANDARD
+from doublet.core.errors import GameError
+from doublet.formats.ids import parse_position
+from doublet.formats.matfile import MatAction, MatGame, MatMatch, write_mat
+from doublet.formats.notation import parse_play
+from doublet.games.game import Game, Series, Turn
+from doublet.games.steps import BAR, OFF, Step
+from doublet.games.steps import Turn as Steps
+
+KINDS = {"double": "double", "take": "take", "pass": "drop", "beaver": "beaver"}
+
+
+def mat_play(t: Turn) -> tuple[tuple[int, int], str]:
+    """A play as gnubg writes it in a .mat file: the higher die first, one part per die
+    (``25/22 25/22 8/5* 6/3``, no chains or counts), sources from high to low, a hit
+    marked where a checker first lands on it; the bar 25, off 0."""
+    assert t.dice is not None
+    dice = (max(t.dice), min(t.dice))
+    if not t.play:
+        return dice, ""
+    board, _, _ = parse_position(t.before, STANDARD)
+    before = np.array(board, np.int8)
+    path = Steps(before, *t.dice).path(parse_play(before, *t.dice, t.play))
+    steps = sorted((s for s in path if isinstance(s, Step)), key=lambda s: -s.src)
+    hits = {s.dst for s in steps if s.hit}
+    parts = []
+    for s in steps:
+        src = 25 if s.src == BAR else s.src
+        dst = 0 if s.dst == OFF else s.dst
+        parts.append(f"{src}/{dst}" + ("*" if s.dst in hits else ""))
+        hits.discard(s.dst)
+    return dice, " ".join(parts)
+
+
+def _game(g: Game, names: tuple[str, str]) -> MatGame:
+    n = g.number + 1
+    out = MatGame(n, names, g.rules.score)
+    for t in g.record:
+        if t.action == "play":
+            dice, text = mat_play(t)
+            out.actions.append(MatAction(n, 1, t.side, "move", dice, text))
+        else:
+            out.actions.append(MatAction(n, 1, t.side, KINDS[t.action], value=t.cube))
+    r = g.result
+    if r is not None:
+        # gnubg writes the winner's Wins beside the loser's last entry when that is in the
+        # left column and the winner's is the right one; else on a line of its own.
+        beside = r.winner == 1 and bool(g.record) and g.record[-1].side == 0
+        out.actions.append(MatAction(n, 1 if beside else 0, r.winner, "wins", value=r.value))
+    return out
+
+
+def to_match(series: Series, names: tuple[str, str] = ("person", "Doublet"),
+             date: datetime.date | None = None) -> MatMatch:  # fmt: skip
+    """The series as a MatMatch (side 0 is player 0, the left column)."""
+    if series.variant != STANDARD:
+        raise GameError("the .mat format is for standard backgammon; Acey-Deucey games "
+                        "are exported as Doublet's text record (export FILE.txt)")  # fmt: skip
+    for name in names:
+        if not name or ":" in name or name != name.strip():
+            raise GameError(f"a player's name in a .mat file has no colon and no spaces at "
+                            f"its ends: {name!r}")  # fmt: skip
+    day = date or datetime.date.today()
+    tags = {"Site": "Doublet", "Player 1": names[0], "Player 2": names[1],
+            "EventDate": f"{day.year}.{day.month:02d}.{day.day:02d}",
+            "Variation": "Backgammon", "Jacoby": "On" if series.jacoby else "Off",
+            "Beaver": "On" if series.beavers else "Off"}  # fmt: skip
+    if series.length and series.cube:
+        tags["Crawford"] = "On"
+    games = [_game(g, names) for g in series.history]
+    if series.game.record or series.game.over:
+        games.append(_game(series.game, names))
+    return MatMatch(series.length, tags, games)
+
+
+def to_mat(series: Series, names: tuple[str, str] = ("person", "Doublet"),
+           date: datetime.date | None = None) -> str:  # fmt: skip
+    """The series as .mat text."""
+    return write_mat(to_match(series, names, date))
+
+
+__all__ = ["mat_play", "to_mat", "to_match"]

@@ -1,0 +1,113 @@
+"""A played series written as a .mat file (doublet.games.record) reads back with the
+project's .mat reader (doublet.formats.matfile.read_match, which replays every move
+through the rules and checks the cube, the scores and the Crawford game) to the same
+games: the same plays, cube actions, winners and points."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from doublet.core.errors import GameError
+from doublet.formats.ids import position_id
+from doublet.formats.matfile import read_match, to_doublet_notation
+from doublet.formats.position import Position
+from doublet.games.game import Series
+from doublet.games.opponent import engine_answer, engine_doubles, engine_play
+from doublet.games.record import to_mat
+
+DAY = datetime.date(2026, 12, 1)
+
+
+def play_out(s: Series, ply: int = 0, games: int = 50) -> None:
+    """Both sides are the engine at `ply`, with its cube, until the series is over."""
+    for _ in range(games):
+        g = s.game
+        while not g.over:
+            if g.phase == "roll":
+                if engine_doubles(g, ply):
+                    g.double()
+                    answer = engine_answer(g, ply)
+                    {"take": g.take, "pass": g.drop, "beaver": g.beaver}[answer]()
+                    continue
+                g.roll()
+            g.play(engine_play(g, ply))
+        if s.over:
+            s.record_result()
+            return
+        s.next_game()
+
+
+def same(s: Series, text: str) -> None:
+    match, replayed = read_match(text)
+    games = [*s.history, s.game]
+    assert match.length == s.length and len(replayed) == len(games)
+    for g, r, m in zip(games, replayed, match.games, strict=True):
+        assert m.score == g.rules.score
+        plays = [t for t in g.record if t.action == "play"]
+        assert [mv.player for mv in r.moves] == [t.side for t in plays]
+        assert [sorted(mv.dice) for mv in r.moves] == [sorted(t.dice) for t in plays]
+        for mv, t in zip(r.moves, plays, strict=True):  # the same play, board for board
+            before = Position(mv.board)
+            assert position_id(mv.board) == t.before
+            assert before.play(to_doublet_notation(mv.play), *mv.dice).notation == t.play
+        kinds = [a.kind for a in r.cube_actions]
+        want = [{"pass": "drop"}.get(t.action, t.action) for t in g.record if t.action != "play"]
+        assert kinds == want
+        assert (r.winner, r.points) == (g.result.winner, g.result.value)
+
+
+def test_a_match_to_5_with_doubles_reads_back() -> None:
+    s = Series.new("standard", seed=8, length=5, cube=True)
+    play_out(s)
+    text = to_mat(s, date=DAY)
+    assert " 5 point match" in text and " Game 1" in text and "Wins" in text
+    assert "(2)" not in text and "bar" not in text and "off" not in text
+    assert "Doubles => 2" in text  # seed 8: the engine doubles in this match
+    same(s, text)
+
+
+def test_a_money_session_with_jacoby_reads_back() -> None:
+    s = Series.new("standard", games=4, seed=3, cube=True, jacoby=True)
+    play_out(s)
+    text = to_mat(s, date=DAY)
+    assert " 0 point match" in text and '; [Jacoby "On"]' in text
+    same(s, text)
+
+
+def test_a_resignation_and_a_pass_are_written_as_gnubg_writes_them() -> None:
+    s = Series.new("standard", games=2, seed=5, cube=True)
+    g = s.game
+    g.play(engine_play(g, 0))
+    g.double()
+    g.drop()
+    s.next_game()
+    g = s.game
+    g.play(engine_play(g, 0))
+    g.resign(g.turn, 2)
+    text = to_mat(s, names=("alice", "bob"), date=DAY)
+    lines = text.splitlines()
+    assert lines[0] == '; [Site "Doublet"]' and '; [Player 1 "alice"]' in lines
+    assert any("Doubles => 2" in ln for ln in lines) and any("Drops" in ln for ln in lines)
+    assert sum("Wins" in ln for ln in lines) == 2
+    same(s, text)
+
+
+def test_what_the_format_cannot_hold_is_refused() -> None:
+    with pytest.raises(GameError, match="standard backgammon"):
+        to_mat(Series.new("acey-deucey", seed=1, cube=True))
+    with pytest.raises(GameError, match="colon"):
+        to_mat(Series.new("standard", seed=1), names=("a:b", "c"))
+
+
+def test_a_play_is_written_one_die_a_part_as_gnubg_does() -> None:
+    from doublet.core.board import starting
+    from doublet.games.game import Turn
+    from doublet.games.record import mat_play
+
+    start = position_id(starting())
+    assert mat_play(Turn(0, (3, 3), "8/5(2) 6/3(2)", start)) == ((3, 3), "8/5 8/5 6/3 6/3")
+    assert mat_play(Turn(0, (1, 6), "13/7 8/7", start)) == ((6, 1), "13/7 8/7")
+    assert mat_play(Turn(0, (4, 5), "24/15", start)) == ((5, 4), "24/20 20/15")
+    assert mat_play(Turn(0, (6, 6), "", start)) == ((6, 6), "")
