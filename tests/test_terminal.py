@@ -34,10 +34,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from doublet.formats.ids import parse_position
+from doublet.formats.matfile import read_match
+from doublet.formats.notation import other_side
 from doublet.formats.position import Position
-from doublet.games.game import Series, roll
+from doublet.games.game import Game, Rules, Series, roll
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,9 +53,11 @@ STANDARD_TURN = (
 ACEY_DEUCEY_TURN = STANDARD_TURN.replace(r"Position ID: (?P<pos>\S+)", r"Position: (?P<pos>\{.*\})")
 RESULT = (
     r"(?P<winner>You win|Doublet wins) an? (?P<name>single game|gammon|backgammon)"
-    r"(?P<resigned> \(resigned\))?: (?P<points>\d) points?\.\nScore: you (?P<mine>\d+), "
-    r"Doublet (?P<theirs>\d+)\."
+    r"(?P<resigned> \(resigned\)| \(double passed\))?: (?P<points>\d+) points?\.\n"
+    r"Score: you (?P<mine>\d+), Doublet (?P<theirs>\d+)\."
 )
+ROLL_PROMPT = r"Roll or (re)?double \(Enter rolls\): "
+DOUBLED = r"Doublet (re)?doubles to (?P<cube>\d+)\. Take or pass(, beaver)?\? "
 ENGINE_TURN = re.compile(r"Doublet rolls (\d)-(\d): (.*?)( and rolls again)?\.\n")
 
 
@@ -164,10 +170,12 @@ def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) ->
     t.type("help")
     t.expect(r"Commands:(.|\n)*quit .*\n(.|\n)*Your play: ")
     t.type("hint")
-    h = t.expect(r"Hint \(0 ply\), the best (\d) of (\d+) plays:\n((?:  \d\. .*\n)+)Your play: ")
+    h = t.expect(r"Hint \(0 ply, cubeful equity\), the best (\d) of (\d+) plays:\n"
+                 r"((?:  \d\. .*\n)+)Your play: ")  # fmt: skip
     assert int(h[2]) == len(legal) and int(h[1]) == min(5, len(legal))
     hinted = [
-        re.match(r"  \d\. (.*?)  +equity [+-]\d\.\d{3}  win ", row)[1] for row in h[3].splitlines()
+        re.match(r"  \d\. (.*?)  +equity [+-]\d\.\d{3}  loss \d\.\d{3}  win ", row)[1]
+        for row in h[3].splitlines()
     ]  # type: ignore[index]
     assert len(hinted) == int(h[1]) and set(hinted) <= legal
     t.type("13/x")
@@ -190,14 +198,25 @@ def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) ->
     after = pos.play(hinted[0], *dice).position()  # seen by the engine, on roll
 
     rng = random.Random(seed)
-    mine, passes = 1, 0
+    mine, passes, rolls_asked = 1, 0, 0
     while True:
         start = t.seen
-        m = t.expect(rf"{STANDARD_TURN}|{RESULT}", timeout=60)
+        m = t.expect(rf"{STANDARD_TURN}|{RESULT}|{ROLL_PROMPT}|{DOUBLED}", timeout=60)
+        # The engine's plays are written in the person's numbering: in its own, they
+        # lead to the position the screen shows next.
         for d1, d2, text in engine_plays(t.screen[start : m.start()]):
-            after = after.play("" if text == "no legal play" else text, d1, d2).position()
+            mine_text = "" if text == "no legal play" else other_side(text)
+            after = after.play(mine_text, d1, d2).position()
         if m["winner"]:
             break
+        if m[0].startswith("Roll or"):  # before the person's roll: roll (Enter)
+            rolls_asked += 1
+            t.type("")
+            continue
+        if m["cube"]:  # the engine doubled: take
+            t.type("take")
+            t.expect(r"You take: the cube is at \d+, on your side\.")
+            continue
         dice = (int(m["d1"]), int(m["d2"]))
         pos = Position.from_id(m["pos"])
         assert pos == after, "the screen's position is not the one the plays lead to"
@@ -216,16 +235,22 @@ def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) ->
         t.type("")
         after = play.position()
     assert t.wait() == 0
+    assert rolls_asked > 0  # with the cube centred the person may double before rolling
     points = int(m["points"])
-    assert m["name"] == {1: "single game", 2: "gammon", 3: "backgammon"}[points]
+    kind = abs(after.outcome())
+    assert m["name"] == {1: "single game", 2: "gammon", 3: "backgammon"}[kind]
+    cube = max([1, *(int(c) for c in re.findall(r"the cube is at (\d+)", t.screen))])
+    assert points == cube * (1 if cube == 1 else kind)  # Jacoby: a gammon counts once turned
     winner = 0 if m["winner"] == "You win" else 1
     assert (int(m["mine"]), int(m["theirs"])) == ((points, 0) if winner == 0 else (0, points))
     assert not m["resigned"]
-    assert after.outcome() == -points  # seen by the side that lost, next to roll
+    assert after.outcome() < 0  # seen by the side that lost, next to roll
     engine_turns = len(engine_plays(t.screen))
     lines = record.read_text().splitlines()
     turns = [x for x in lines if x and not x.startswith(";")]
-    assert len(turns) == mine + engine_turns
+    cube_lines = [x for x in turns if re.fullmatch(r" +\d+  \S+ +(doubles to \d+|takes)", x)]
+    assert len(turns) == mine + engine_turns + len(cube_lines)
+    assert len(cube_lines) == len(re.findall(r"doubles to \d+", t.screen)) * 2
     assert turns[0].split()[1:4] == ["person", dice_text(roll(seed, 0, 0)), "4HPwATDgc/ABMA"]
     assert [x for x in lines if x][-1].startswith(
         f"; {'person' if winner == 0 else 'Doublet'} wins"
@@ -242,7 +267,8 @@ def test_quit_saves_and_resume_goes_on_with_the_same_position_and_dice(
 ) -> None:
     save = tmp_path / "my game.json"
     record = tmp_path / "so far.txt"
-    t = Terminal(["--seed", "11", "--ply", "0", "--first", "you", "--save", str(save)], env)
+    t = Terminal(["--seed", "11", "--ply", "0", "--first", "you", "--save", str(save), "--no-cube"],
+                 env)  # fmt: skip
     first = t.expect(STANDARD_TURN)
     dice = (int(first["d1"]), int(first["d2"]))
     t.type(Position.from_id(first["pos"]).plays(*dice)[0].notation)
@@ -275,6 +301,8 @@ def test_quit_saves_and_resume_goes_on_with_the_same_position_and_dice(
     t = Terminal(["--resume", "--save", str(save)], env)
     t.expect(STANDARD_TURN)
     t.type("resign")
+    t.expect(r"Resign a single game \(1 point\)\? Type yes to confirm: ")
+    t.type("yes")
     t.expect(RESULT)
     assert t.wait() == 0
     assert not save.exists()  # the series is over: nothing left to resume
@@ -282,7 +310,8 @@ def test_quit_saves_and_resume_goes_on_with_the_same_position_and_dice(
 
 def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path) -> None:
     save = tmp_path / "data" / "doublet" / "game.json"  # the default place
-    done = run_doublet(["--seed", "7", "--first", "you", "--ply", "0"], env, "24/18 24/20\n\n")
+    done = run_doublet(["--seed", "7", "--first", "you", "--ply", "0", "--no-cube"], env,
+                       "24/18 24/20\n\n")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Your play: 24/18 24/20\n" in done.stdout  # what was read is shown
     assert "You play 24/20 24/18." in done.stdout
@@ -319,11 +348,17 @@ def test_bad_save_files_and_arguments_are_one_clear_error(
 
 
 def test_resignations_score_and_the_next_game_follows_seed_002(env: dict[str, str]) -> None:
-    t = Terminal(["--seed", "5", "--ply", "0", "--first", "you", "--games", "3"], env)
+    t = Terminal(["--seed", "5", "--ply", "0", "--first", "you", "--games", "3", "--no-cube"],
+                 env)  # fmt: skip
     t.expect(STANDARD_TURN)
     t.type("resign everything")
     t.expect(r"resign, resign gammon or resign backgammon")
     t.type("resign gammon")
+    t.expect(r"Resign a gammon \(2 points\)\? Type yes to confirm: ")
+    t.type("no")
+    t.expect(r"Not resigned: the game goes on\.\nYour play: ")
+    t.type("resign gammon")
+    t.type("yes")
     t.expect(r"You resign a gammon; Doublet accepts\.")
     m = t.expect(RESULT)
     assert (m["name"], m["resigned"], m["points"], m["mine"], m["theirs"]) == (
@@ -336,12 +371,14 @@ def test_resignations_score_and_the_next_game_follows_seed_002(env: dict[str, st
     t.expect(r"=== Game 2 of 3, score: you 0, Doublet 2 ===\nOpening throw: you \d, Doublet \d\.")
     t.expect(r"Your play: |Enter to pass: ")
     t.type("resign")
+    t.type("yes")
     m = t.expect(RESULT)
     assert (m["name"], m["points"], m["mine"], m["theirs"]) == ("single game", "1", "0", "3")
     t.expect(r"=== Game 3 of 3, score: you 0, Doublet 3 ===\nDoublet won the last game by a "
              r"single game and has the first throw\.\nDoublet rolls \d-\d: ")  # fmt: skip
     t.expect(r"Your play: |Enter to pass: ")
     t.type("resign backgammon")
+    t.type("yes")
     m = t.expect(RESULT)
     assert (m["name"], m["points"], m["mine"], m["theirs"]) == ("backgammon", "3", "0", "6")
     t.expect(r"Final score: you 0, Doublet 6\. Doublet wins the series\.")
@@ -350,7 +387,8 @@ def test_resignations_score_and_the_next_game_follows_seed_002(env: dict[str, st
 
 def test_an_acey_deucey_game_with_entering_and_a_1_2_chain(env: dict[str, str]) -> None:
     # Seed 18: you roll 3-6, Doublet 2-4, then you roll 1-2 (doublet.games.game.roll).
-    t = Terminal(["--variant", "acey-deucey", "--seed", "18", "--ply", "0", "--first", "you"], env)
+    t = Terminal(["--variant", "acey-deucey", "--seed", "18", "--ply", "0", "--first", "you",
+                  "--no-cube"], env)  # fmt: skip
     t.expect(r"Doublet: Acey-Deucey, 1 game, seed 18; the engine plays at 0 ply")
     chains = 0
     for turn in range(5):
@@ -406,7 +444,8 @@ def test_a_kill_9_loses_no_completed_turn(
     # The game is saved after every turn: killed (SIGKILL, no chance to save) at the
     # person's prompt after `turns` turns, it resumes with the position and dice shown.
     save = tmp_path / "game.json"
-    t = Terminal(["--seed", str(seed), "--ply", "0", "--first", "you", "--save", str(save)], env)
+    args = ["--seed", str(seed), "--ply", "0", "--first", "you", "--save", str(save), "--no-cube"]
+    t = Terminal(args, env)
     for k in range(turns + 1):
         turn = t.expect(STANDARD_TURN)
         if k == turns:
@@ -451,3 +490,134 @@ def test_an_engine_error_mid_game_saves_the_game_first(env: dict[str, str], tmp_
     assert f"Game saved to {save}" in done.stdout
     saved = Series.load(save).game
     assert saved.record and saved.record[0].play == "13/8 6/5"  # the person's turn is kept
+
+
+# -- the cube and matches ---------------------------------------------------------------
+
+# Money positions, the side on roll's view, whose proper action gnubg 2-ply gives (see
+# tests/test_cube_play.py): a double the other side should pass, one it should take,
+# and one where the side on roll is too good to double (on for a gammon).
+DOUBLE_PASS = "7bYFABhsezcAAA"
+DOUBLE_TAKE = "Q2vwECKw78ABSA"
+TOO_GOOD = "g+dgAE6zbQ0CAg"
+
+
+def saved_at(save: Path, pid: str, turn: int, length: int = 0, jacoby: bool = False) -> None:
+    """A series saved with side `turn` on roll, not yet rolled, at `pid` (seen by it)."""
+    s = Series.new("standard", seed=13, ply=0, length=length, cube=True, jacoby=jacoby)
+    board, _, _ = parse_position(pid)
+    s.game = Game(0, 13, 0, np.array(board, np.int8), turn, None, None,
+                  rules=Rules(cube=True, length=length, jacoby=jacoby))  # fmt: skip
+    s.save(save)
+
+
+def test_a_match_to_3_with_a_double_a_resignation_and_the_crawford_game(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    mat = tmp_path / "match.mat"
+    t = Terminal(["--match", "3", "--seed", "1", "--ply", "0", "--first", "you",
+                  "--export", str(mat)], env)  # fmt: skip
+    t.expect(r"Doublet: standard backgammon, 3-point match, seed 1")
+    t.expect(r"=== Game 1 of a 3-point match, score: you 0, Doublet 0 ===")
+    first = t.expect(STANDARD_TURN)  # the opening roll: nobody doubles before it
+    dice = (int(first["d1"]), int(first["d2"]))
+    t.type(Position.from_id(first["pos"]).plays(*dice)[0].notation)
+    t.type("")
+    t.expect(ROLL_PROMPT)
+    t.type("hint")
+    t.expect(r"Hint \(0 ply\): No double, take\.\n  No double +[+-]\d\.\d{3}  loss 0\.000\n")
+    t.type("double")
+    t.expect(r"You double to 2\. Doublet takes: the cube is at 2, on its side\.")
+    took = t.seen
+    t.expect(STANDARD_TURN)
+    assert re.search(r"\n O  Doublet +pips +\d+ +off +\d+  \[cube 2\]\n", t.screen[took:])
+    t.type("resign")
+    t.expect(r"Resign a single game \(2 points\)\? Type yes to confirm: ")
+    t.type("yes")
+    t.expect(r"You resign a single game; Doublet accepts\.")
+    m = t.expect(RESULT)
+    assert (m["points"], m["mine"], m["theirs"]) == ("2", "0", "2")
+    t.expect(r"The match file, 1 game\(s\), is in ")
+    t.expect(r"=== Game 2 of a 3-point match, score: you 0, Doublet 2 \(Crawford game\) ===\n"
+             r"The Crawford game: nobody may double in it\.")  # fmt: skip
+    turn = t.expect(rf"{STANDARD_TURN}|Doublet rolls")
+    if not turn["pos"]:
+        turn = t.expect(STANDARD_TURN)
+    t.type("double")
+    t.expect(r"You cannot double now: the dice are rolled")
+    t.type("resign")
+    t.type("yes")
+    m = t.expect(RESULT)
+    assert (m["mine"], m["theirs"]) == ("0", "3")
+    t.expect(r"Doublet wins the 3-point match 3-0\.")
+    assert t.wait() == 0
+    match, games = read_match(mat.read_text())
+    assert match.length == 3 and len(games) == 2
+    assert [a.kind for a in games[0].cube_actions] == ["double", "take"]
+    assert games[1].crawford and (games[1].winner, games[1].points) == (1, 1)
+
+
+def test_the_engine_doubles_and_the_person_takes_with_a_hint(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    save = tmp_path / "game.json"
+    saved_at(save, DOUBLE_TAKE, turn=1)  # the engine on roll in a double / take
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(DOUBLED)
+    t.type("hint")
+    t.expect(r"Hint \(0 ply\): take\. For you, taking is worth -\d\.\d{3} and passing -1\.000")
+    t.type("maybe")
+    t.expect(r"Type take or pass \(drop\)\.")
+    t.type("take")
+    t.expect(r"You take: the cube is at 2, on your side\.")
+    t.expect(r"Doublet rolls \d-\d: ")
+    t.expect(rf"{STANDARD_TURN}|{ROLL_PROMPT}")
+    t.type("quit")
+    assert t.wait() == 0
+    g = Series.load(save).game
+    assert (g.cube, g.owner) == (2, 0) and [x.action for x in g.record[:2]] == ["double", "take"]
+
+
+def test_the_engine_passes_a_double_it_should_pass(env: dict[str, str], tmp_path: Path) -> None:
+    save = tmp_path / "game.json"
+    saved_at(save, DOUBLE_PASS, turn=0)  # the person on roll, a double / pass
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(ROLL_PROMPT)
+    t.type("double")
+    t.expect(r"You double to 2\. Doublet passes: you win 1 point\.")
+    m = t.expect(RESULT)
+    assert (m["resigned"], m["points"], m["mine"]) == (" (double passed)", "1", "1")
+    assert t.wait() == 0
+
+
+def test_the_engine_refuses_a_resignation_worth_less_than_playing_on(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    save = tmp_path / "game.json"
+    saved_at(save, TOO_GOOD, turn=1)  # the engine is too good to double: on for a gammon
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(r"Doublet rolls \d-\d: ")
+    t.expect(rf"{STANDARD_TURN}|{ROLL_PROMPT}")
+    t.type("resign")
+    t.type("yes")
+    t.expect(r"Doublet refuses: playing on is worth 1\.\d{3} points to it, the resignation "
+             r"1\.000\. The game goes on\.")  # fmt: skip
+    t.type("resign gammon")
+    t.type("yes")
+    t.expect(r"You resign a gammon; Doublet accepts\.")
+    m = t.expect(RESULT)
+    assert m["points"] == "2"
+    assert t.wait() == 0
+
+
+def test_cube_options_are_checked(env: dict[str, str], tmp_path: Path) -> None:
+    for args, message in [
+        (["--match", "0"], "--match must be 1..25 points, got 0"),
+        (["--match", "5", "--jacoby"], "--jacoby is for money play, not a match"),
+        (["--match", "5", "--games", "3"], "--games is for money play"),
+        (["--no-cube", "--beavers"], "need the cube"),
+        (["--match", "5", "--money"], "not allowed with argument"),
+    ]:
+        done = run_doublet([*args, "--save", str(tmp_path / "g.json")], env, "quit\n")
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr

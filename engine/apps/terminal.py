@@ -49,12 +49,19 @@ from typing import TYPE_CHECKING, Any, TextIO
 from doublet.core import board as B
 from doublet.core.board import ACEY_DEUCEY, STANDARD
 from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
+from doublet.core.files import atomic_open
 from doublet.core.jit import announce_compile
-from doublet.formats.notation import format_play
+from doublet.formats.notation import format_play, other_side
+from doublet.formats.position import Position
 from doublet.games.game import RESULT_NAMES, Series
-from doublet.games.opponent import engine_play
-from doublet.nn.eval import equity
-from doublet.search.analysis import diagram, searcher
+from doublet.games.opponent import (
+    engine_answer,
+    engine_doubles,
+    engine_play,
+    resignation,
+)
+from doublet.games.record import to_mat
+from doublet.search.analysis import cube_document, diagram, play_equities, searcher
 from doublet.search.choice import (
     ACEY_DEUCEY_MAX_PLY,
     DEFAULT_PLY,
@@ -62,6 +69,7 @@ from doublet.search.choice import (
     engine_depth,
     ranking,
 )
+from doublet.search.cubeful import check_ply
 from doublet.search.searcher import Limits
 
 if TYPE_CHECKING:
@@ -74,6 +82,8 @@ RECORD_NAMES = ("person", "Doublet")  # in exported records ("you wins" would re
 HINT_PLAYS = 5
 CONFIRM = {"", "y", "yes", "ok"}
 RESIGN = {"": 1, "single": 1, "gammon": 2, "backgammon": 3}
+ANSWERS = {"take": "take", "t": "take", "pass": "pass", "drop": "pass", "p": "pass",
+           "beaver": "beaver"}  # fmt: skip
 
 HELP = """\
 Type your play in the usual notation, points numbered from your side (you are X and
@@ -82,12 +92,20 @@ move down to point 1, bottom right):
   hit is optional; a checker that moves on can be written 13/5 or 13/8/5)
   Acey-Deucey: in/22 enters a checker; a 1-2 is written whole, the 1 and the 2, then
   the doublet you choose: 'in/24 in/23 then 6-6: in/19(2) 24/18 23/17'
+The engine's plays are written in your numbering too (its checkers move up, 1 to 24).
 Commands:
-  hint                          Doublet's best plays for your roll, with equity and chances
+  roll (or Enter)               roll the dice, when you may double first
+  double                        double (redouble) before your roll; Doublet takes or passes
+  take, pass (drop), beaver     answer Doublet's double (beaver: money play with beavers)
+  hint                          before your roll: the cube decision; after it: Doublet's
+                                best plays for your roll, with equity, loss and chances
   undo                          take back your play before you confirm it
   board                         show the board again
-  resign [gammon|backgammon]    give up this game for 1 (2, 3) points; Doublet accepts
-  export FILE                   write the record of this game to FILE
+  resign [gammon|backgammon]    offer to give up this game for 1 (2, 3) times the cube;
+                                you are asked to confirm, and Doublet accepts only when
+                                that is worth at least as much to it as playing on
+  export FILE                   write the record: FILE.mat the match file (gnubg and
+                                eXtreme Gammon import it), any other name this game's text
   help                          this text
   quit                          save the game and leave (doublet play --resume goes on)
 After your play, Enter confirms it and undo takes it back."""
@@ -162,13 +180,19 @@ class Session:
             ("O", NAMES[ENGINE], int(theirs), B.OPP_OFF, B.OPP_BAR, B.OPP_OUT),
             ("X", NAMES[PERSON], int(mine), B.MY_OFF, B.MY_BAR, B.MY_OUT),
         ]
+        g = self.game
+        owner = {-1: None, PERSON: "X", ENGINE: "O"}[g.owner]
         for mark, name, pips, off, bar, out in rows:
             line = f" {mark}  {name:<8} pips {pips:3d}  off {int(board[off]):2d}"
             if board[bar]:
                 line += f"  on the bar {abs(int(board[bar]))}"
             if self.game.variant == B.ACEY_DEUCEY:
                 line += f"  not entered {int(board[out])}"
+            if g.rules.cube and owner == mark:
+                line += f"  [cube {g.cube}]"
             grid.append(line)
+        if g.rules.cube and owner is None:
+            grid.append(f"     [cube {g.cube}, centred]")
         grid.append(f" {self.score_text()}")
         self.say("\n" + "\n".join(grid))
         if dice is not None:
@@ -181,9 +205,12 @@ class Session:
     def score_text(self) -> str:
         s = self.series
         of = f" of {s.games}" if s.games else ""
+        match = f" of a {s.length}-point match" if s.length else ""
+        state = s.game_state_text()
         return (
-            f"Game {self.game.number + 1}{of}, score: {NAMES[PERSON]} {s.score[PERSON]}, "
-            f"{NAMES[ENGINE]} {s.score[ENGINE]}"
+            f"Game {self.game.number + 1}{of}{match}, score: {NAMES[PERSON]} "
+            f"{s.score[PERSON]}, {NAMES[ENGINE]} {s.score[ENGINE]}"
+            + (f" ({state})" if state else "")
         )
 
     def game_start(self) -> None:
@@ -191,6 +218,8 @@ class Session:
 
         g = self.game
         self.say(f"\n=== {self.score_text()} ===")
+        if g.rules.crawford:
+            self.say("The Crawford game: nobody may double in it.")
         d = g.dice
         assert d is not None
         if g.opening:
@@ -221,10 +250,16 @@ class Session:
                 f"{min(self.ply, ACEY_DEUCEY_MAX_PLY)} ply (a 1-2 at 0 ply: it can have "
                 f"100,000 plays)"
             )
+        if s.length:
+            what = s.describe()
+        else:
+            what = f"{s.games or 'any number of'} game{'s' * (s.games != 1)}"
+            if s.cube:
+                what += " for money with the cube" + (", Jacoby" if s.jacoby else "") + (
+                    ", beavers" if s.beavers else "")  # fmt: skip
         self.say(
             f"Doublet: {'Acey-Deucey' if s.variant == ACEY_DEUCEY else 'standard backgammon'}, "
-            f"{s.games or 'any number of'} game{'s' * (s.games != 1)}, seed {s.seed}; "
-            f"the engine plays at {depth}. Type help for the commands."
+            f"{what}, seed {s.seed}; the engine plays at {depth}. Type help for the commands."
         )
         if self.owns_save:
             self.say(f"Resuming the game saved in {self.save_path}: {self.score_text()}.")
@@ -239,8 +274,12 @@ class Session:
                         return self.series_over()
                     self.series.next_game()
                     self.game_start()
+                elif self.game.phase == "answer":
+                    self.answer_double()
                 elif self.game.turn == ENGINE:
                     self.engine_turn()
+                elif self.game.phase == "roll":
+                    self.person_roll()
                 else:
                     self.person_turn()
                 self.autosave()
@@ -251,15 +290,98 @@ class Session:
             raise
 
     def engine_turn(self) -> None:
-
+        """The engine doubles or rolls, then plays; its play is written in the person's
+        numbering."""
         g = self.game
+        if g.phase == "roll":
+            if engine_doubles(g, self.cube_ply()):
+                g.double()  # the person answers at the next step (answer_double)
+                return
+            g.roll()
         assert g.dice is not None
         d = g.dice
         self.say(f"Doublet rolls {d[0]}-{d[1]}: ", end="")
         play = engine_play(g, engine_depth(g.variant, self.ply, d))
         g.play(play)
         again = " and rolls again" if play.again else ""
-        self.say(f"{play.notation or 'no legal play'}{again}.")
+        self.say(f"{other_side(play.notation) or 'no legal play'}{again}.")
+
+    def cube_ply(self) -> int:
+        """The depth of the engine's cube decisions (Acey-Deucey: at most 1 ply)."""
+        return check_ply(self.ply, self.game.variant)
+
+    def verb(self) -> str:
+        return "redouble" if self.game.cube > 1 else "double"
+
+    def person_roll(self) -> None:
+        """The person may double before rolling: Enter (roll) rolls."""
+        g = self.game
+        self.show(g.board)
+        while True:
+            line = self.ask(f"Roll or {self.verb()} (Enter rolls): ")
+            word = line.lower()
+            if word in ("", "roll", "r"):
+                g.roll()
+                return
+            if word in ("double", "redouble", "d"):
+                self.person_doubles()
+                return
+            if self.command(line):
+                if g.over:
+                    return
+                continue
+            self.say(f"Press Enter to roll, or type {self.verb()} (or help).")
+
+    def person_doubles(self) -> None:
+        g = self.game
+        verb = self.verb()
+        g.double()
+        value = 2 * g.cube
+        answer = engine_answer(g, self.cube_ply())
+        if answer == "pass":
+            r = g.drop()
+            self.say(f"You {verb} to {value}. Doublet passes: you win "
+                     f"{r.value} point{'s' * (r.value != 1)}.")  # fmt: skip
+        elif answer == "beaver":
+            g.beaver()
+            self.say(f"You {verb} to {value}. Doublet beavers: the cube is at "
+                     f"{g.cube}, on its side.")  # fmt: skip
+        else:
+            g.take()
+            self.say(f"You {verb} to {value}. Doublet takes: the cube is at {g.cube}, "
+                     "on its side.")  # fmt: skip
+
+    def answer_double(self) -> None:
+        """The engine has doubled: take, pass or (money, beavers) beaver."""
+        g = self.game
+        self.show(g.board_for(PERSON))
+        value = 2 * g.cube
+        beaver = ", beaver" if g.rules.beavers and not g.rules.length else ""
+        while True:
+            line = self.ask(f"Doublet {self.verb()}s to {value}. Take or pass{beaver}? ")
+            answer = ANSWERS.get(line.lower())
+            if answer == "beaver" and not beaver:
+                self.say("Beavers are not allowed in this game: take or pass.")
+                continue
+            if answer == "take":
+                g.take()
+                self.say(f"You take: the cube is at {g.cube}, on your side.")
+                return
+            if answer == "beaver":
+                g.beaver()
+                self.say(f"You beaver: the cube is at {g.cube}, on your side.")
+                return
+            if answer == "pass":
+                g.drop()
+                return
+            if line.lower() == "hint":
+                self.cube_hint()
+                continue
+            if line and self.command(line):
+                if g.over:
+                    return
+                continue
+            self.say("Type take or pass (drop)" + (" or beaver" if beaver else "") + ".")
 
     def person_turn(self) -> None:
         g = self.game
@@ -334,13 +456,25 @@ class Session:
         if name in ("help", "?"):
             self.say(HELP)
         elif name == "hint":
-            self.hint()
+            if self.game.phase == "move":
+                self.hint()
+            else:
+                self.cube_hint()
         elif name == "undo":
             self.say("Nothing to undo: undo takes back your play before you confirm it.")
         elif name == "board":
             self.show(self.game.board, self.game.dice)
         elif name in ("quit", "exit"):
             raise Quit
+        elif name in ("double", "redouble", "roll", "take", "pass", "drop", "beaver"):
+            g = self.game
+            if name in ("take", "pass", "drop", "beaver"):
+                self.say(f"There is no double to answer: {name} is for when Doublet doubles.")
+            elif g.rules.cube:
+                why = g.why_no_double() or "now is the time"
+                self.say(f"You cannot {name} now: {why}.")
+            else:
+                self.say("This game is played without the cube (doublet play --no-cube).")
         elif name == "resign":
             self.resign(" ".join(rest).lower())
         elif name == "export":
@@ -350,11 +484,10 @@ class Session:
         return True
 
     def hint(self) -> None:
-        """The engine's best plays for the person's roll, ranked as `doublet analyse`
-        ranks them (deepest search first, then equity). Only the plays shown are written
-        out (an Acey-Deucey 1-2 can have 100,000)."""
-        import numpy as np
-
+        """The engine's best plays for the person's roll, ranked as the engine ranks them
+        (deepest search first, then equity: cubeful in a game with the cube), with the
+        loss of each against the best. Only the plays shown are written out (an
+        Acey-Deucey 1-2 can have 100,000)."""
         g = self.game
         assert g.dice is not None
         if not g.has_play():
@@ -363,60 +496,133 @@ class Session:
         depth = engine_depth(g.variant, self.ply, g.dice)
         s = searcher(None, g.variant)
         boards, again, probs, plies = s.analyse(g.board, *g.dice, Limits(ply=depth))
-        eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
-        top = ranking(probs, plies)[:HINT_PLAYS]
+        state = g.cube_state()
+        eq, _ = play_equities(s, boards, again, probs, state)
+        top = ranking(probs, plies, eq)[:HINT_PLAYS]
         texts = [format_play(g.board, boards[i], *g.dice, g.variant, bool(again[i])) for i in top]
         width = max(len(t) for t in texts)
-        self.say(f"Hint ({depth} ply), the best {len(top)} of {len(boards)} plays:")
+        kind = "cubeless equity" if state is None else "cubeful equity"
+        self.say(f"Hint ({depth} ply, {kind}), the best {len(top)} of {len(boards)} plays:")
+        best = eq[top[0]]
         for rank, (i, text) in enumerate(zip(top, texts, strict=True), 1):
             p = probs[i]
             self.say(
-                f"  {rank}. {text:<{width}}  equity {eq[i]:+.3f}  win {100 * p[0]:5.1f}%  "
-                f"win gammon {100 * p[1]:4.1f}%  lose gammon {100 * p[3]:4.1f}%"
-                + ("  (rolls again)" if again[i] else "")
+                f"  {rank}. {text:<{width}}  equity {eq[i]:+.3f}  loss {best - eq[i]:.3f}  "
+                f"win {100 * p[0]:5.1f}%  win gammon {100 * p[1]:4.1f}%  "
+                f"lose gammon {100 * p[3]:4.1f}%" + ("  (rolls again)" if again[i] else "")
             )
 
-    def resign(self, what: str) -> None:
+    def cube_hint(self) -> None:
+        """Before the person's roll, or facing the engine's double: the cube decision at
+        the engine's depth (doublet.search.analysis.cube_document)."""
+        g = self.game
+        state = g.cube_state()
+        if state is None:
+            self.say("This game is played without the cube: hint after your roll ranks plays.")
+            return
+        doc = cube_document(Position(g.board, g.variant), state, self.cube_ply())
+        eq = doc["equities"]
+        if g.phase == "answer":  # the engine doubled: what it means for the person
+            dt, dp = eq["double_take"], eq["double_pass"]
+            right = "take" if doc["take"] else "pass"
+            self.say(f"Hint ({doc['ply']} ply): {right}. For you, taking is worth "
+                     f"{-dt:+.3f} and passing {-dp:+.3f} (in units of the cube now).")  # fmt: skip
+            return
+        self.say(f"Hint ({doc['ply']} ply): {doc['action']}.")
+        if eq["double_take"] is None:
+            self.say(f"  No double {eq['no_double']:+.3f}")
+            return
+        answer = "double_take" if doc["take"] else "double_pass"
+        best = max(eq["no_double"], eq[answer])
+        for name, key in (("No double", "no_double"), ("Double, take", "double_take"),
+                          ("Double, pass", "double_pass")):  # fmt: skip
+            # The loss of each action the doubler chooses; the answer is the taker's.
+            loss = f"  loss {best - eq[key]:.3f}" if key in ("no_double", answer) else ""
+            self.say(f"  {name:<13} {eq[key]:+.3f}{loss}")
+        p = doc["probabilities"]
+        self.say(f"  win {100 * p['win']:.1f}%  win gammon {100 * p['win_gammon']:.1f}%  "
+                 f"lose gammon {100 * p['lose_gammon']:.1f}%")  # fmt: skip
 
+    def resign(self, what: str) -> None:
+        """Offer a resignation: confirmed by the person, then accepted by the engine only
+        when it is worth at least as much to it as playing on."""
         if what not in RESIGN:
             self.say("resign, resign gammon or resign backgammon (1, 2 or 3 points).")
             return
+        g = self.game
         points = RESIGN[what]
-        self.game.resign(PERSON, points)
+        value = g._value(points)
+        sure = self.ask(f"Resign a {RESULT_NAMES[points]} ({value} point{'s' * (value != 1)})? "
+                        "Type yes to confirm: ").lower()  # fmt: skip
+        if sure not in ("y", "yes"):
+            self.say("Not resigned: the game goes on.")
+            return
+        v = resignation(g, PERSON, points, self.cube_ply())
+        if not v.accepted:
+            unit = "match-winning chance" if g.rules.cube and g.rules.length else "points"
+            self.say(f"Doublet refuses: playing on is worth {v.playing_on:.3f} {unit} to it, "
+                     f"the resignation {v.offered:.3f}. The game goes on.")  # fmt: skip
+            return
+        g.resign(PERSON, points)
         self.say(f"You resign a {RESULT_NAMES[points]}; Doublet accepts.")
 
     def export(self, name: str) -> None:
         if not name:
-            self.say("export needs a file name: export FILE")
+            self.say("export needs a file name: export FILE (FILE.mat: the match file)")
             return
+        path = Path(name).expanduser()
         try:
-            Path(name).expanduser().write_text(self.game.export(RECORD_NAMES), encoding="utf-8")
+            if path.suffix.lower() == ".mat":
+                self.write_mat(path)
+                self.say(f"The match file of this {self.series.describe()} is in {name}.")
+                return
+            path.write_text(self.game.export(RECORD_NAMES), encoding="utf-8")
         except OSError as e:
             self.say(f"Cannot write {name}: {e.strerror}")
             return
+        except DoubletError as e:
+            self.say(f"Cannot export: {e}")
+            return
         self.say(f"The record of this game ({len(self.game.record)} turns) is in {name}.")
+
+    def write_mat(self, path: Path) -> None:
+        """The series so far as a .mat file, written atomically."""
+        text = to_mat(self.series, RECORD_NAMES)
+        with atomic_open(path, "w") as f:
+            f.write(text)
 
     def game_over(self) -> None:
         g = self.game
         r = self.series.record_result()
         self.show(g.board_for(PERSON))
-        how = " (resigned)" if r.resigned else ""
+        how = " (resigned)" if r.resigned else " (double passed)" if r.passed else ""
         winner = "You win" if r.winner == PERSON else "Doublet wins"
-        self.say(f"{winner} a {r.name}{how}: {r.points} point{'s' * (r.points > 1)}.")
+        self.say(f"{winner} a {r.name}{how}: {r.value} point{'s' * (r.value != 1)}.")
         s = self.series
         self.say(f"Score: {NAMES[PERSON]} {s.score[PERSON]}, {NAMES[ENGINE]} {s.score[ENGINE]}.")
         if self.export_path is not None:
             try:
-                with open(self.export_path, "a", encoding="utf-8") as f:
-                    f.write(g.export(RECORD_NAMES) + "\n")
+                if self.export_path.suffix.lower() == ".mat":
+                    self.write_mat(self.export_path)
+                    what = f"The match file, {len(s.history) + 1} game(s), is in"
+                else:
+                    with open(self.export_path, "a", encoding="utf-8") as f:
+                        f.write(g.export(RECORD_NAMES) + "\n")
+                    what = f"The record of game {g.number + 1} is added to"
             except OSError as e:
                 self.say(f"Cannot write the record to {self.export_path}: {e.strerror}")
+            except DoubletError as e:
+                self.say(f"Cannot export: {e}")
             else:
-                self.say(f"The record of game {g.number + 1} is added to {self.export_path}.")
+                self.say(f"{what} {self.export_path}.")
 
     def series_over(self) -> int:
         s = self.series
-        if s.games > 1:
+        if s.length:
+            mine, theirs = s.score
+            who = "You win" if s.winner == PERSON else "Doublet wins"
+            self.say(f"{who} the {s.length}-point match {max(mine, theirs)}-{min(mine, theirs)}.")
+        elif s.games > 1:
             mine, theirs = s.score
             who = "The series is drawn"
             if mine != theirs:
@@ -499,7 +705,35 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=None, help="dice seed (default random)")
     p.add_argument(
-        "--games", type=int, default=None, help="games in the series (default 1; 0: until you quit)"
+        "--games",
+        type=int,
+        default=None,
+        help="games in a money session (default 1; 0: until you quit)",
+    )
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--match",
+        type=int,
+        metavar="N",
+        default=None,
+        help="play a match to N points (1..25) with the Crawford rule",
+    )
+    kind.add_argument(
+        "--money", action="store_true", help="play for money, game by game (the default)"
+    )
+    p.add_argument(
+        "--jacoby",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="money play: gammons count only once the cube is turned (default on)",
+    )
+    p.add_argument("--beavers", action="store_true", default=None, help="money play: allow beavers")
+    p.add_argument(
+        "--no-cube",
+        dest="cube",
+        action="store_false",
+        default=None,
+        help="play without the doubling cube",
     )
     p.add_argument("--resume", action="store_true", help="continue the saved game")
     p.add_argument(
@@ -513,7 +747,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--export",
         metavar="FILE",
         default=None,
-        help="add the record of each finished game to FILE",
+        help="after each game, write the record to FILE: FILE.mat the whole match or session "
+        "as a .mat match file (gnubg and eXtreme Gammon import it); another name gets each "
+        "game's text record added",
     )
     p.set_defaults(func=cmd_play)
     return p
@@ -525,9 +761,11 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     if args.ply is not None and not 0 <= args.ply <= MAX_PLAY_PLY:
         raise DoubletError(f"--ply must be 0..{MAX_PLAY_PLY}, got {args.ply}")
     if args.resume:
-        fixed = [
-            f"--{k}" for k in ("variant", "first", "seed", "games") if getattr(args, k) is not None
-        ]
+        given = ("variant", "first", "seed", "games", "match", "jacoby", "beavers", "cube")
+        fixed = [f"--{k}" for k in given if getattr(args, k) is not None]
+        fixed = [{"--cube": "--no-cube"}.get(k, k) for k in fixed]
+        if args.money:
+            fixed.append("--money")
         if fixed:
             raise DoubletError(
                 f"--resume continues the saved series as it was; "
@@ -548,7 +786,22 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
             raise DoubletError(f"--seed must be 0 or more, got {args.seed}")
         ply = DEFAULT_PLY[variant] if args.ply is None else args.ply
         starter = {"you": PERSON, "engine": ENGINE, "throw": None}[args.first or "throw"]
-        series = Series.new(variant, games, args.seed, ply, starter)
+        cube = args.cube is None
+        length = args.match or 0
+        if args.match is not None:
+            if not 1 <= args.match <= 25:
+                raise DoubletError(f"--match must be 1..25 points, got {args.match}")
+            for k in ("jacoby", "beavers"):
+                if getattr(args, k):
+                    raise DoubletError(f"--{k} is for money play, not a match")
+            if args.games is not None:
+                raise DoubletError("--games is for money play: a match goes on until a side "
+                                   "has its points")  # fmt: skip
+        if not cube and (args.jacoby or args.beavers):
+            raise DoubletError("--jacoby and --beavers need the cube (not --no-cube)")
+        jacoby = cube and not length and args.jacoby is not False
+        series = Series.new(variant, games, args.seed, ply, starter, length=length, cube=cube,
+                            jacoby=jacoby, beavers=bool(args.beavers))  # fmt: skip
     export_path = Path(args.export).expanduser() if args.export else None
     if export_path is not None:
         try:

@@ -10,6 +10,9 @@ API:
   text of every outcome of one roll at once (the checker paths are found once per roll).
 - ``parse_play(board, d1, d2, text, variant=STANDARD) -> int``: the index into
   ``legal_outcomes(board, d1, d2, variant)`` of the play that ``text`` means.
+- ``other_side(text) -> str``: a play's text in the other side's numbering (point p is
+  25 - p; bar, off and in stay): the programs write the engine's plays in the person's
+  numbering, the one their boards are labelled with.
 
 Writing (gnubg's ``FormatMove`` in format.c, reproduced step by step in ``_gnubg_text``):
 the single-die moves of the play are sorted by source point, then by destination, both
@@ -66,7 +69,7 @@ from doublet.core.board import (
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
 from doublet.rules.movegen import check_dice, legal_outcomes
 
-__all__ = ["describe_outcomes", "format_play", "parse_play"]
+__all__ = ["describe_outcomes", "format_play", "other_side", "parse_play"]
 
 # A position while plays are searched: the board array as a tuple of ints (hashable).
 State = tuple[int, ...]
@@ -738,3 +741,13 @@ def parse_play(board: Board, d1: int, d2: int, text: str, variant: int = STANDAR
         raise IllegalPlayError("the 1 and the 2 cannot both be played here, so no doublet follows")
     st = r.doublet(_match(r.stage, *head), k)
     return r.index[(_match(st, *tail), st.m == 4)]
+
+
+_POINT = re.compile(r"(?<![(\d-])(\d+)(?![\d)\-:])")
+
+
+def other_side(text: str) -> str:
+    """`text` (a play, as format_play writes it) with its points in the other side's
+    numbering: ``24/20 13/10`` becomes ``1/5 12/15``; counts ``(2)`` and a 1-2's ``then
+    6-6:`` are kept."""
+    return _POINT.sub(lambda m: str(25 - int(m.group(1))), text)

@@ -208,6 +208,19 @@ def blot_shots(board: np.ndarray, variant: int) -> list[dict[str, int]]:
     return out
 
 
+def play_equities(s: Searcher, boards: np.ndarray, again: np.ndarray, probs: np.ndarray,
+                  state: CubeState | None) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
+    """The equities a roll's plays are ranked by, and in a match their MWC: cubeless
+    without a `state`; with one, the cubeful equity after each play (play_values) in units
+    of the cube, money-equivalent in a match."""
+    if state is None:
+        return np.asarray(equity(probs), dtype=np.float64).reshape(-1), None
+    values = play_values(s, boards, again, probs, state)
+    if state.is_match:
+        return np.asarray(to_money(state, values), dtype=np.float64), values
+    return values / state.value, None
+
+
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
                  state: CubeState = MONEY, budget: float | None = None,
                  cubeful: bool | None = None) -> dict[str, Any]:  # fmt: skip
@@ -231,16 +244,7 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
     if cubeful is None:
         cubeful = not state.is_default
-    mwc = None
-    if cubeful:
-        values = play_values(s, boards, again, probs, state)
-        if state.is_match:
-            mwc = values
-            eq = np.asarray(to_money(state, values), dtype=np.float64)
-        else:
-            eq = values / state.value
-    else:
-        eq = cubeless
+    eq, mwc = play_equities(s, boards, again, probs, state if cubeful else None)
     # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
     order = ranking(probs, plies, eq if cubeful else None)
     best_eq = eq[order[0]]
