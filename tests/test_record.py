@@ -6,6 +6,10 @@ games: the same plays, cube actions, winners and points."""
 from __future__ import annotations
 
 import datetime
+import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +115,34 @@ def test_a_play_is_written_one_die_a_part_as_gnubg_does() -> None:
     assert mat_play(Turn(0, (1, 6), "13/7 8/7", start)) == ((6, 1), "13/7 8/7")
     assert mat_play(Turn(0, (4, 5), "24/15", start)) == ((5, 4), "24/20 20/15")
     assert mat_play(Turn(0, (6, 6), "", start)) == ((6, 6), "")
+
+
+GNUBG = Path("/usr/games/gnubg")
+IMPORT = """
+import gnubg, json, os
+gnubg.command("import mat " + os.environ["MAT"])
+m = gnubg.match(analysis=0, boards=0, statistics=0, verbose=0)
+print("RESULT", json.dumps([[g["info"]["winner"], g["info"]["points-won"]] for g in m["games"]]))
+"""
+
+
+@pytest.mark.skipif(not GNUBG.exists(), reason="GNU Backgammon 1.07 is not installed (apt-get "
+                    "install gnubg)")  # fmt: skip
+@pytest.mark.parametrize("kind", ["match", "money"])
+def test_gnu_backgammon_imports_the_file_with_the_same_results(tmp_path: Path, kind: str) -> None:
+    if kind == "match":
+        s = Series.new("standard", seed=8, length=5, cube=True)
+    else:
+        s = Series.new("standard", games=4, seed=3, cube=True, jacoby=True)
+    play_out(s)
+    mat = tmp_path / "m.mat"
+    mat.write_text(to_mat(s, date=DAY))
+    script = tmp_path / "imp.py"
+    script.write_text(IMPORT)
+    done = subprocess.run([str(GNUBG), "-t", "-q", "-r", "-p", str(script)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "MAT": str(mat)})  # fmt: skip
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    got = json.loads(line[7:])
+    # gnubg names the left column's player (side 0) X.
+    want = [["X" if g.result.winner == 0 else "O", g.result.value] for g in [*s.history, s.game]]
+    assert got == want
