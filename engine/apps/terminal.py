@@ -1,32 +1,56 @@
-"""`doublet play`: games and series against the engine in the terminal.
+"""`doublet play`: money sessions and matches against the engine in the terminal.
 
 The person is side 0 of an `doublet.games.game.Series` and plays X, moving down to point 1 at
 the bottom right of the board; the engine, Doublet, is side 1 and plays O. Points are
-always numbered from the person's side.
+always numbered from the person's side, the engine's plays too: its checkers move up,
+from 1 to 24 (``Doublet rolls 4-3: 1/5 12/15``; doublet.formats.notation.other_side).
+
+What is played: a money session with the cube (the default; ``--games N``, the Jacoby
+rule on unless ``--no-jacoby``, ``--beavers``), a match to N points (``--match N``, the
+Crawford rule, then post-Crawford play), or games without the cube (``--no-cube``). The
+header shows the game, the match and its score and "Crawford game" / "post-Crawford";
+the cube is drawn beside its owner's row (``[cube 2]``) or, centred, under the board.
 
 A turn of the person:
 
+0. When the person may double (the cube centred or theirs, not the Crawford game, not
+   the first roll of a game): ``Roll or double (Enter rolls):``. Enter (roll) rolls;
+   ``double`` offers the cube, and the engine takes, beavers or passes by its cube
+   decision (doublet.games.opponent). ``hint`` gives the cube decision at the engine's
+   depth with the loss of each action.
 1. The board (both sides' checkers, bar, borne off, unentered checkers in Acey-Deucey,
    pip counts, score), then ``Position ID: <gnubg ID>`` (standard) or ``Position: <JSON
    board>`` (Acey-Deucey), seen by the person on roll, then ``You rolled 3-1.``
 2. At ``Your play:`` the person types a play in the usual notation (parsed by
    doublet.formats.notation: any order of parts, chains, counts, ``in/22``, Acey-Deucey's
    ``... then 6-6: ...``) or a command (`HELP` below). A play that does not parse gets
-   ``Malformed play: ...``, one that is not legal ``Illegal play: ...``.
+   ``Malformed play: ...``, one that is not legal ``Illegal play: ...``. ``hint`` ranks
+   the plays as the engine does (cubeful equity in a game with the cube), with the loss
+   of each against the best.
 3. After a legal play the board after it is shown and ``Enter confirms, undo takes it
    back:``. Enter (or y, yes, ok) plays it and the engine moves; ``undo`` returns to
    step 1 with the same dice; ``quit`` saves the game as it was before the play.
 4. With no legal play: ``No legal play. Enter to pass:``.
 
-The engine's turns are one line each: ``Doublet rolls 6-4: 24/14``. The game is saved
-atomically (`Series.save`) after every turn, so that even a kill -9 loses at most the
-turn being played; `quit`, end of input (Ctrl-D, or the end of piped input), Ctrl-C, a
-closed terminal (SIGHUP), SIGTERM and an engine error save it too and say where;
-``doublet play --resume`` continues it with the same position and dice. A play not yet
-confirmed is not saved. Starting a new game where a saved one lies keeps the old one
-beside it (``game.previous.json``). A finished
-series deletes a save file that this session resumed from or wrote. Piped input is
-echoed after each prompt, so that the output reads like a terminal session.
+When the engine doubles (by its cube decision before its roll): ``Doublet doubles to 2.
+Take or pass?`` (``take``, ``pass`` or ``drop``, ``beaver`` where allowed, ``hint``).
+``resign [gammon|backgammon]`` asks the person to confirm; the engine accepts only a
+resignation worth at least as much to it as playing on (doublet.games.opponent
+.resignation) and otherwise says what playing on is worth to it. A result scores the
+cube times the kind (a gammon counts 1 under the Jacoby rule with the cube not turned).
+
+The engine's turns are one line each: ``Doublet rolls 6-4: 1/11``. The game is saved
+atomically (`Series.save`: the score, the cube's value and owner, a double waiting for
+an answer, the earlier games) after every turn and every cube action, so that even a
+kill -9 loses at most the turn being played; `quit`, end of input (Ctrl-D, or the end of
+piped input), Ctrl-C, a closed terminal (SIGHUP), SIGTERM and an engine error save it
+too and say where; ``doublet play --resume`` continues it with the same position and
+dice. A play not yet confirmed is not saved. Starting a new game where a saved one lies
+keeps the old one beside it (``game.previous.json``). A finished series deletes a save
+file that this session resumed from or wrote. Piped input is echoed after each prompt,
+so that the output reads like a terminal session. ``--export FILE.mat`` (re)writes the
+whole match or session as a .mat match file after every game (doublet.games.record;
+GNU Backgammon and eXtreme Gammon import it); another name gets each game's text record.
 
 Engine depth, measured on this project's 2-core machine with a training run on the other
 core: standard backgammon searches at 2 ply by default (0.13 s a move on average, 1.1 s

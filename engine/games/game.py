@@ -1,26 +1,40 @@
 """Games and series between two sides, for the programs people play with.
 
 The terminal (`doublet play`) and the browser (`doublet serve`) both drive a `Series`:
-it holds the current `Game`, the score, and the rule for who throws first in the next
-game (RULES.md, seed 002). A `Game` holds the board seen by the side on roll, the dice,
-the record of the turns and the result. Sides are 0 and 1; side 0 is the person in the
-programs, side 1 the engine, but nothing here depends on that.
+a money session of N games or a match to N points, with the doubling cube or without
+it. It holds the current `Game`, the finished ones, the score, the Crawford game, and the
+rule for who throws first in the next game (RULES.md, seed 002). A `Game` holds the
+board seen by the side on roll, the dice, the cube (value, owner, a double waiting for
+an answer), its `Rules` (cube or not, match length and score, Crawford, Jacoby,
+beavers), the record of the turns and cube actions, and the result. Sides are 0 and 1;
+side 0 is the person in the programs, side 1 the engine, but nothing here depends on
+that; the engine's decisions are in doublet.games.opponent.
+
+A turn goes through phases (``Game.phase``): "roll" when the side on roll may double
+first (``double`` or ``roll``; without the right to double the dice are rolled at once),
+"answer" after a double (``take``, ``beaver``, ``drop``), "move" (``play``), and "over".
+Nobody doubles before the first roll of a game.
 
 Dice are drawn from (seed, game number, roll number), so a saved game resumes with the
 same dice it would have had, and a seed replays a whole series. Everything saves to plain
 JSON (`to_dict` / `from_dict`); `save` writes atomically and `load` names what is wrong
 with a damaged file.
 
->>> s = Series.new(variant="standard", games=3, seed=7)
+>>> s = Series.new(variant="standard", games=3, seed=7, cube=True)
 >>> g = s.game
 >>> g.opening, g.turn, g.dice
 ((6, 4), 0, (6, 4))
 >>> [p.notation for p in g.plays()][:3]
 ['24/20 24/18', '24/14', '24/18 13/9']
->>> g.play("24/18 24/20")
-Turn(side=0, dice=(6, 4), play='24/20 24/18', before='4HPwATDgc/ABMA', again=False)
->>> g.turn, g.dice
-(1, (5, 5))
+>>> g.play("24/18 24/20").play
+'24/20 24/18'
+>>> g.turn, g.phase, g.may_double()
+(1, 'roll', True)
+>>> g.double().cube, g.phase
+(2, 'answer')
+>>> _ = g.take()
+>>> g.cube, g.owner, g.phase, g.dice
+(2, 0, 'move', (5, 5))
 """
 
 from __future__ import annotations
