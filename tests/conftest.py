@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# The review's cache (doublet review: $XDG_CACHE_HOME/doublet/review) goes to a folder of
+# this run, never the user's own, for the tests and the programs they start.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="doublet-tests-cache-")
 
 
 @pytest.fixture(scope="session", autouse=True)

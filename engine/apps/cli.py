@@ -13,6 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -357,6 +358,12 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
+def default_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/doublet/review, else ~/.cache/doublet/review."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "doublet" / "review"
+
+
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     if not 0 <= args.ply <= 2:
         raise DoubletError(f"--ply must be 0..2, got {args.ply}")
@@ -367,8 +374,13 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     except UnicodeDecodeError:
         raise DoubletError(f"{args.file!r} is not a text match file (not UTF-8)") from None
     match, games = read_match(text)
+    if args.workers < 1:
+        raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
     announce_compile("searcher", "_analyse_root")
-    doc = review(match, games, args.ply)
+    cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
+        default_cache_dir())  # fmt: skip
+    doc = review(match, games, args.ply, workers=args.workers, cache=cache,
+                 progress=sys.stderr.isatty())  # fmt: skip
     if args.json:
         out.write(json.dumps(doc) + "\n")
         return 0
@@ -381,10 +393,16 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
             ("Cube decisions", "cube_decisions", "{:d}"),
             ("Cube errors (EMG)", "cube_error", "{:.3f}"),
             ("Error rate (mEMG)", "error_rate_memg", "{:.1f}"),
-            ("PR", "pr", "{:.1f}")]  # fmt: skip
+            ("PR", "pr", "{:.1f}"),
+            ("Luck (EMG)", "luck", "{:+.3f}"),
+            ("Luck rate (mEMG a roll)", "luck_rate_memg", "{:+.1f}")]  # fmt: skip
     for label, key, f in rows:
         a, b = (f.format(p[key]) for p in doc["players"])
         out.write(f"{label:<28}{a:>14}{b:>14}\n")
+    for what, key in (("Checker", "checker_verdicts"), ("Cube", "cube_verdicts")):
+        for words in ("doubtful", "bad", "very bad"):
+            a, b = (str(p[key][words]) for p in doc["players"])
+            out.write(f"{what + ' ' + words:<28}{a:>14}{b:>14}\n")
     worst = sorted(doc["errors"], key=lambda x: -x["loss"])[: args.top]
     if worst:
         out.write("Worst decisions:\n")
@@ -394,7 +412,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         dice = f" {err['dice'][0]}{err['dice'][1]}" if "dice" in err else ""
         who = doc["players"][err["player"]]["name"]
         out.write(f"  game {err['game']} move {err['move']}, {who}{dice}: {what}; "
-                  f"loses {err['loss']:.3f} ({err['position_id']})\n")  # fmt: skip
+                  f"loses {err['loss']:.3f} ({err['position_id']}, {err['xgid']})\n")  # fmt: skip
     return 0
 
 
@@ -536,6 +554,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--ply", type=int, default=0, help="search depth 0..2 (default 0)")
     r.add_argument("--json", action="store_true")
     r.add_argument("--top", type=int, default=10, help="errors listed in the text (default 10)")
+    r.add_argument("--workers", type=int, default=2,
+                   help="processes analysing games side by side (default 2)")  # fmt: skip
+    r.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="where analyses are kept so that an interrupted review continues "
+        "(default $XDG_CACHE_HOME/doublet/review, else ~/.cache/doublet/review)",
+    )
+    r.add_argument("--no-cache", action="store_true", help="keep no cache")
     r.set_defaults(func=cmd_review)
 
     play.add_parser(sub)

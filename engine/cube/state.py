@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from doublet.core.errors import CubeError
+from doublet.formats.ids import format_xgid
 
 OWNERS = ("centered", "mover", "opponent")
 MAX_CUBE = 1 << 15
@@ -185,6 +186,17 @@ class CubeState:
     def doubled(self) -> CubeState:
         """After the mover doubles and the opponent takes: twice the value, the opponent's."""
         return replace(self, value=2 * self.value, owner="opponent")
+
+    def xgid(self, board: Any, dice: tuple[int, int] | None = None) -> str:
+        """The XGID of a standard `board` (the mover's view, the mover uppercase) in this
+        state, with the dice rolled or not."""
+        owner = {"centered": 0, "mover": 1, "opponent": -1}[self.owner]
+        n = self.length
+        score = (n - self.away[0], n - self.away[1]) if n else (0, 0)
+        flags = int(self.crawford) if n else int(self.jacoby) | 2 * int(self.beavers)
+        return format_xgid(board, 1, dice, cube=self.value.bit_length() - 1, cube_owner=owner,
+                           score_x=score[0], score_o=score[1], crawford=flags,
+                           match_length=n)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"cube": {"value": self.value, "owner": self.owner}}

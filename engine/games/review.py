@@ -59,7 +59,12 @@ again.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,8 +77,8 @@ from doublet.formats.ids import parse_position, position_id
 from doublet.formats.matfile import MatMatch, ReplayedGame
 from doublet.formats.position import Position
 from doublet.games.game import Game, Rules
-from doublet.nn.eval import Model
-from doublet.search.analysis import analyse_roll, cube_document
+from doublet.nn.eval import Model, default_model
+from doublet.search.analysis import analyse_roll, cube_document, luck
 from doublet.search.choice import engine_depth
 
 # GNU Backgammon 1.07's skill thresholds (EMG): doubtful, bad, very bad.
@@ -84,6 +89,104 @@ TOP_PLAYS = 5  # plays listed with a reviewed play
 def verdict(loss: float) -> str:
     """The words for a decision's loss: "", "doubtful", "bad" or "very bad"."""
     return next((words for limit, words in VERDICTS if loss >= limit), "")
+
+
+# -- the analyses, computed once ----------------------------------------------------------------
+
+
+def model_fingerprint(model: Model | None, variant: int) -> str:
+    """A short hash of a model's weights (the shipped one for None): a cache made with
+    one model is never read for another."""
+    m = default_model(variant) if model is None else model
+    h = hashlib.sha1()
+    for net in (m.contact, m.race):
+        for a in net:
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:12]
+
+
+class Analyst:
+    """The analyses a review asks for, each computed once: a cube decision
+    (cube_document), a roll's ranked plays (analyse_roll) and a roll's luck, at one ply and
+    model. With a `cache` folder each answer is also appended to a file there (JSON lines,
+    flushed as written; the files are named by model, variant and ply, and `shard` keeps
+    parallel workers' files apart), and every earlier answer there is read first, so that
+    an interrupted review continues where it stopped. A damaged last line (a kill) is
+    skipped."""
+
+    def __init__(self, ply: int, model: Model | None = None, variant: int = B.STANDARD,
+                 cache: str | os.PathLike[str] | None = None,
+                 shard: str = "0") -> None:  # fmt: skip
+        self.ply = ply
+        self.model = model
+        self.memo: dict[str, Any] = {}
+        self.hits = 0
+        self.file: Any = None
+        self.cache = None if cache is None else Path(cache)
+        if self.cache is not None:
+            stem = f"review-{model_fingerprint(model, variant)}-{VARIANT_NAMES[variant]}-{ply}ply"
+            self.cache.mkdir(parents=True, exist_ok=True)
+            for f in sorted(self.cache.glob(f"{stem}-*.jsonl")):
+                self._read(f)
+            self.path = self.cache / f"{stem}-{shard}.jsonl"
+
+    def _read(self, f: Path) -> None:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    key, value = json.loads(line)
+                except (ValueError, TypeError):
+                    continue  # a line cut short by a kill
+                self.memo[key] = value
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def _get(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key in self.memo:
+            self.hits += 1
+            return self.memo[key]
+        value = json.loads(json.dumps(compute()))  # as the cache gives it back
+        self.memo[key] = value
+        if self.cache is not None:
+            if self.file is None:
+                cut = False  # a line cut short by a kill is ended before the next one
+                if self.path.exists() and self.path.stat().st_size:
+                    with open(self.path, "rb") as fb:
+                        fb.seek(-1, os.SEEK_END)
+                        cut = fb.read(1) != b"\n"
+                self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+                if cut:
+                    self.file.write("\n")
+            self.file.write(json.dumps([key, value], separators=(",", ":")) + "\n")
+            self.file.flush()
+        return value
+
+    @staticmethod
+    def _key(kind: str, pos: Position, state: CubeState, *rest: Any) -> str:
+        board = ",".join(str(int(x)) for x in np.asarray(pos.board))
+        return json.dumps([kind, pos.variant, board, state.to_json(), *rest], sort_keys=True)
+
+    def cube(self, pos: Position, state: CubeState) -> dict[str, Any]:
+        return dict(self._get(self._key("cube", pos, state),
+                              lambda: cube_document(pos, state, self.ply, self.model)))  # fmt: skip
+
+    def roll(self, pos: Position, dice: tuple[int, int], state: CubeState,
+             cubeful: bool | None) -> dict[str, Any]:  # fmt: skip
+        depth = engine_depth(pos.variant, self.ply, dice)
+        key = self._key("roll", pos, state, list(dice), cubeful)
+        return dict(self._get(key, lambda: analyse_roll(pos, *dice, ply=depth, model=self.model,
+                                                        state=state, cubeful=cubeful)))  # fmt: skip
+
+    def luck(self, pos: Position, dice: tuple[int, int], state: CubeState,
+             cubeful: bool | None) -> float | None:  # fmt: skip
+        """The roll's luck (doublet.search.analysis.luck); None in Acey-Deucey."""
+        if pos.variant != B.STANDARD:
+            return None
+        key = self._key("luck", pos, state, sorted(dice), cubeful)
+        return float(self._get(key, lambda: luck(pos, dice, state, self.model, cubeful)))
 
 
 # -- one decision ---------------------------------------------------------------------------
@@ -105,13 +208,13 @@ class PlayJudgement:
 
 
 def judge_play(pos: Position, dice: tuple[int, int], play: str, state: CubeState = MONEY,
-               ply: int = 0, model: Model | None = None,
-               cubeful: bool | None = None) -> PlayJudgement:  # fmt: skip
+               ply: int = 0, model: Model | None = None, cubeful: bool | None = None,
+               analyst: Analyst | None = None) -> PlayJudgement:  # fmt: skip
     """The play `play` (Doublet's notation, the mover's numbering) of `dice` at `pos`,
     judged by analyse_roll at `state` and `ply` (capped in Acey-Deucey as a game's engine
-    searches: doublet.search.choice.engine_depth); `cubeful` as analyse_roll's."""
-    depth = engine_depth(pos.variant, ply, dice)
-    doc = analyse_roll(pos, *dice, ply=depth, model=model, state=state, cubeful=cubeful)
+    searches: doublet.search.choice.engine_depth); `cubeful` as analyse_roll's. An
+    `analyst` (its ply and model) answers from its cache."""
+    doc = (analyst or Analyst(ply, model)).roll(pos, dice, state, cubeful)
     plays = doc["plays"]
     if len(plays) <= 1:
         return PlayJudgement(doc, plays[0], True, 0.0)
@@ -143,6 +246,10 @@ def cube_loss(doc: dict[str, Any], action: str) -> float | None:
     return float(abs(dp - dt)) if took != should_take else None
 
 
+def _no_verdicts() -> dict[str, int]:
+    return {words: 0 for _, words in reversed(VERDICTS)}
+
+
 @dataclass
 class PlayerStats:
     name: str
@@ -153,12 +260,18 @@ class PlayerStats:
     counted_cube: int = 0  # actual or wrong cube decisions
     cube_error: float = 0.0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    rolls: int = 0  # rolls whose luck was measured
+    luck: float = 0.0
+    checker_verdicts: dict[str, int] = field(default_factory=lambda: _no_verdicts())
+    cube_verdicts: dict[str, int] = field(default_factory=lambda: _no_verdicts())
 
     def add_play(self, judged: PlayJudgement) -> None:
         self.moves += 1
         if not judged.forced:
             self.unforced += 1
             self.checker_error += judged.loss
+            if verdict(judged.loss):
+                self.checker_verdicts[verdict(judged.loss)] += 1
 
     def add_cube(self, loss: float | None, actual: bool) -> None:
         """A cube decision: an actual double, take or pass (`actual`), or a roll with
@@ -168,6 +281,24 @@ class PlayerStats:
             self.counted_cube += 1
         if loss is not None:
             self.cube_error += loss
+            if verdict(loss):
+                self.cube_verdicts[verdict(loss)] += 1
+
+    def add_luck(self, value: float | None) -> None:
+        if value is not None:
+            self.rolls += 1
+            self.luck += value
+
+    def merge(self, other: PlayerStats) -> None:
+        """Add another part's figures (a game reviewed apart) to these."""
+        for name in ("moves", "unforced", "checker_error", "cube_decisions", "counted_cube",
+                     "cube_error", "rolls", "luck"):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors.extend(other.errors)
+        for mine, theirs in ((self.checker_verdicts, other.checker_verdicts),
+                             (self.cube_verdicts, other.cube_verdicts)):  # fmt: skip
+            for k, v in theirs.items():
+                mine[k] += v
 
     def _rates(self) -> tuple[int, float, float]:
         n = self.unforced + self.counted_cube
@@ -187,6 +318,11 @@ class PlayerStats:
             "cube_error": round(self.cube_error, 6),
             "error_rate_memg": rate,
             "pr": pr,
+            "checker_verdicts": dict(self.checker_verdicts),
+            "cube_verdicts": dict(self.cube_verdicts),
+            "rolls": self.rolls,
+            "luck": round(self.luck, 6),
+            "luck_rate_memg": round(1000 * self.luck / max(self.rolls, 1), 2),
         }
 
     def totals(self) -> dict[str, Any]:
@@ -206,39 +342,107 @@ def _state(length: int, game: ReplayedGame, player: int, cube: int, owner: int) 
 
 
 def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0,
-           model: Model | None = None) -> dict[str, Any]:  # fmt: skip
-    """The review document: each player's figures and errors (see the module)."""
+           model: Model | None = None, workers: int = 1,
+           cache: str | os.PathLike[str] | None = None,
+           progress: bool = False) -> dict[str, Any]:  # fmt: skip
+    """The review document: each player's figures and errors (see the module). The games
+    are reviewed apart and added up: on `workers` processes, each with its own Analyst
+    (`cache` the folder that makes an interrupted review resumable), with a progress bar
+    over the moves (tqdm, when installed) when `progress`."""
     stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
-    for g in games:
-        doubled_at = {(a.number, a.player): a for a in g.cube_actions}
-        for mv in g.moves:
-            st = stats[mv.player]
-            pos = Position(mv.board)
-            state = _state(match.length, g, mv.player, mv.cube, mv.owner)
-            where = {"game": g.number, "move": mv.number, "player": mv.player,
-                     "position_id": position_id(mv.board), "dice": list(mv.dice)}  # fmt: skip
-            # The cube decision before this roll (none was made: the player rolled).
-            if state.may_double() and (mv.number, mv.player) not in doubled_at:
-                doc = cube_document(pos, state, ply, model)
-                loss = cube_loss(doc, "roll")
-                st.add_cube(loss, actual=False)
-                if loss is not None:
-                    st.errors.append({**where, "kind": "missed double", "loss": round(loss, 6),
-                                      "proper": doc["action"]})  # fmt: skip
-            judged = judge_play(pos, mv.dice, mv.play, state, ply, model)
-            st.add_play(judged)
-            if judged.loss > 0:
-                st.errors.append({**where, "kind": "checker play", "play": mv.play,
-                                  "best": judged.best, "loss": judged.loss})  # fmt: skip
-        _cube_actions(match, g, stats, ply, model)
+    parts = _reviewed(match, games, ply, model, workers, cache, progress)
+    for part in parts:
+        for st, more in zip(stats, part, strict=True):
+            st.merge(more)
     for st in stats:
         st.errors.sort(key=lambda e: -e["loss"])
     return {"length": match.length, "ply": ply, "players": [s.to_json() for s in stats],
             "errors": [e for s in stats for e in s.errors]}  # fmt: skip
 
 
-def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats], ply: int,
-                  model: Model | None) -> None:  # fmt: skip
+def _bar(total: int, on: bool) -> Any:
+    if not on:
+        return None
+    try:
+        from tqdm import tqdm  # type: ignore[import-untyped]
+    except ImportError:  # analysis needs numpy and numba only; the bar is a nicety
+        return None
+    return tqdm(total=total, unit="move", desc="review", leave=False)
+
+
+def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model | None,
+              workers: int, cache: Any, progress: bool) -> Iterator[list[PlayerStats]]:  # fmt: skip
+    """Each game's two PlayerStats, in the order of the games."""
+    bar = _bar(sum(len(g.moves) for g in games), progress)
+    try:
+        if workers <= 1 or len(games) <= 1:
+            analyst = Analyst(ply, model, B.STANDARD, cache, "0")
+            try:
+                for g in games:
+                    yield _review_match_game(match, g, analyst)
+                    if bar is not None:
+                        bar.update(len(g.moves))
+            finally:
+                analyst.close()
+            return
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
+                                    initargs=(ply, model, cache)) as pool:  # fmt: skip
+            futures = [pool.submit(_worker_game, match, g) for g in games]
+            for g, fut in zip(games, futures, strict=True):
+                yield fut.result()
+                if bar is not None:
+                    bar.update(len(g.moves))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+_WORKER: dict[str, Analyst] = {}
+
+
+def _start_worker(ply: int, model: Model | None, cache: Any) -> None:
+    _WORKER["analyst"] = Analyst(ply, model, B.STANDARD, cache, f"w{os.getpid()}")
+
+
+def _worker_game(match: MatMatch, g: ReplayedGame) -> list[PlayerStats]:
+    return _review_match_game(match, g, _WORKER["analyst"])
+
+
+def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> list[PlayerStats]:
+    """One game of a match file: its two players' figures and errors."""
+    stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
+    doubled_at = {(a.number, a.player): a for a in g.cube_actions}
+    for mv in g.moves:
+        st = stats[mv.player]
+        pos = Position(mv.board)
+        state = _state(match.length, g, mv.player, mv.cube, mv.owner)
+        where = {"game": g.number, "move": mv.number, "player": mv.player,
+                 "position_id": position_id(mv.board), "dice": list(mv.dice)}  # fmt: skip
+        # The cube decision before this roll (none was made: the player rolled).
+        if state.may_double() and (mv.number, mv.player) not in doubled_at:
+            doc = analyst.cube(pos, state)
+            loss = cube_loss(doc, "roll")
+            st.add_cube(loss, actual=False)
+            if loss is not None:
+                st.errors.append({**where, "xgid": state.xgid(mv.board), "kind": "missed double",
+                                  "loss": round(loss, 6), "proper": doc["action"]})  # fmt: skip
+        judged = judge_play(pos, mv.dice, mv.play, state, analyst=analyst)
+        st.add_play(judged)
+        st.add_luck(analyst.luck(pos, mv.dice, state, None))
+        if judged.loss > 0:
+            st.errors.append({**where, "xgid": state.xgid(mv.board, mv.dice),
+                              "kind": "checker play", "play": mv.play, "best": judged.best,
+                              "loss": judged.loss})  # fmt: skip
+    _cube_actions(match, g, stats, analyst)
+    return stats
+
+
+def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats],
+                  analyst: Analyst) -> None:  # fmt: skip
     """The actual doubles, takes and passes of a game, judged at the position before the
     doubler's roll (the next move of the doubler in the replay has it)."""
     actions = g.cube_actions
@@ -252,12 +456,13 @@ def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats], pl
         # else the doubler's own.
         cube = a.value // 2
         state = _state(match.length, g, a.player, cube, -1 if cube == 1 else a.player)
-        doc = cube_document(Position(board), state, ply, model)
+        doc = analyst.cube(Position(board), state)
         loss = cube_loss(doc, "double")
         stats[a.player].add_cube(loss, actual=True)
         if loss is not None:
             stats[a.player].errors.append({"game": g.number, "move": a.number,
                                            "player": a.player, "position_id": position_id(board),
+                                           "xgid": state.xgid(board),
                                            "kind": "wrong double", "loss": round(loss, 6),
                                            "proper": doc["action"]})  # fmt: skip
         answer = actions[i + 1] if i + 1 < len(actions) else None
@@ -270,6 +475,7 @@ def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats], pl
             stats[answer.player].errors.append({"game": g.number, "move": answer.number,
                                                 "player": answer.player,
                                                 "position_id": position_id(board),
+                                                "xgid": state.xgid(board),
                                                 "kind": "wrong take" if took else "wrong pass",
                                                 "loss": round(loss, 6),
                                                 "proper": doc["action"]})  # fmt: skip
@@ -307,8 +513,12 @@ def _cube_entry(proper: str, loss: float | None) -> dict[str, Any]:
     return {"proper": proper, "loss": x, "verdict": verdict(x)}
 
 
-def review_game(game: Game, ply: int = 0, model: Model | None = None) -> dict[str, Any]:
-    """The review of a game's record, decision by decision (see the module docstring)."""
+def review_game(game: Game, ply: int = 0, model: Model | None = None,
+                analyst: Analyst | None = None) -> dict[str, Any]:  # fmt: skip
+    """The review of a game's record, decision by decision (see the module docstring);
+    an `analyst` (its ply and model) answers from its cache."""
+    an = analyst or Analyst(ply, model, game.variant)
+    ply = an.ply
     rules = game.rules
     stats = [PlayerStats("side 0"), PlayerStats("side 1")]
     cube, owner = 1, -1
@@ -330,15 +540,18 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None) -> dict[st
             began = prev is not None and prev.action == "play" and prev.side != t.side
             cube_doc = None
             if rules.cube and began and state.may_double() and cube < MAX_CUBE:
-                cube_doc = cube_document(pos, state, ply, model)
-            judged = judge_play(pos, t.dice, t.play, state, ply, model,
-                                cubeful=True if rules.cube else None)  # fmt: skip
+                cube_doc = an.cube(pos, state)
+            cubeful = True if rules.cube else None
+            judged = judge_play(pos, t.dice, t.play, state, cubeful=cubeful, analyst=an)
             st.add_play(judged)
+            roll_luck = an.luck(pos, t.dice, state, cubeful)
+            st.add_luck(roll_luck)
             entry.update({"dice": list(t.dice), "play": t.play,
                           "forced": judged.forced, "best": judged.best,
                           "loss": judged.loss, "verdict": verdict(judged.loss),
                           "plays": [{k: r[k] for k in ("play", "equity", "loss")}
-                                    for r in judged.analysis["plays"][:TOP_PLAYS]]})  # fmt: skip
+                                    for r in judged.analysis["plays"][:TOP_PLAYS]],
+                          "luck": None if roll_luck is None else round(roll_luck, 6)})  # fmt: skip
             if cube_doc is not None:
                 loss = cube_loss(cube_doc, "roll")
                 st.add_cube(loss, actual=False)
@@ -346,7 +559,7 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None) -> dict[st
             turns.append(entry)
             continue
         if t.action == "double":
-            offer = cube_document(pos, state, ply, model)
+            offer = an.cube(pos, state)
             doc = offer
         else:
             if offer is None:

@@ -51,6 +51,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from doublet.core import board as B
+from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
+from doublet.core.errors import DoubletError
 from doublet.cube.met import gammon_values, to_money
 from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play, position_id
@@ -219,6 +221,27 @@ def play_equities(s: Searcher, boards: np.ndarray, again: np.ndarray, probs: np.
     if state.is_match:
         return np.asarray(to_money(state, values), dtype=np.float64), values
     return values / state.value, None
+
+
+def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
+         model: Model | None = None, cubeful: bool | None = None) -> float:  # fmt: skip
+    """The luck of rolling `dice` at `pos` for the side on roll, as GNU Backgammon measures
+    it: the 0-ply equity after the best play of that roll minus the mean of the same over
+    the 36 rolls (ranked and valued as analyse_roll ranks: cubeful where `cubeful`, by
+    default away from money with the cube centred; money-equivalent, units of the cube).
+    Standard backgammon only (an Acey-Deucey 1-2 has up to 100,000 plays)."""
+    if pos.variant != B.STANDARD:
+        raise DoubletError("luck is measured in standard backgammon only")
+    check_in_play(pos.board, pos.variant)
+    s = searcher(model, pos.variant)
+    outs, again, probs, starts = s.all_rolls(np.array(pos.board))
+    if cubeful is None:
+        cubeful = not state.is_default
+    eq, _ = play_equities(s, outs, again, probs, state if cubeful else None)
+    best = np.array([eq[starts[r] : starts[r + 1]].max() for r in range(len(ROLLS_21))])
+    high, low = max(dice), min(dice)
+    r = next(i for i, (a, b) in enumerate(ROLLS_21) if (a, b) == (high, low))
+    return float(best[r] - float(np.dot(ROLL_WEIGHTS, best)))
 
 
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,

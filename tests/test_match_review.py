@@ -1,0 +1,99 @@
+"""The match review's machinery (doublet.games.review): the Analyst's cache (an
+interrupted review continues from it, a line cut short by a kill is skipped, another
+model or ply never reads it), two worker processes giving what one gives, the luck of a
+roll checked against its definition through analyse_roll, the verdict counts, and each
+listed error's XGID read back to its position and cube state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
+from doublet.cube.state import CubeState
+from doublet.formats.ids import parse_position
+from doublet.formats.matfile import read_match
+from doublet.formats.position import Position
+from doublet.games.review import VERDICTS, Analyst, review, verdict
+from doublet.nn.eval import random_model
+from doublet.search.analysis import analyse_roll, luck
+
+MATCH = Path(__file__).parent / "data" / "matches" / "match01.mat"
+
+
+@pytest.fixture(scope="module")
+def match01() -> tuple:
+    return read_match(MATCH.read_text())
+
+
+def test_an_interrupted_review_continues_from_its_cache(tmp_path: Path, match01: tuple) -> None:
+    match, games = match01
+    first = review(match, games[:2], ply=0, cache=tmp_path)
+    files = list(tmp_path.glob("review-*-standard-0ply-*.jsonl"))
+    assert len(files) == 1
+    lines = files[0].read_text().splitlines()
+    # A kill in the middle of writing leaves half a line: it is skipped, the rest read.
+    files[0].write_text("\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2])
+    a = Analyst(0, cache=tmp_path)
+    assert len(a.memo) == len(lines) - 1
+    again = review(match, games[:2], ply=0, cache=tmp_path)
+    assert again == first
+    b = Analyst(0, cache=tmp_path)
+    assert len(b.memo) == len(lines)  # the lost line was computed again and kept
+    assert not Analyst(1, cache=tmp_path).memo  # another depth: its own files
+    assert not Analyst(0, random_model(8), cache=tmp_path).memo  # another model too
+
+
+def test_two_workers_give_what_one_gives(match01: tuple) -> None:
+    match, games = match01
+    assert review(match, games, ply=0, workers=2) == review(match, games, ply=0, workers=1)
+
+
+def test_the_luck_of_a_roll_is_its_best_play_less_the_mean_over_the_36_rolls() -> None:
+    pos = Position.from_id("sDP4AEPbuIRBBA")  # from match01
+    state = CubeState.match(5, away=(3, 5), value=1)
+
+    def best(d: tuple[int, int]) -> float:
+        return analyse_roll(pos, *d, ply=0, state=state)["plays"][0]["equity"]
+
+    mean = sum(w * best(tuple(r)) for w, r in zip(ROLL_WEIGHTS, ROLLS_21, strict=True))
+    for d in [(6, 5), (1, 2), (4, 4)]:
+        assert luck(pos, d, state) == pytest.approx(best(d) - mean, abs=2e-6)
+    total = sum(w * luck(pos, tuple(r), state) for w, r in zip(ROLL_WEIGHTS, ROLLS_21, strict=True))
+    assert abs(total) < 1e-9
+
+
+def test_verdict_counts_and_luck_in_the_figures(match01: tuple) -> None:
+    match, games = match01
+    doc = review(match, games, ply=0)
+    for who, p in enumerate(doc["players"]):
+        mine = [e for e in doc["errors"] if e["player"] == who]
+        checker = [e for e in mine if e["kind"] == "checker play"]
+        assert sum(p["checker_verdicts"].values()) == sum(bool(verdict(e["loss"])) for e in checker)
+        assert sum(p["cube_verdicts"].values()) == sum(
+            bool(verdict(e["loss"])) for e in mine if e["kind"] != "checker play"
+        )
+        assert set(p["checker_verdicts"]) == {w for _, w in VERDICTS}
+        assert p["rolls"] == sum(len([m for m in g.moves if m.player == who]) for g in games)
+        assert p["luck_rate_memg"] == round(1000 * p["luck"] / p["rolls"], 2)
+    # gnubg 1.07's own figures for this match (match01.stats.txt): luck +1.373 and
+    # +0.544 EMG. Doublet's net gives its own; the luckier player is the same.
+    assert doc["players"][0]["luck"] > doc["players"][1]["luck"]
+
+
+def test_each_listed_error_has_its_xgid(match01: tuple) -> None:
+    match, games = match01
+    doc = review(match, games, ply=0)
+    assert doc["errors"]
+    for e in doc["errors"]:
+        board, _, meta = parse_position(e["xgid"])
+        same, _, _ = parse_position(e["position_id"])
+        assert np.array_equal(board, same)
+        state = CubeState.from_meta(meta)
+        assert state.length == 5 and sum(state.away) <= 10
+        if e["kind"] == "checker play":
+            assert list(meta["roll"]) == sorted(e["dice"], reverse=True) or list(
+                meta["roll"]
+            ) == list(e["dice"])
