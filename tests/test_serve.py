@@ -18,6 +18,23 @@ What this module checks:
   with and without rolling again).
 - `doublet serve` without the web extra says what to install; importing the CLI does
   not import starlette.
+- The cube (the engine's cube actions scripted by monkeypatching doublet.games.opponent):
+  a money session (Jacoby on), roll and double before the roll, the engine's take and
+  pass of the person's doubles and the person's take and pass of the engine's; a double
+  waiting for an answer survives a restart; beavers both ways; every request at the
+  wrong time is a 409 that says what may be done now.
+- A match to 3: a double taken, a redouble passed, the Crawford game without the cube,
+  the match's winner; its .mat download read back by the .mat reader; the text export of
+  both games; Acey-Deucey has no .mat (409 pointing to /export).
+- A resignation the engine refuses leaves the game as it was and says what it would
+  accept; the one it accepts ends the game.
+- A game from a position (XGID, gnubg ID with Match ID, the request's own cube and
+  score; the Crawford game and post-Crawford); bad positions, dice and states are 400s.
+- The engine's plays in the state, its last play's marks and the review are in the
+  person's numbering.
+- The review of a finished game (boards, verdicts, totals, the cube before each entry)
+  and its bad requests; the analysis endpoint (cube decision and ranked plays) and its
+  bad requests; the pages and the favicon are served.
 """
 
 from __future__ import annotations
@@ -41,6 +58,9 @@ from tests.helpers import load_jsonl
 ROOT = Path(__file__).resolve().parent.parent
 
 
+CHANGING = ("play", "roll", "double", "take", "pass", "drop", "beaver", "resign", "next")
+
+
 class MoveClient(TestClient):
     """A client that sends the game's current move with every request that changes a game
     (as the page does), so that the tests below are about the games; the move check
@@ -48,7 +68,7 @@ class MoveClient(TestClient):
 
     def post(self, url: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         parts = str(url).split("/")
-        if len(parts) == 5 and parts[4] in ("play", "resign", "next") and "content" not in kwargs:
+        if len(parts) == 5 and parts[4] in CHANGING and "content" not in kwargs:
             body = dict(kwargs.pop("json", None) or {})
             if "move" not in body:
                 state = self.get("/".join(parts[:4]))
@@ -96,7 +116,8 @@ def test_create_and_play(client: TestClient, tmp_path: Path) -> None:
     r = client.post(f"/api/games/{gid}/play", json={"steps": steps})
     assert r.status_code == 200, r.text
     st = r.json()
-    assert st["record"][0] == {"side": "you", "dice": [6, 4], "play": "24/14", "again": False}
+    assert st["record"][0] == {"side": "you", "dice": [6, 4], "play": "24/14", "again": False,
+                              "action": "play", "cube": 0}  # fmt: skip
     assert st["last"] and st["last"][0]["side"] == "engine" and st["game"]["turn"] == "you"
     saved = json.loads((tmp_path / f"{gid}.json").read_text())
     assert len(saved["game"]["record"]) == len(st["record"])
@@ -209,7 +230,8 @@ def test_acey_deucey_chain_through_the_api(client: TestClient) -> None:
     st = client.post(f"/api/games/{gid}/play", json={"steps": steps}).json()
     chain = "in/24 in/23 then 6-6: in/19(4)"
     dice = list(roll(seed, 0, 0))
-    assert st["record"][-1] == {"side": "you", "dice": dice, "play": chain, "again": True}
+    assert st["record"][-1] == {"side": "you", "dice": dice, "play": chain, "again": True,
+                                "action": "play", "cube": 0}  # fmt: skip
     assert st["game"]["turn"] == "you" and st["last"] == []  # the person rolls again
     assert st["board"]["points"][19] == 4 and st["board"]["unentered"]["you"] == 9
     assert st["game"]["dice"] == list(roll(seed, 0, 1))
@@ -373,3 +395,384 @@ def test_the_number_of_saved_games_is_capped(tmp_path: Path) -> None:
         new(c)
     r = c.post("/api/games", json={"variant": "standard", "ply": 0})
     assert r.status_code == 429 and "at most 3" in r.json()["error"]
+
+
+# ---------------------------------------------------------------------------------------
+# The cube, money sessions and matches
+# ---------------------------------------------------------------------------------------
+
+
+def act(c: TestClient, gid: str, what: str, **body: Any) -> Any:
+    return c.post(f"/api/games/{gid}/{what}", json=body)
+
+
+def play_on(c: TestClient, gid: str) -> dict[str, Any]:
+    """The person plays a legal play (or none); returns the state after the engine acted."""
+    st = c.get(f"/api/games/{gid}").json()
+    steps = [] if st["game"]["no_play"] else first_play_steps(c, gid)
+    r = act(c, gid, "play", steps=steps)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def to_your_roll(c: TestClient, gid: str) -> dict[str, Any]:
+    """Play until the person is to roll (and may double)."""
+    st = c.get(f"/api/games/{gid}").json()
+    for _ in range(30):
+        if st["game"]["phase"] == "roll" and st["game"]["turn"] == "you":
+            return dict(st)
+        assert st["game"]["phase"] == "move" and st["game"]["turn"] == "you", st["game"]
+        st = play_on(c, gid)
+    raise AssertionError("the person never came to roll")
+
+
+def script_cube(monkeypatch: pytest.MonkeyPatch, doubles: Any = None,
+                answer: str | None = None) -> None:  # fmt: skip
+    """The engine's cube actions decided by the test: `doubles(game)` whether it doubles
+    (when the rules let it), `answer` its answer to the person's doubles."""
+    from doublet.games import opponent
+
+    if doubles is not None:
+        monkeypatch.setattr(opponent, "engine_doubles",
+                            lambda g, ply=0, model=None: g.may_double() and doubles(g))  # fmt: skip
+    if answer is not None:
+        monkeypatch.setattr(opponent, "engine_answer", lambda g, ply=0, model=None: answer)
+
+
+def test_money_session_roll_double_and_the_wrong_phases(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script_cube(monkeypatch, doubles=lambda g: False, answer="take")
+    st = new(client, cube=True, seed=4)
+    gid = st["id"]
+    assert st["kind"] == "money" and st["rules"] == {"cube": True, "jacoby": True, "beavers": False}
+    assert st["describe"] == "money session of 1 game, cube, Jacoby" and st["match"] is None
+    assert st["cube"]["value"] == 1 and st["cube"]["owner"] is None
+    # The first roll comes without a double: the dice are rolled.
+    assert st["game"]["phase"] == "move" and not st["cube"]["may_double"]
+    for what, msg in [("roll", "the dice are rolled"), ("double", "the dice are rolled"),
+                      ("take", "no double of Doublet's"), ("pass", "no double of Doublet's"),
+                      ("beaver", "no double of Doublet's")]:  # fmt: skip
+        r = act(client, gid, what)
+        assert r.status_code == 409 and msg in r.json()["error"], (what, r.text)
+    st = to_your_roll(client, gid)
+    assert st["game"]["dice"] is None and st["cube"]["may_double"]
+    assert st["game"]["to_act"] == "you" and st["cube"]["why_no_double"] == ""
+    for what in ("play", "take"):
+        r = act(client, gid, what, steps=[])
+        assert r.status_code == 409 and "roll (or double)" in r.json()["error"], r.text
+    assert client.post(f"/api/games/{gid}/steps", json={"steps": []}).status_code == 409
+    hint = client.get(f"/api/games/{gid}/hint").json()
+    assert hint["kind"] == "cube" and "action" in hint["cube"] and hint["ply"] == 0
+    st = act(client, gid, "roll").json()
+    assert st["game"]["phase"] == "move" and len(st["game"]["dice"]) == 2
+    assert act(client, gid, "roll").status_code == 409
+    st = to_your_roll(client, gid)
+    # The person doubles; the engine takes: the cube at 2 is the engine's, the person rolls.
+    st = act(client, gid, "double").json()
+    assert st["cube"] == {"value": 2, "owner": "engine", "offered_by": None, "may_double": False,
+                          "why_no_double": "the dice are rolled: a double comes before the roll",
+                          "may_beaver": False}  # fmt: skip
+    assert [t["action"] for t in st["record"][-2:]] == ["double", "take"]
+    assert st["record"][-2] == {"side": "you", "dice": None, "play": "", "again": False,
+                                "action": "double", "cube": 2}  # fmt: skip
+    assert st["last"][-1]["action"] == "take" and st["game"]["phase"] == "move"
+    # Later the engine owns the cube: the person rolls at once, and may not double.
+    st = play_on(client, gid)
+    assert st["game"]["phase"] == "move" and not st["cube"]["may_double"]
+    r = act(client, gid, "double")
+    assert r.status_code == 409
+
+
+def test_the_engine_doubles_the_person_takes_or_passes(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script_cube(monkeypatch, doubles=lambda g: True)
+    st = new(client, cube=True, seed=9)
+    gid = st["id"]
+    st = play_on(client, gid)  # the engine doubles at its first chance
+    assert st["game"]["phase"] == "answer" and st["game"]["turn"] == "engine"
+    assert st["game"]["to_act"] == "you" and st["cube"]["offered_by"] == "engine"
+    assert st["last"][-1]["action"] == "double" and st["last"][-1]["cube"] == 2
+    for what, msg in [("roll", "Doublet has doubled"), ("double", "Doublet has doubled"),
+                      ("beaver", "beavers are allowed only")]:  # fmt: skip
+        r = act(client, gid, what)
+        assert r.status_code == 409 and msg in r.json()["error"], (what, r.text)
+    r = act(client, gid, "play", play="24/18")
+    assert r.status_code == 409 and "take or pass" in r.json()["error"]
+    assert client.get(f"/api/games/{gid}/hint").json()["kind"] == "answer"
+    # A restart keeps the double waiting.
+    c2 = MoveClient(create_app(tmp_path, ply=0))
+    assert c2.get(f"/api/games/{gid}").json() == st
+    st = act(c2, gid, "take").json()
+    assert st["cube"]["value"] == 2 and st["cube"]["owner"] == "you"
+    assert [t["action"] for t in st["record"][-3:]] == ["double", "take", "play"]
+    assert st["record"][-1]["side"] == "engine" and st["game"]["phase"] == "roll"
+    assert st["cube"]["may_double"] and st["cube"]["owner"] == "you"
+    # A redouble: the engine passes; the person wins the cube's value.
+    script_cube(monkeypatch, answer="pass")
+    st = act(c2, gid, "double").json()
+    assert st["game"]["over"] and st["last"][-1]["action"] == "pass"
+    assert st["game"]["result"] == {"winner": "you", "points": 1, "name": "single game",
+                                    "resigned": False, "passed": True, "cube": 2, "value": 2,
+                                    "text": "a single game (double passed): 2 points"}  # fmt: skip
+    assert st["score"] == {"you": 2, "engine": 0} and st["series_over"]
+    # The person passes the engine's double in another game.
+    script_cube(monkeypatch, doubles=lambda g: True)
+    gid = new(client, cube=True, seed=9)["id"]
+    play_on(client, gid)
+    st = act(client, gid, "pass").json()
+    assert st["game"]["result"]["winner"] == "engine" and st["game"]["result"]["passed"]
+    assert st["score"]["engine"] == 1 and st["record"][-1]["action"] == "pass"
+
+
+def test_beavers(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    script_cube(monkeypatch, doubles=lambda g: g.cube == 1, answer="beaver")
+    st = new(client, cube=True, beavers=True, jacoby=False, seed=9)
+    gid = st["id"]
+    assert st["rules"] == {"cube": True, "jacoby": False, "beavers": True}
+    st = play_on(client, gid)
+    assert st["game"]["phase"] == "answer" and st["cube"]["may_beaver"]
+    st = act(client, gid, "beaver").json()
+    assert st["cube"]["value"] == 4 and st["cube"]["owner"] == "you"
+    assert [t["action"] for t in st["record"][-3:]] == ["double", "beaver", "play"]
+    script_cube(monkeypatch, doubles=lambda g: False)
+    gid = new(client, cube=True, beavers=True, seed=4)["id"]
+    st = to_your_roll(client, gid)
+    st = act(client, gid, "double").json()
+    assert st["cube"]["value"] == 4 and st["cube"]["owner"] == "engine"
+    assert st["last"][-1]["action"] == "beaver" and st["game"]["phase"] == "move"
+    # In a match there are no beavers, whatever the request says.
+    r = client.post("/api/games", json={"length": 5, "beavers": True})
+    assert r.status_code == 400 and "money play" in r.json()["error"]
+
+
+def test_a_match_to_3_with_the_crawford_game(client: TestClient,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The person doubles, the engine takes; the engine redoubles, the person passes (0-2:
+    the engine is 1-away); the Crawford game has no cube; a resignation ends the match."""
+    script_cube(monkeypatch, doubles=lambda g: g.owner == 1, answer="take")
+    st = new(client, length=3, seed=12)
+    gid = st["id"]
+    assert st["kind"] == "match" and st["describe"] == "3-point match"
+    assert st["match"] == {"length": 3, "crawford": False, "stage": "",
+                           "away": {"you": 3, "engine": 3}}  # fmt: skip
+    assert st["rules"] == {"cube": True, "jacoby": False, "beavers": False}
+    to_your_roll(client, gid)
+    st = act(client, gid, "double").json()
+    assert st["cube"]["owner"] == "engine" and st["cube"]["value"] == 2
+    for _ in range(30):
+        if st["game"]["phase"] == "answer":
+            break
+        st = play_on(client, gid)
+    assert st["cube"]["offered_by"] == "engine" and st["last"][-1]["cube"] == 4
+    st = act(client, gid, "pass").json()
+    assert st["game"]["result"]["value"] == 2 and st["score"] == {"you": 0, "engine": 2}
+    assert not st["series_over"] and st["winner"] is None
+    st = act(client, gid, "next").json()
+    assert st["match"] == {"length": 3, "crawford": True, "stage": "Crawford game",
+                           "away": {"you": 3, "engine": 1}}  # fmt: skip
+    assert st["game"]["number"] == 2 and st["game"]["phase"] == "move"
+    st = play_on(client, gid)
+    assert st["game"]["phase"] == "move" and not st["cube"]["may_double"]  # no cube: rolled
+    assert "Crawford" in st["cube"]["why_no_double"] or "rolled" in st["cube"]["why_no_double"]
+    r = act(client, gid, "double")
+    assert r.status_code == 409
+    st = act(client, gid, "resign", points=1).json()
+    assert st["resignation"]["accepted"] and st["series_over"] and st["winner"] == "engine"
+    assert st["score"] == {"you": 0, "engine": 3} and len(st["results"]) == 2
+    assert act(client, gid, "next").status_code == 409
+    # The .mat file of the match, read back by the .mat reader.
+    from doublet.formats.matfile import read_match
+
+    r = client.get(f"/api/games/{gid}/mat")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert r.headers["content-disposition"].startswith('attachment; filename="doublet-')
+    text = r.text
+    assert " 3 point match" in text and "Doubles => 2" in text and "Takes" in text
+    assert "Doubles => 4" in text and "Drops" in text and "Wins 2 points" in text
+    match, games = read_match(text)
+    assert match.length == 3 and len(games) == 2 and games[1].crawford
+    assert client.get(f"/api/games/{gid}/export").text.count("; Doublet standard game") == 2
+
+
+RESIGN_ID = "WwUAAODn4ANAAA"  # the person on the bar against a 5-point board, Doublet bearing
+# off with 8 checkers off, 7 left (no gammon for the person to save cheaply):
+#  13 14 15 16 17 18 |   |19 20 21 22 23 24
+# | X  .  .  .  .  . |   | .  O  O  O  O  O |
+# | X                |   |             O  O |
+# | X  ...                 (X: 13 x5, 8 x3, 6 x6, bar 1)
+#  12 11 10  9  8  7 |   | 6  5  4  3  2  1
+
+
+def test_a_resignation_the_engine_refuses(client: TestClient, tmp_path: Path) -> None:
+    st = new(client, position=RESIGN_ID, state={"jacoby": False})
+    gid, move = st["id"], st["move"]
+    assert st["board"]["bar"]["you"] == 1 and st["board"]["off"]["engine"] == 8
+    assert st["game"]["phase"] == "roll" and st["kind"] == "money"
+    saved = (tmp_path / f"{gid}.json").read_bytes()
+    r = act(client, gid, "resign", points=1)
+    assert r.status_code == 200, r.text
+    st = r.json()
+    v = st["resignation"]
+    assert not v["accepted"] and v["would_accept"] == 2 and v["playing_on"] > v["offered"] == 1
+    assert v["message"].startswith("Doublet plays on: your single game gives it +1.000 points")
+    assert "it would accept a gammon" in v["message"]
+    assert not st["game"]["over"] and st["move"] == move and st["record"] == []
+    assert json.loads((tmp_path / f"{gid}.json").read_bytes()) == json.loads(saved)
+    st = act(client, gid, "resign", points=2).json()
+    assert st["resignation"]["accepted"] and st["game"]["over"]
+    assert st["game"]["result"]["resigned"] and st["game"]["result"]["value"] == 2
+    assert st["score"] == {"you": 0, "engine": 2}
+    r = act(client, gid, "resign", points=1)
+    assert r.status_code == 409 and "over" in r.json()["error"]
+
+
+def test_a_game_from_a_position(client: TestClient) -> None:
+    # An XGID: a 5-point match at 0-0, the cube at 2 owned by the side on roll, 3-1 rolled.
+    xgid = "XGID=-b----E-C---eE---c-e----B-:1:1:1:31:0:0:0:5:10"
+    st = new(client, position=xgid)
+    assert st["board"]["points"][6] == 5 and st["board"]["points"][24] == 2
+    assert st["game"]["phase"] == "move" and st["game"]["dice"] == [3, 1]
+    assert st["cube"]["value"] == 2 and st["cube"]["owner"] == "you"
+    assert st["match"]["length"] == 5 and st["score"] == {"you": 0, "engine": 0}
+    st = play_on(client, st["id"])
+    assert st["record"][0]["side"] == "you" and st["record"][0]["dice"] == [3, 1]
+    # A gnubg ID with its Match ID: money, cube centred, nothing rolled (the person may double).
+    st = new(client, position="4HPwATDgc/ABMA:cAkAAAAAAAAA")
+    assert st["kind"] == "money" and st["game"]["phase"] == "roll" and st["cube"]["may_double"]
+    # The request's state overrides the ID's: a 7-point match, 5-6 (the Crawford game) ...
+    state = {"match": {"length": 7, "score": [5, 6], "crawford": True}}
+    st = new(client, position="4HPwATDgc/ABMA", state=state, dice=[6, 5])
+    assert st["match"] == {"length": 7, "crawford": True, "stage": "Crawford game",
+                           "away": {"you": 2, "engine": 1}}  # fmt: skip
+    assert st["game"]["dice"] == [6, 5] and st["score"] == {"you": 5, "engine": 6}
+    # ... and post-Crawford.
+    state = {"match": {"length": 7, "away": [2, 1], "crawford": False}}
+    st = new(client, position="4HPwATDgc/ABMA", state=state)
+    assert st["match"]["stage"] == "post-Crawford" and st["cube"]["may_double"]
+    for body, msg in [
+        ({"position": "nonsense"}, "not a position"),
+        ({"position": 12}, "'position'"),
+        ({"position": "4HPwATDgc/ABMA", "dice": [7, 1]}, "'dice'"),
+        ({"position": "4HPwATDgc/ABMA", "state": {"cube": {"value": 3}}}, "power of 2"),
+        ({"position": "4HPwATDgc/ABMA", "state": []}, "'state'"),
+        ({"position": "AAAAAAAAAAAAAA"}, ""),  # no checkers: not a position in play
+    ]:
+        r = client.post("/api/games", json={"ply": 0, **body})
+        assert r.status_code == 400 and msg in r.json()["error"], (body, r.text)
+
+
+def test_new_game_options_are_checked(client: TestClient) -> None:
+    for body, msg in [
+        ({"length": 26}, "'length' must be"),
+        ({"length": "3"}, "'length' must be"),
+        ({"cube": "yes"}, "'cube' must be true or false"),
+        ({"length": 3, "jacoby": True}, "money play"),
+        ({"cube": False, "beavers": True}, "money play"),
+    ]:
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 400 and msg in r.json()["error"], (body, r.text)
+    st = new(client)  # no cube asked for in money play: the games are cubeless, as before
+    assert st["kind"] == "series" and not st["rules"]["cube"]
+
+
+def test_the_engines_plays_are_in_the_persons_numbering(client: TestClient, tmp_path: Path) -> None:
+    from doublet.formats.notation import other_side
+
+    gid = new(client, cube=True, seed=21)["id"]
+    for _ in range(3):
+        st = play_on(client, gid)
+        if st["game"]["phase"] == "roll":
+            st = act(client, gid, "roll").json()
+    saved = json.loads((tmp_path / f"{gid}.json").read_text())["game"]["record"]
+    for shown, raw in zip(st["record"], saved, strict=True):
+        mover = shown["side"] == "you"
+        assert shown["play"] == (raw["play"] if mover else other_side(raw["play"]))
+    last = st["last_play"]["engine"]
+    assert last["play"] == st["last"][-1]["play"] if st["last"] else True
+    # The marks of the engine's last play: its moves, in the person's numbering.
+    parts = last["play"].replace("*", "").split()
+    assert last["moves"] and all(isinstance(m["to"], int) or m["to"] == "off"
+                                 for m in last["moves"])  # fmt: skip
+    assert str(last["moves"][0]["from"]) in " ".join(parts) or last["moves"][0]["from"] == "bar"
+    mine = st["last_play"]["you"]
+    assert mine["play"] == next(t["play"] for t in reversed(st["record"])
+                                if t["side"] == "you" and t["action"] == "play")  # fmt: skip
+
+
+def test_review_of_a_finished_game(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    script_cube(monkeypatch, doubles=lambda g: False, answer="take")
+    st = new(client, length=3, seed=12)
+    gid = st["id"]
+    r = client.get(f"/api/games/{gid}/review")
+    assert r.status_code == 409 and "finished" in r.json()["error"]
+    to_your_roll(client, gid)
+    act(client, gid, "double")
+    play_on(client, gid)
+    st = act(client, gid, "resign", points=1).json()
+    assert st["game"]["over"], st.get("resignation")
+    r = client.get(f"/api/games/{gid}/review?ply=0")
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert len(doc["turns"]) == len(st["record"]) and len(doc["totals"]) == 2
+    assert doc["final"]["result"]["resigned"] and doc["game"]["number"] == 1
+    for e, t in zip(doc["turns"], st["record"], strict=True):
+        assert e["who"] == t["side"] and e["kind"] == t["action"]
+        assert set(e["board"]) == {"points", "bar", "off", "unentered", "pips"}
+        if e["kind"] == "play":
+            assert e["play"] == t["play"]  # the person's numbering, as in the state
+            assert e["verdict"] in ("", "doubtful", "bad", "very bad")
+    kinds = [e["kind"] for e in doc["turns"]]
+    assert "double" in kinds and "take" in kinds
+    take = doc["turns"][kinds.index("take")]
+    assert take["cube_before"] == {"value": 1, "owner": None, "offered": True}
+    assert doc["turns"][0]["board"]["points"][24] == 2  # the start, the person's view
+    assert client.get(f"/api/games/{gid}/review?game=1&ply=0").json() == doc
+    for query, status in [("game=2", 400), ("game=x", 400), ("ply=9", 400), ("ply=x", 400)]:
+        r = client.get(f"/api/games/{gid}/review?{query}")
+        assert r.status_code == status and r.json()["error"], (query, r.text)
+
+
+def test_analyse(client: TestClient) -> None:
+    xgid = "XGID=-b----E-C---eE---c-e----B-:1:1:1:31:0:0:0:5:10"
+    r = client.post("/api/analyse", json={"position": xgid, "ply": 0})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["dice"] == [3, 1] and doc["roll"]["plays"][0]["rank"] == 1
+    assert doc["roll"]["count"] == 16 and doc["roll"]["equity"] == "cubeful"
+    assert doc["cube"]["state"]["match"]["length"] == 5 and "action" in doc["cube"]
+    assert doc["state_text"].startswith("5-point match") and doc["board"]["points"][6] == 5
+    doc = client.post("/api/analyse", json={"position": "4HPwATDgc/ABMA", "ply": 0}).json()
+    assert doc["roll"] is None and doc["cube"]["action"] and doc["position_id"] == "4HPwATDgc/ABMA"
+    state = {"cube": {"value": 2, "owner": "mover"}, "match": {"length": 5, "score": [2, 3]}}
+    doc = client.post("/api/analyse", json={"position": "4HPwATDgc/ABMA", "ply": 0,
+                                            "dice": [6, 5], "state": state}).json()  # fmt: skip
+    assert doc["state"]["match"]["away"] == [3, 2] and doc["roll"]["plays"][0]["play"] == "24/13"
+    for body, msg in [
+        ({}, "'position'"),
+        ({"position": "nonsense"}, "not a position"),
+        ({"position": "4HPwATDgc/ABMA", "dice": "31"}, "'dice'"),
+        ({"position": "4HPwATDgc/ABMA", "ply": 7}, "'ply'"),
+        ({"position": "4HPwATDgc/ABMA", "state": {"match": {"length": 5}}}, "away"),
+    ]:
+        r = client.post("/api/analyse", json=body)
+        assert r.status_code == 400 and msg in r.json()["error"], (body, r.text)
+    r = client.post("/api/analyse", content=b"{}", headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+
+
+def test_acey_deucey_has_no_mat_file(client: TestClient) -> None:
+    gid = new(client, variant="acey-deucey", cube=True)["id"]
+    r = client.get(f"/api/games/{gid}/mat")
+    assert r.status_code == 409 and "/export" in r.json()["error"]
+    assert client.get(f"/api/games/{gid}/export").text.startswith("; Doublet acey-deucey game 1")
+
+
+def test_pages_and_the_favicon(client: TestClient) -> None:
+    for path, kind in [("/", "text/html"), ("/review", "text/html"), ("/analysis", "text/html"),
+                       ("/favicon.ico", "image/svg+xml"), ("/static/favicon.svg", "image/svg+xml"),
+                       ("/static/board.js", "javascript")]:  # fmt: skip
+        r = client.get(path)
+        assert r.status_code == 200 and kind in r.headers["content-type"], path
+    assert 'rel="icon"' in client.get("/").text

@@ -1,66 +1,120 @@
-"""`doublet serve`: play Doublet in the browser.
+"""`doublet serve`: play Doublet in the browser, with the cube, money sessions and matches.
 
-A Starlette (ASGI) app run by uvicorn serves the page (engine/web/: index.html, app.js,
-style.css; plain JavaScript, no build step) and a JSON API. Starlette and uvicorn are
-the `web` extra and are imported only here, only when the server starts, so playing and
-analysing need numpy and numba alone.
+A Starlette (ASGI) app run by uvicorn serves the pages (engine/apps/web/: index.html the
+game, review.html the review of a finished game, analysis.html the analysis of a
+position; board.js draws the board for all three; plain JavaScript, no build step) and a
+JSON API. Starlette and uvicorn are the `web` extra and are imported only here, only when
+the server starts, so playing and analysing need numpy and numba alone.
 
 Each series of games lives on the server under an unguessable id
 (``secrets.token_urlsafe``): the id is the only key, so two browsers never see each
 other's games. After every change the series is saved atomically to ``DATA/<id>.json``
-(``doublet.games.game.save_json``), and a game not in memory is loaded from there, so a restart
-of the server loses nothing. The person is side 0 and the engine side 1.
+(``doublet.games.game.save_json``: the cube, the match score and the finished games are in
+it), and a game not in memory is loaded from there, so a restart of the server loses
+nothing. The person is side 0 and the engine side 1. Every play the page shows is in the
+person's numbering (the points the board is labelled with): the engine's plays are
+turned round with doublet.formats.notation.other_side, in the state, the review and the
+hints alike (a .mat file keeps the format's own convention, each player's own numbering).
+
+The engine's decisions are doublet.games.opponent's, at the series' depth: it doubles
+before its roll when ``engine_doubles`` says so, answers the person's double by
+``engine_answer`` (take, beaver or pass), plays by ``engine_play`` and accepts a
+resignation only when ``resignation`` says it is worth at least playing on.
 
 API (JSON in and out; errors are ``{"error": "..."}``: 400 malformed request, 403 a
 request from another site's page (``Origin``) or, when the server is bound to one
 address, for another host (``Host``: DNS rebinding), 404 unknown game, 409 not possible
-now (game over, series over) or a ``move`` that is not the game's (a retried request:
-the body then holds ``"state"``), 413 a body over 64 KiB, 415 a POST that is not
-``application/json``, 422 illegal play, 429 too many saved games, 500 a bug, as JSON).
-Every request that changes a game (play, resign, next) carries the state's ``"move"``,
-so that it is applied once. Bodies of POSTs must be JSON (``Content-Type:
-application/json``): a page of another site cannot send one without the browser asking
-this server first.
+now (the wrong phase: a roll when the dice are rolled, a double the cube does not allow,
+a take with no double waiting; game over, series over) or a ``move`` that is not the
+game's (a retried request: the body then holds ``"state"``), 413 a body over 64 KiB, 415
+a POST that is not ``application/json``, 422 illegal play, 429 too many saved games, 500
+a bug, as JSON). Every request that changes a game (play, roll, double, take, pass,
+beaver, resign, next) carries the state's ``"move"``, so that it is applied once. Bodies
+of POSTs must be JSON (``Content-Type: application/json``): a page of another site cannot
+send one without the browser asking this server first.
 
-- ``POST /api/games`` ``{"variant": "standard" | "acey-deucey", "ply": 0..3, "games":
-  series length (0: no limit), "starter": "throw" | "you" | "engine", "seed": int
-  (optional)}`` -> 201, the state (below).
-- ``GET /api/games/{id}``: the state: ``{"id", "variant", "ply", "games", "score":
-  {"you", "engine"}, "results": [...], "series_over", "game": {"number", "turn": "you"
-  | "engine" | null, "dice", "opening", "over", "result", "no_play"}, "board": {...}
-  (the person's view: "points" 0..24 with index p = the person's point p, > 0 the
-  person's checkers, < 0 the engine's; "bar", "off", "unentered", "pips" each
-  {"you", "engine"}), "last": the engine's turns since the person's last play,
-  "record": every turn, "move": the game's move counter}``.
+- ``POST /api/games`` ``{"variant": "standard" | "acey-deucey", "ply": 0..3, "starter":
+  "throw" | "you" | "engine", "seed": int (optional), "length": N (a match to N points,
+  1..25; 0 or absent: money), "cube": bool (default: true in a match, false in money
+  play, so that older clients get the cubeless games they had), "jacoby": bool (money
+  with the cube; default true), "beavers": bool (money with the cube; default false),
+  "games": a money session's length (0: no limit; a match ignores it)}`` -> 201, the
+  state (below). With ``"position"`` (a gnubg ID, with or without its Match ID, or an
+  XGID) the one game starts there with the person as the side on roll: ``"dice"``
+  [d1, d2] or the ID's dice, and ``"state"`` ({"cube": {"value", "owner": "mover" |
+  "opponent" | "centered"}, "match": {"length", "away" | "score", "crawford"} | null,
+  "jacoby", "beavers"}, each key overriding the ID's own) say the cube and score.
+- ``GET /api/games/{id}``: the state: ``{"id", "variant", "ply", "games", "kind":
+  "match" | "money" | "series" (no cube), "describe" ("3-point match"), "rules": {"cube",
+  "jacoby", "beavers"}, "score": {"you", "engine"}, "results": [{"winner", "points" (1
+  single, 2 gammon, 3 backgammon), "name", "resigned", "passed", "cube", "value" (the
+  points scored), "text"}], "series_over", "winner" (a match's: "you" | "engine" |
+  null), "match": {"length", "crawford" (this is the Crawford game), "stage" ("Crawford
+  game" | "post-Crawford" | ""), "away": {"you", "engine"}} | null, "game": {"number",
+  "turn" (the side on roll), "phase": "roll" | "answer" | "move" | "over", "to_act":
+  "you" | "engine" | null, "dice", "opening", "over", "result", "no_play"}, "cube":
+  {"value", "owner": "you" | "engine" | null (centred), "offered_by", "may_double" (the
+  person, now), "why_no_double", "may_beaver"}, "board": {...} (the person's view:
+  "points" 0..24 with index p = the person's point p, > 0 the person's checkers, < 0 the
+  engine's; "bar", "off", "unentered", "pips" each {"you", "engine"}), "last": the
+  engine's turns since the person's last one, "last_play": {"you", "engine"}: each
+  side's latest play {"dice", "play", "moves": [{"from", "to", "hit"}]} (the person's
+  numbering; "bar", "in", "off") or null, "record": every turn ({"side", "dice", "play",
+  "again", "action": "play" | "double" | "take" | "pass" | "beaver", "cube"}), "move":
+  the move counter}``.
 - ``POST /api/games/{id}/steps`` ``{"steps": [...]}``: the legal next steps after the
   person's steps so far (doublet.games.steps): ``{"board", "dice", "steps", "doublets",
   "complete", "again", "play"}``; nothing changes on the server.
 - ``POST /api/games/{id}/play`` ``{"steps": [...]}`` or ``{"play": "13/7 8/7"}``: the
   person's whole play, checked against the legal plays (422 and nothing changes if it
-  is not one); then the engine plays its turn(s), roll-again turns included. Returns
-  the state (its "last" holds what the engine played).
-- ``GET /api/games/{id}/hint``: the person's best plays ranked by equity, with the
-  win and gammon chances and the steps of each.
-- ``POST /api/games/{id}/resign`` ``{"points": 1 | 2 | 3}``: the person resigns.
+  is not one); then the engine acts: it may double (the state's phase is then "answer"),
+  or it rolls and plays, roll-again turns included.
+- ``POST /api/games/{id}/roll``: the person rolls (phase "roll": the cube was theirs to
+  turn and they did not).
+- ``POST /api/games/{id}/double``: the person doubles; the engine answers at once (its
+  take, beaver or pass is in "last"; after a take or beaver the person's dice are rolled).
+- ``POST /api/games/{id}/take``, ``/pass`` (or ``/drop``), ``/beaver``: the person's
+  answer to the engine's double; then the engine rolls and plays.
+- ``POST /api/games/{id}/resign`` ``{"points": 1 | 2 | 3}``: the person offers to resign
+  a single game, a gammon or a backgammon. The state comes back with ``"resignation":
+  {"accepted", "points", "offered", "playing_on" (the engine's values: money points or
+  MWC), "would_accept" (the least it would accept, or null), "message"}``; a refused
+  resignation leaves the game as it was.
+- ``GET /api/games/{id}/hint``: in phase "move" the person's best plays (``"plays"``,
+  ranked by equity, cubeful in a game with the cube, with the win and gammon chances and
+  the steps of each); in phase "roll" the cube decision (``"cube"``, cube_document); when
+  the engine has doubled, the engine's double judged (``"cube"``: take or pass).
 - ``POST /api/games/{id}/next``: the next game of the series.
-- ``GET /api/games/{id}/export``: the game as text, one line per turn.
+- ``GET /api/games/{id}/export``: the series as text, one line per turn, game by game.
+- ``GET /api/games/{id}/mat``: the series as a ``.mat`` file (doublet.games.record; 409 for
+  Acey-Deucey, which the format cannot write: the message points to /export).
+- ``GET /api/games/{id}/review?game=N&ply=P``: the review of finished game N (default:
+  the latest finished) at `ply` (default the series'): doublet.games.review.review_game's
+  document, each turn with ``"board"`` (the person's view before it) and ``"moves"``,
+  the plays in the person's numbering.
+- ``POST /api/analyse`` ``{"position", "dice" (optional; else the ID's), "ply", "state"
+  (as above)}``: ``{"board" (the side on roll is "you"), "position_id", "state",
+  "state_text", "cube" (cube_document), "roll" (analyse_roll, its first ANALYSE_PLAYS
+  plays, "count" all of them) | null}``.
 
 Depth (doublet.search.choice.engine_depth): the engine searches at the series' ply
-(0..3), but in Acey-Deucey a 1-2 (the roll
-and its chosen doublet, up to ~114,000 plays) is searched at 0 ply, and other rolls at
-1 ply at most (2 ply takes 10-20 s there), so that a move answers within a few seconds.
-Hints use the same depths.
+(0..3), but in Acey-Deucey a 1-2 (the roll and its chosen doublet, up to ~114,000 plays)
+is searched at 0 ply, and other rolls (and cube decisions) at 1 ply at most (2 ply takes
+10-20 s there), so that a move answers within a few seconds. Hints use the same depths.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import secrets
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
@@ -68,34 +122,46 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from doublet.core import board as B
-from doublet.core.board import VARIANT_NAMES, VARIANTS
+from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
 from doublet.core.jit import announce_compile
-from doublet.formats.notation import format_play
-from doublet.formats.position import Play
+from doublet.cube.state import MAX_LENGTH, CubeState, from_request
+from doublet.formats.ids import check_in_play, parse_position, position_id
+from doublet.formats.notation import format_play, other_side, parse_play
+from doublet.formats.position import Play, Position
+from doublet.games import opponent
 from doublet.games.game import (
+    RESULT_NAMES,
+    Game,
     GameError,
+    Result,
+    Rules,
     SaveFileError,
     Series,
     Turn,
     save_json,
 )
-from doublet.games.opponent import engine_play
+from doublet.games.record import to_mat
+from doublet.games.review import review_game
+from doublet.games.steps import BAR, IN, OFF, Step, can_move, parse_steps
 from doublet.games.steps import Turn as Steps
-from doublet.games.steps import can_move, parse_steps
 from doublet.nn.eval import equity
 from doublet.rules.movegen import legal_outcomes
-from doublet.search.analysis import PROB_NAMES, searcher
+from doublet.search.analysis import PROB_NAMES, analyse_roll, cube_document, searcher
 from doublet.search.choice import MAX_PLAY_PLY, engine_depth, ranking
 from doublet.search.searcher import Limits
 
 YOU, ENGINE = 0, 1
 SIDES = ("you", "engine")
+NAMES = ("You", "Doublet")  # the players' names in a .mat file and the text export
 HINT_PLAYS = 5
+ANALYSE_PLAYS = 20  # plays of a roll the analysis page lists
+ANALYSE_BUDGET = 30.0  # seconds an analysis may search (doublet.search.analysis.deepen)
 TEXT_LIMIT = 20_000  # hints with more plays than this read as their steps (see hint)
 WEB = Path(__file__).parent / "web"
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _WEB_EXTRA = "pip install -e '.[web]' (starlette and uvicorn)"
+_OWNERS = {"centered": -1, "mover": YOU, "opponent": ENGINE}
 
 # One lock for the engine: the move generator's buffers and the search's cache are shared
 # by the whole process, so two requests must not search at once.
@@ -171,26 +237,85 @@ def board_view(b: np.ndarray) -> dict[str, Any]:
     }
 
 
+def shown(play: str, side: int) -> str:
+    """A play's text in the person's numbering (the engine's plays are turned round)."""
+    return other_side(play) if side == ENGINE and play else play
+
+
+def _where(p: int, side: int) -> int | str:
+    if p == BAR:
+        return "bar"
+    if p == IN:
+        return "in"
+    if p == OFF:
+        return "off"
+    return p if side == YOU else 25 - p
+
+
+@lru_cache(maxsize=512)
+def _moves(before: str, d1: int, d2: int, play: str, variant: int, side: int) -> tuple[Any, ...]:
+    board, _, _ = parse_position(before, variant)
+    b = np.array(board, np.int8)
+    path = Steps(b, d1, d2, variant).path(parse_play(b, d1, d2, play, variant))
+    return tuple((_where(s.src, side), _where(s.dst, side), s.hit)
+                 for s in path if isinstance(s, Step))  # fmt: skip
+
+
+def play_moves(t: Turn, variant: int) -> list[dict[str, Any]]:
+    """The checker moves of a recorded play, one per die, from/to in the person's
+    numbering ("bar", "in", "off" by name): what the board marks as a side's last move."""
+    if t.dice is None or not t.play:
+        return []
+    got = _moves(t.before, t.dice[0], t.dice[1], t.play, variant, t.side)
+    return [{"from": a, "to": b, "hit": h} for a, b, h in got]
+
+
 def _turn_json(t: Turn) -> dict[str, Any]:
     return {
         "side": SIDES[t.side],
         "dice": list(t.dice) if t.dice else None,
-        "play": t.play,
+        "play": shown(t.play, t.side),
         "again": t.again,
+        "action": t.action,
+        "cube": t.cube,
     }
 
 
-def _result_json(r: Any) -> dict[str, Any] | None:
+def _result_json(r: Result | None) -> dict[str, Any] | None:
     if r is None:
         return None
     return {"winner": SIDES[r.winner], "points": r.points, "name": r.name,
-            "resigned": r.resigned}  # fmt: skip
+            "resigned": r.resigned, "passed": r.passed, "cube": r.cube, "value": r.value,
+            "text": r.describe()}  # fmt: skip
 
 
 def move_of(s: Series) -> int:
-    """The series' move counter: it grows with every turn and every game, so that a
-    state-changing request carrying it is applied once (a retried one gets 409)."""
-    return 100_000 * s.game.number + len(s.game.record)
+    """The series' move counter: it grows with every turn, roll, result and game, so that
+    a state-changing request carrying it is applied once (a retried one gets 409)."""
+    g = s.game
+    return 100_000 * g.number + len(g.record) + g.rolls + int(g.over)
+
+
+def to_act(g: Game) -> int | None:
+    """The side that acts next: the answerer of a double, else the side on roll."""
+    if g.over:
+        return None
+    return 1 - g.turn if g.phase == "answer" else g.turn
+
+
+def _last_play(g: Game, side: int) -> dict[str, Any] | None:
+    for t in reversed(g.record):
+        if t.side == side and t.action == "play":
+            return {"dice": list(t.dice) if t.dice else None, "play": shown(t.play, side),
+                    "moves": play_moves(t, g.variant)}  # fmt: skip
+    return None
+
+
+def _why_no_double(g: Game) -> str:
+    """Why the person may not double now ("" when they may)."""
+    if g.turn == YOU or g.over:
+        return g.why_no_double()
+    return "the cube is turned before your own roll, not in Doublet's turn"
 
 
 def state(gid: str, s: Series) -> dict[str, Any]:
@@ -201,28 +326,54 @@ def state(gid: str, s: Series) -> dict[str, Any]:
             break
         last.append(t)
     no_play = False
-    if not g.over and g.turn == YOU:
+    if g.phase == "move" and g.turn == YOU:
         assert g.dice is not None
         no_play = not can_move(g.board, *g.dice, g.variant)
+    r = g.rules
+    mine = g.turn == YOU
+    match = None
+    if s.length:
+        score = s.final_score()
+        match = {"length": s.length, "crawford": r.crawford, "stage": s.game_state_text(),
+                 "away": {"you": s.length - score[YOU],
+                          "engine": s.length - score[ENGINE]}}  # fmt: skip
+    winner = s.winner
+    acting = to_act(g)
     return {
         "id": gid,
         "variant": VARIANT_NAMES[s.variant],
         "ply": s.ply,
         "games": s.games,
+        "kind": "match" if s.length else "money" if s.cube else "series",
+        "describe": s.describe(),
+        "rules": {"cube": s.cube, "jacoby": s.jacoby, "beavers": s.beavers},
         "score": {"you": s.score[YOU], "engine": s.score[ENGINE]},
-        "results": [_result_json(r) for r in s.results],
+        "results": [_result_json(x) for x in s.results],
         "series_over": s.over,
+        "winner": None if winner is None else SIDES[winner],
+        "match": match,
         "game": {
             "number": g.number + 1,
             "turn": None if g.over else SIDES[g.turn],
+            "phase": g.phase,
+            "to_act": None if acting is None else SIDES[acting],
             "dice": list(g.dice) if g.dice else None,
             "opening": list(g.opening) if g.opening else None,
             "over": g.over,
             "result": _result_json(g.result),
             "no_play": no_play,
         },
+        "cube": {
+            "value": g.cube,
+            "owner": None if g.owner < 0 else SIDES[g.owner],
+            "offered_by": SIDES[g.turn] if g.phase == "answer" else None,
+            "may_double": mine and g.may_double(),
+            "why_no_double": _why_no_double(g),
+            "may_beaver": g.phase == "answer" and not mine and r.beavers and not r.length,
+        },
         "board": board_view(g.board_for(YOU)),
         "last": [_turn_json(t) for t in reversed(last)],
+        "last_play": {"you": _last_play(g, YOU), "engine": _last_play(g, ENGINE)},
         "record": [_turn_json(t) for t in g.record],
         "move": move_of(s),
     }
@@ -236,8 +387,26 @@ def state(gid: str, s: Series) -> dict[str, Any]:
 def _int_field(body: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
     v = body.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ApiError(400, f"{key!r} must be an integer from {lo} to {hi}, got {v!r}")
+        raise ApiError(400, f"{key!r} must be an integer from {lo} to {hi}, got {str(v)[:30]}")
     return v
+
+
+def _bool_field(body: dict[str, Any], key: str, default: bool) -> bool:
+    v = body.get(key, default)
+    if not isinstance(v, bool):
+        raise ApiError(400, f"{key!r} must be true or false, got {str(v)[:30]}")
+    return v
+
+
+def _dice_field(body: dict[str, Any]) -> tuple[int, int] | None:
+    d = body.get("dice")
+    if d is None:
+        return None
+    die = (1, 2, 3, 4, 5, 6)
+    ok = isinstance(d, list) and len(d) == 2 and all(type(x) is int and x in die for x in d)
+    if not ok:
+        raise ApiError(400, f"'dice' are two numbers 1..6, like [3, 1], got {str(d)[:30]}")
+    return int(d[0]), int(d[1])
 
 
 def new_series(body: dict[str, Any], default_ply: int) -> Series:
@@ -245,35 +414,126 @@ def new_series(body: dict[str, Any], default_ply: int) -> Series:
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
     ply = _int_field(body, "ply", default_ply, 0, MAX_PLAY_PLY)
-    games = _int_field(body, "games", 1, 0, 99)
-    starter_name = body.get("starter", "throw")
-    starters = {"throw": None, "you": YOU, "engine": ENGINE}
-    if not isinstance(starter_name, str) or starter_name not in starters:
-        raise ApiError(400, f"'starter' must be throw, you or engine, got {starter_name!r}")
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
                              or not 0 <= seed < 2**63):  # fmt: skip
         raise ApiError(400, f"'seed' must be an integer from 0 to 2**63 - 1, got {str(seed)[:30]}")
-    s = Series.new(variant, games, seed, ply, starters[starter_name])
-    engine_turns(s)
+    if "position" in body:
+        s = series_at(body, variant, ply, seed)
+    else:
+        games = _int_field(body, "games", 1, 0, 99)
+        starter_name = body.get("starter", "throw")
+        starters = {"throw": None, "you": YOU, "engine": ENGINE}
+        if not isinstance(starter_name, str) or starter_name not in starters:
+            raise ApiError(400, f"'starter' must be throw, you or engine, got {starter_name!r}")
+        length = _int_field(body, "length", 0, 0, MAX_LENGTH)
+        cube = _bool_field(body, "cube", length > 0)
+        money = cube and not length
+        jacoby = _bool_field(body, "jacoby", money)
+        beavers = _bool_field(body, "beavers", False)
+        if (jacoby or beavers) and not money:
+            raise ApiError(400, "the Jacoby rule and beavers are for money play with the cube")
+        s = Series.new(variant, games, seed, ply, starters[starter_name], length, cube,
+                       jacoby, beavers)  # fmt: skip
+    engine_acts(s)
     return s
 
 
-def engine_turns(s: Series) -> None:
-    """The engine plays while it is on roll (roll-again turns included)."""
+def position_state(body: dict[str, Any], meta: dict[str, Any]) -> CubeState:
+    """The cube and score of a position: its ID's own, with the request's "state" keys."""
+    req = body.get("state", {})
+    if req is None:
+        req = {}
+    if not isinstance(req, dict):
+        raise ApiError(400, "'state' is an object with cube, match, jacoby and beavers")
+    return from_request(req, CubeState.from_meta(meta))
+
+
+def series_at(body: dict[str, Any], variant: str, ply: int, seed: int | None) -> Series:
+    """A series of one game that starts at the request's position, the person (side 0)
+    on roll with its cube and score; a match goes on from that score."""
+    text = body["position"]
+    if not isinstance(text, str):
+        raise ApiError(400, "'position' is a gnubg ID (with or without its Match ID) or an XGID")
+    board, v, meta = parse_position(text, variant)
+    check_in_play(board, v)
+    st = position_state(body, meta)
+    dice = _dice_field(body) or meta.get("roll")
+    s = Series.new(v, 1, seed, ply, YOU, st.length, True, st.jacoby, st.beavers)
+    if st.is_match:
+        s.score = [st.length - st.away[0], st.length - st.away[1]]
+        if st.crawford:
+            s.crawford_game = 0
+        elif 1 in st.away:
+            s.crawford_game = -1  # post-Crawford: the Crawford game was before this one
     g = s.game
-    while not g.over and g.turn == ENGINE:
+    g.rules = Rules(True, st.length, (s.score[0], s.score[1]), st.crawford, st.jacoby,
+                    st.beavers)  # fmt: skip
+    g.board = np.array(board, np.int8)
+    g.turn, g.opening = YOU, None
+    g.cube, g.owner = st.value, _OWNERS[st.owner]
+    g.dice = None
+    if dice is not None:
+        g.dice = (int(dice[0]), int(dice[1]))
+    elif not g.may_double():
+        g.roll(YOU)
+    return s
+
+
+def _depth(s: Series) -> int:
+    """The engine's depth for the position as it is: the dice's (engine_depth), or before
+    the roll the depth of a roll that is not Acey-Deucey's 1-2."""
+    g = s.game
+    return engine_depth(g.variant, s.ply, g.dice if g.dice else (6, 5))
+
+
+def engine_acts(s: Series) -> None:
+    """The engine acts while it is to act: it answers the person's double, doubles before
+    its roll or rolls, and plays (roll-again turns included)."""
+    g = s.game
+    while not g.over:
+        if g.phase == "answer":
+            if g.turn == ENGINE:
+                break  # the engine doubled: the person answers
+            answer = opponent.engine_answer(g, _depth(s))
+            {"take": g.take, "beaver": g.beaver, "pass": g.drop}[answer](ENGINE)
+            continue
+        if g.turn != ENGINE:
+            break
+        if g.phase == "roll":
+            if opponent.engine_doubles(g, _depth(s)):
+                g.double(ENGINE)
+                break
+            g.roll(ENGINE)
         assert g.dice is not None
-        g.play(engine_play(g, engine_depth(g.variant, s.ply, g.dice)), ENGINE)
+        g.play(opponent.engine_play(g, engine_depth(g.variant, s.ply, g.dice)), ENGINE)
     if g.over:
         s.record_result()
 
 
-def _your_turn(s: Series) -> None:
-    if s.game.over:
-        raise ApiError(409, "the game is over: start the next game or a new one")
-    if s.game.turn != YOU:
-        raise ApiError(409, "it is the engine's turn")
+def _now(g: Game) -> str:
+    """What the person may do now, for the errors of a request that came at a wrong time."""
+    if g.over:
+        return "the game is over: start the next game or a new one"
+    if g.phase == "answer":
+        return ("Doublet has doubled: take or pass" if g.turn == ENGINE
+                else "your double waits for Doublet's answer")  # fmt: skip
+    if g.turn != YOU:
+        return "it is Doublet's turn"
+    return "roll (or double)" if g.phase == "roll" else "the dice are rolled: play them"
+
+
+def expect(s: Series, phase: str) -> None:
+    """409 unless the person may act in `phase` now: "roll" (roll or double), "move"
+    (play the roll), "answer" (answer the engine's double)."""
+    g = s.game
+    if phase == "answer":
+        ok = g.phase == "answer" and g.turn == ENGINE
+        if not ok:
+            raise ApiError(409, f"there is no double of Doublet's to answer: {_now(g)}")
+        return
+    if g.over or g.turn != YOU or g.phase != phase:
+        raise ApiError(409, f"not now: {_now(g)}")
 
 
 def _steps_of(body: Any) -> list[Any]:
@@ -297,7 +557,7 @@ def _turn(s: Series, items: list[Any]) -> Any:
 
 
 def options(s: Series, body: Any) -> dict[str, Any]:
-    _your_turn(s)
+    expect(s, "move")
     t = _turn(s, _steps_of(body))
     o = t.options()
     return {
@@ -312,7 +572,7 @@ def options(s: Series, body: Any) -> dict[str, Any]:
 
 
 def play(s: Series, body: Any) -> None:
-    _your_turn(s)
+    expect(s, "move")
     g = s.game
     if isinstance(body, dict) and "play" in body and "steps" not in body:
         text = body["play"]
@@ -328,16 +588,82 @@ def play(s: Series, body: Any) -> None:
         if not o.complete:
             raise ApiError(422, "the play is not complete: more dice can be played")
         g.play(Play(t.notation(), o.board, o.again, g.variant), YOU)  # matched by its board
-    engine_turns(s)
+    engine_acts(s)
+
+
+def roll_dice(s: Series) -> None:
+    expect(s, "roll")
+    s.game.roll(YOU)
+
+
+def double(s: Series) -> None:
+    expect(s, "roll")
+    g = s.game
+    if not g.may_double():
+        raise ApiError(409, f"you may not double now: {g.why_no_double()}")
+    g.double(YOU)
+    engine_acts(s)
+
+
+def answer(s: Series, how: str) -> None:
+    expect(s, "answer")
+    g = s.game
+    if how == "beaver" and not (g.rules.beavers and not g.rules.length):
+        raise ApiError(409, "no beaver: beavers are allowed only in money play with beavers on")
+    {"take": g.take, "beaver": g.beaver, "pass": g.drop}[how](YOU)
+    engine_acts(s)
 
 
 def hint(s: Series) -> dict[str, Any]:
-    """The best plays, ranked as `doublet analyse` ranks them (deepest ply, then equity).
-    Only the plays shown are written out: an Acey-Deucey 1-2 can have 100,000 plays, and
-    for more than TEXT_LIMIT of them even one play's text takes seconds (all the chain's
-    texts are found at once), so there a play reads as its steps."""
+    """The person's best plays (phase "move"), ranked as `doublet analyse` ranks them
+    (deepest ply, then equity; cubeful in a game with the cube); before the roll the cube
+    decision; when the engine has doubled, its double judged (take or pass)."""
+    g = s.game
+    if not g.over and g.phase == "answer" and g.turn == ENGINE:
+        state = g.cube_state(ENGINE)
+        assert state is not None
+        doc = cube_document(Position(g.board, g.variant), state, _depth(s))
+        return {"kind": "answer", "ply": doc["ply"], "cube": doc}
+    if not g.over and g.phase == "roll" and g.turn == YOU:
+        state = g.cube_state(YOU)
+        assert state is not None
+        doc = cube_document(Position(g.board, g.variant), state, _depth(s))
+        return {"kind": "cube", "ply": doc["ply"], "cube": doc}
+    expect(s, "move")
+    assert g.dice is not None
+    if g.rules.cube:
+        return _cubeful_hint(s)
+    return _cubeless_hint(s)
 
-    _your_turn(s)
+
+def _cubeful_hint(s: Series) -> dict[str, Any]:
+    g = s.game
+    assert g.dice is not None
+    ply = engine_depth(g.variant, s.ply, g.dice)
+    state = g.cube_state(YOU)
+    assert state is not None
+    doc = analyse_roll(Position(g.board, g.variant), *g.dice, ply=ply, state=state, cubeful=True)
+    legal, legal_again = legal_outcomes(g.board, *g.dice, g.variant)
+    rows = zip(legal.tolist(), legal_again.tolist(), strict=True)
+    index = {(tuple(b), bool(a)): k for k, (b, a) in enumerate(rows)}
+    t = Steps(g.board, *g.dice, g.variant)
+    out = []
+    for row in doc["plays"][:HINT_PLAYS]:
+        after = B.from_counts(row["board"]["mover"], row["board"]["opponent"])
+        path = t.path(index[(tuple(after.tolist()), bool(row["again"]))])
+        out.append({**{k: row[k] for k in ("rank", "play", "equity", "loss", "ply", "again")},
+                    "probabilities": row["probabilities"],
+                    **({"mwc": row["mwc"]} if "mwc" in row else {}),
+                    "steps": [x.to_json() if not isinstance(x, int) else {"doublet": x}
+                              for x in path]})  # fmt: skip
+    return {"kind": "plays", "ply": ply, "dice": list(g.dice), "count": len(doc["plays"]),
+            "cubeful": True, "plays": out}  # fmt: skip
+
+
+def _cubeless_hint(s: Series) -> dict[str, Any]:
+    """Only the plays shown are written out: an Acey-Deucey 1-2 can have 100,000 plays,
+    and for more than TEXT_LIMIT of them even one play's text takes seconds (all the
+    chain's texts are found at once), so there a play reads as its steps."""
     g = s.game
     assert g.dice is not None
     ply = engine_depth(g.variant, s.ply, g.dice)
@@ -350,6 +676,7 @@ def hint(s: Series) -> dict[str, Any]:
     index = {(tuple(b), bool(a)): k for k, (b, a) in enumerate(rows)}
     t = Steps(g.board, *g.dice, g.variant)
     out = []
+    best = float(eq[order[0]])
     for rank, i in enumerate(order[:HINT_PLAYS], 1):
         path = t.path(index[(tuple(boards[i].tolist()), bool(again[i]))])
         if len(legal) <= TEXT_LIMIT:
@@ -360,20 +687,48 @@ def hint(s: Series) -> dict[str, Any]:
             "rank": rank,
             "play": text,
             "equity": round(float(eq[i]), 6),
+            "loss": round(best - float(eq[i]), 6),
             "probabilities": {k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs[i],
                                                                       strict=True)},
             "again": bool(again[i]),
             "ply": int(plies[i]),
             "steps": [x.to_json() if not isinstance(x, int) else {"doublet": x} for x in path],
         })  # fmt: skip
-    return {"ply": ply, "dice": list(g.dice), "count": len(boards), "plays": out}
+    return {"kind": "plays", "ply": ply, "dice": list(g.dice), "count": len(boards),
+            "cubeful": False, "plays": out}  # fmt: skip
 
 
-def resign(s: Series, body: Any) -> None:
-    _your_turn(s)
+def _value_text(v: float, match: bool) -> str:
+    return f"{100 * v:.1f}% to win the match" if match else f"{v:+.3f} points"
+
+
+def resign(s: Series, body: Any) -> dict[str, Any]:
+    """The person offers to resign; the engine accepts only what opponent.resignation
+    finds worth at least playing on. Returns the "resignation" answer for the state."""
+    g = s.game
+    if g.over:
+        raise ApiError(409, _now(g))
     points = _int_field(body if isinstance(body, dict) else {}, "points", 1, 1, 3)
-    s.game.resign(YOU, points)
-    s.record_result()
+    ply = _depth(s)
+    v = opponent.resignation(g, YOU, points, ply)
+    name = RESULT_NAMES[points]
+    doc: dict[str, Any] = {"points": points, **v.to_json(), "would_accept": None}
+    if v.accepted:
+        g.resign(YOU, points)
+        s.record_result()
+        doc["message"] = f"Doublet accepts your resignation of a {name}."
+        return {"resignation": doc}
+    would = next((p for p in range(points + 1, 4)
+                  if opponent.resignation(g, YOU, p, ply).accepted), None)  # fmt: skip
+    doc["would_accept"] = would
+    match = bool(g.rules.cube and g.rules.length)
+    expects = "it would not accept even a backgammon: playing on is worth more to it"
+    if would:
+        expects = f"it would accept a {RESULT_NAMES[would]}"
+    doc["message"] = (f"Doublet plays on: your {name} gives it "
+                      f"{_value_text(v.offered, match)}, playing on "
+                      f"{_value_text(v.playing_on, match)}; {expects}.")  # fmt: skip
+    return {"resignation": doc}
 
 
 def next_game(s: Series) -> None:
@@ -385,7 +740,120 @@ def next_game(s: Series) -> None:
         s.next_game()
     except GameError as e:
         raise ApiError(409, str(e)) from None
-    engine_turns(s)
+    engine_acts(s)
+
+
+def export_text(s: Series) -> str:
+    """The series as text, game by game (Game.export)."""
+    games = [*s.history, s.game]
+    return "\n".join(g.export(NAMES) for g in games)
+
+
+@dataclass(frozen=True)
+class Download:
+    """A text answer the browser saves as a file."""
+
+    text: str
+    filename: str
+    media_type: str = "text/plain"
+
+
+def export_mat(s: Series) -> Download:
+    try:
+        text = to_mat(s, NAMES)
+    except GameError as e:
+        raise ApiError(409, f"{e}; this page's text record is at /export") from None
+    day = datetime.date.today().isoformat()
+    return Download(text, f"doublet-{day}.mat")
+
+
+def _game_of(s: Series, number: Any) -> Game:
+    """Finished game `number` (1-based; None: the latest finished one)."""
+    games = [*s.history, s.game]
+    if number is None:
+        done = [g for g in games if g.over]
+        if not done:
+            raise ApiError(409, "no game of this series is finished yet: a review is of a "
+                                "finished game")  # fmt: skip
+        return done[-1]
+    try:
+        n = int(number)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"'game' is a game's number, got {str(number)[:30]}") from None
+    if not 1 <= n <= len(games):
+        raise ApiError(400, f"'game' is 1..{len(games)} in this series, got {n}")
+    g = games[n - 1]
+    if not g.over:
+        raise ApiError(409, f"game {n} is not finished: a review is of a finished game")
+    return g
+
+
+def review(s: Series, number: Any, ply: int) -> dict[str, Any]:
+    """doublet.games.review.review_game's document of a finished game, each turn with
+    the board before it (the person's view) and its checker moves, and the engine's
+    plays in the person's numbering."""
+    g = _game_of(s, number)
+    doc = review_game(g, ply)
+    cube, owner = 1, -1  # the cube before each entry, replayed from the start, centred
+    for e in doc["turns"]:
+        t = g.record[e["index"]]
+        e["cube_before"] = {"value": cube, "owner": None if owner < 0 else SIDES[owner],
+                            "offered": t.action in ("take", "pass", "beaver")}  # fmt: skip
+        if t.action in ("take", "beaver"):
+            cube, owner = cube * (2 if t.action == "take" else 4), t.side
+        board, _, _ = parse_position(t.before, g.variant)
+        b = np.array(board, np.int8)
+        # A take, pass or beaver's `before` is the doubler's view, like its double's.
+        viewer = t.side if t.action in ("play", "double") else 1 - t.side
+        e["board"] = board_view(b if viewer == YOU else B.flip(b))
+        e["who"] = SIDES[t.side]
+        e["moves"] = play_moves(t, g.variant)
+        e["cube_value"] = t.cube
+        if t.action == "play":
+            e["play"] = shown(e["play"], t.side)
+            e["best"] = shown(e["best"], t.side)
+            e["plays"] = [{**r, "play": shown(r["play"], t.side)} for r in e["plays"]]
+    doc["final"] = {"board": board_view(g.board_for(YOU)), "result": _result_json(g.result)}
+    doc["game"] = {"number": g.number + 1, "games": len(s.history) + 1,
+                   "score": {"you": g.rules.score[YOU], "engine": g.rules.score[ENGINE]},
+                   "length": g.rules.length, "crawford": g.rules.crawford}  # fmt: skip
+    return doc
+
+
+def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
+    """The analysis page's request: a position's cube decision and a roll's plays."""
+    text = body.get("position")
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(400, "'position' is a gnubg ID (with or without its Match ID) or an XGID")
+    variant = body.get("variant", "standard")
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    ply = _int_field(body, "ply", min(default_ply, 2), 0, MAX_PLAY_PLY)
+    board, v, meta = parse_position(text, variant)
+    check_in_play(board, v)
+    state = position_state(body, meta)
+    dice = _dice_field(body) or meta.get("roll")
+    pos = Position(board, v)
+    cube_ply = engine_depth(v, ply, (6, 5))
+    doc: dict[str, Any] = {
+        "variant": VARIANT_NAMES[v],
+        "board": board_view(np.array(board, np.int8)),
+        "position_id": position_id(np.array(board, np.int8)) if v == STANDARD else None,
+        "state": state.to_json(),
+        "state_text": state.describe(),
+        "cube": cube_document(pos, state, cube_ply, budget=ANALYSE_BUDGET),
+        "dice": list(dice) if dice else None,
+        "roll": None,
+    }
+    if dice:
+        d1, d2 = int(dice[0]), int(dice[1])
+        r = analyse_roll(pos, d1, d2, engine_depth(v, ply, (d1, d2)), state=state,
+                         budget=ANALYSE_BUDGET, cubeful=True)  # fmt: skip
+        plays = r["plays"]
+        r["count"] = len(plays)
+        r["plays"] = plays[:ANALYSE_PLAYS]
+        doc["roll"] = r
+    return doc
 
 
 # ---------------------------------------------------------------------------
@@ -406,6 +874,7 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     from starlette.staticfiles import StaticFiles
 
     store = Store(Path(data) if data is not None else default_data_dir(), max_saved)
+    reviews: dict[tuple[str, int, int, int], dict[str, Any]] = {}  # (id, game, ply, move)
 
     def guard(request: Request) -> None:
         """The checks of every API request: the host it was sent to, and for a request
@@ -452,12 +921,13 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return doc
 
     def endpoint(work: Callable[..., Any], status: int = 200, *, body: bool = False) -> Any:
-        """An endpoint that runs work(gid, body) under the engine lock, off the event loop."""
+        """An endpoint that runs work(gid, body) under the engine lock, off the event loop
+        (a GET's work gets the query's parameters as its body)."""
 
         async def handle(request: Request) -> Response:
             try:
                 guard(request)
-                doc = await body_of(request) if body else None
+                doc = await body_of(request) if body else dict(request.query_params)
                 gid = request.path_params.get("gid", "")
 
                 def locked() -> Any:
@@ -472,6 +942,10 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             except Exception as e:  # a bug: a JSON 500, never a bare one
                 why = f"internal error, please report it: {type(e).__name__}: {e}"
                 return JSONResponse({"error": why}, status_code=500)
+            if isinstance(result, Download):
+                disposition = f'attachment; filename="{result.filename}"'
+                return PlainTextResponse(result.text, media_type=result.media_type,
+                                         headers={"Content-Disposition": disposition})  # fmt: skip
             if isinstance(result, str):
                 return PlainTextResponse(result)
             return JSONResponse(result, status_code=status)
@@ -484,6 +958,9 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return state(gid, s)
 
     def changing(change: Callable[[Series, Any], Any]) -> Callable[[str, Any], Any]:
+        """A request that changes the series: applied once (its "move"), then saved. A
+        change may return a dict of extra keys for the state it answers with."""
+
         def work(gid: str, doc: Any) -> dict[str, Any]:
             s = store.get(gid)
             move = doc.get("move") if isinstance(doc, dict) else None
@@ -496,12 +973,12 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
                                     "request came first; the state is attached",
                                {"state": state(gid, s)})  # fmt: skip
             try:
-                change(s, doc)
+                extra = change(s, doc)
             except BaseException:
                 store.games.pop(gid, None)  # what is on disk is the game: read it again
                 raise
             store.save(gid)
-            return state(gid, s)
+            return {**state(gid, s), **(extra if isinstance(extra, dict) else {})}
 
         return work
 
@@ -513,29 +990,60 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
 
     def show(gid: str, _: Any) -> dict[str, Any]:
         s = store.get(gid)
-        if not s.game.over and s.game.turn == ENGINE:  # saved in the middle of a turn
-            engine_turns(s)
+        acting = to_act(s.game)
+        if acting == ENGINE or (s.game.over and len(s.results) == s.game.number):
+            engine_acts(s)  # saved in the middle of the engine's turn
             store.save(gid)
         return state(gid, s)
 
-    def names() -> tuple[str, str]:
-        return ("you", "Doublet")
+    def reviewed(gid: str, query: dict[str, Any]) -> dict[str, Any]:
+        s = store.get(gid)
+        depth = _int_field({"ply": _query_int(query, "ply", s.ply)}, "ply", s.ply, 0,
+                           MAX_PLAY_PLY)  # fmt: skip
+        g = _game_of(s, query.get("game"))
+        key = (gid, g.number, depth, move_of(s))
+        if key not in reviews:
+            if len(reviews) >= 64:
+                reviews.pop(next(iter(reviews)))
+            reviews[key] = review(s, g.number + 1, depth)
+        return reviews[key]
 
-    async def index(_: Request) -> Response:
-        return FileResponse(WEB / "index.html")
+    def analysing(_: str, doc: dict[str, Any]) -> dict[str, Any]:
+        return analyse(doc, ply)
+
+    def page(name: str) -> Callable[[Request], Any]:
+        async def serve_page(_: Request) -> Response:
+            return FileResponse(WEB / name)
+
+        return serve_page
+
+    async def favicon(_: Request) -> Response:
+        return FileResponse(WEB / "favicon.svg", media_type="image/svg+xml")
 
     api = [  # (path under /api/games, method, work, status, reads a body)
         ("", "POST", create, 201, True),
         ("/{gid}", "GET", show, 200, False),
         ("/{gid}/steps", "POST", lambda gid, doc: options(store.get(gid), doc), 200, True),
         ("/{gid}/play", "POST", changing(play), 200, True),
+        ("/{gid}/roll", "POST", changing(lambda s, _: roll_dice(s)), 200, True),
+        ("/{gid}/double", "POST", changing(lambda s, _: double(s)), 200, True),
+        ("/{gid}/take", "POST", changing(lambda s, _: answer(s, "take")), 200, True),
+        ("/{gid}/pass", "POST", changing(lambda s, _: answer(s, "pass")), 200, True),
+        ("/{gid}/drop", "POST", changing(lambda s, _: answer(s, "pass")), 200, True),
+        ("/{gid}/beaver", "POST", changing(lambda s, _: answer(s, "beaver")), 200, True),
         ("/{gid}/hint", "GET", reading(hint), 200, False),
         ("/{gid}/resign", "POST", changing(resign), 200, True),
         ("/{gid}/next", "POST", changing(lambda s, _: next_game(s)), 200, True),
-        ("/{gid}/export", "GET", reading(lambda s: s.game.export(names())), 200, False),
+        ("/{gid}/export", "GET", reading(export_text), 200, False),
+        ("/{gid}/mat", "GET", reading(export_mat), 200, False),
+        ("/{gid}/review", "GET", reviewed, 200, False),
     ]
     routes = [
-        Route("/", index),
+        Route("/", page("index.html")),
+        Route("/review", page("review.html")),
+        Route("/analysis", page("analysis.html")),
+        Route("/favicon.ico", favicon),
+        Route("/api/analyse", endpoint(analysing, body=True), methods=["POST"]),
         *(
             Route(f"/api/games{path}", endpoint(work, status, body=body), methods=[method])
             for path, method, work, status, body in api
@@ -554,6 +1062,16 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
 
 
+def _query_int(query: dict[str, Any], key: str, default: int) -> Any:
+    v = query.get(key)
+    if v is None:
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
 # ---------------------------------------------------------------------------
 # The command
 # ---------------------------------------------------------------------------
@@ -565,8 +1083,9 @@ def add_parser(sub: Any) -> None:
         "serve",
         help="play in the browser (a local web server)",
         description="Serve a page to play Doublet in the browser, against the engine: "
-        "standard backgammon or Acey-Deucey, single games or series. Games are kept on the "
-        f"server and saved in --data. Needs the web extra: {_WEB_EXTRA}.",
+        "standard backgammon or Acey-Deucey, money sessions with the cube or matches to N "
+        "points, a review of each finished game and an analysis page. Games are kept on "
+        f"the server and saved in --data. Needs the web extra: {_WEB_EXTRA}.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
