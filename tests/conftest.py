@@ -7,9 +7,9 @@ import tempfile
 
 import pytest
 
-# The review's cache (doublet review: $XDG_CACHE_HOME/doublet/review) goes to a folder of
-# this run, never the user's own, for the tests and the programs they start.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="doublet-tests-cache-")
+# The review's cache (doublet review) goes to a folder of this run, never the user's own,
+# for the tests and the programs they start (the compiled kernels' cache stays shared).
+os.environ["DOUBLET_REVIEW_CACHE"] = tempfile.mkdtemp(prefix="doublet-tests-review-")
 
 
 @pytest.fixture(scope="session", autouse=True)

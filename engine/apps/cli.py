@@ -20,9 +20,11 @@ import numpy as np
 
 from doublet.apps import serve
 from doublet.apps import terminal as play
+from doublet.apps.report import html_report
 from doublet.core import board as B
 from doublet.core.errors import DoubletError, InvalidDiceError
-from doublet.core.jit import announce_compile
+from doublet.core.files import atomic_open
+from doublet.core.jit import announce_compile, cache_base
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.matfile import read_match
@@ -359,9 +361,10 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
 
 
 def default_cache_dir() -> Path:
-    """$XDG_CACHE_HOME/doublet/review, else ~/.cache/doublet/review."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "doublet" / "review"
+    """$DOUBLET_REVIEW_CACHE, else review/ in Doublet's cache folder (beside the compiled
+    kernels: $DOUBLET_CACHE_DIR, else $XDG_CACHE_HOME/doublet or ~/.cache/doublet)."""
+    env = os.environ.get("DOUBLET_REVIEW_CACHE")
+    return Path(env) if env else cache_base() / "review"
 
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
@@ -376,11 +379,26 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     match, games = read_match(text)
     if args.workers < 1:
         raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
+    if args.html:  # said before a long analysis, not after it
+        folder = Path(args.html).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DoubletError(f"cannot write {args.html!r}: {e.strerror}") from None
+        if not os.access(folder, os.W_OK):
+            raise DoubletError(f"cannot write {args.html!r}: its folder is not writable")
     announce_compile("searcher", "_analyse_root")
     cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
         default_cache_dir())  # fmt: skip
     doc = review(match, games, args.ply, workers=args.workers, cache=cache,
                  progress=sys.stderr.isatty())  # fmt: skip
+    if args.html:
+        page = html_report(doc, Path(args.file).name, args.top)
+        try:
+            with atomic_open(Path(args.html).expanduser(), "w") as f:
+                f.write(page)
+        except OSError as e:
+            raise DoubletError(f"cannot write {args.html!r}: {e.strerror}") from None
     if args.json:
         out.write(json.dumps(doc) + "\n")
         return 0
@@ -561,9 +579,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default=None,
         help="where analyses are kept so that an interrupted review continues "
-        "(default $XDG_CACHE_HOME/doublet/review, else ~/.cache/doublet/review)",
+        "(default: review/ in Doublet's cache folder, ~/.cache/doublet)",
     )
     r.add_argument("--no-cache", action="store_true", help="keep no cache")
+    r.add_argument("--html", metavar="OUT",
+                   help="also write the review as one self-contained HTML page, each listed "
+                   "error with its board")  # fmt: skip
     r.set_defaults(func=cmd_review)
 
     play.add_parser(sub)
