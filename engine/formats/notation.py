@@ -8,6 +8,9 @@ API:
   ``"13/7*/5"``, ``"8/5(2)"``, ``"6/off"``. A roll with no legal play is ``""``.
 - ``describe_outcomes(before, outcomes, again, d1, d2, variant=STANDARD) -> list[str]``: the
   text of every outcome of one roll at once (the checker paths are found once per roll).
+- ``single_moves(before, after, d1, d2, hint=()) -> list[tuple[int, int]]``: the same
+  standard play as single-die moves in an order they can be played, ``[(24, 20), (6, 5)]``
+  (the bar 25, off 0), as GNU Backgammon's SGF files write a play.
 - ``parse_play(board, d1, d2, text, variant=STANDARD) -> int``: the index into
   ``legal_outcomes(board, d1, d2, variant)`` of the play that ``text`` means.
 - ``other_side(text) -> str``: a play's text in the other side's numbering (point p is
@@ -69,7 +72,7 @@ from doublet.core.board import (
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
 from doublet.rules.movegen import check_dice, legal_outcomes
 
-__all__ = ["describe_outcomes", "format_play", "other_side", "parse_play"]
+__all__ = ["describe_outcomes", "format_play", "other_side", "parse_play", "single_moves"]
 
 # A position while plays are searched: the board array as a tuple of ints (hashable).
 State = tuple[int, ...]
@@ -391,6 +394,47 @@ def describe_outcomes(
     if len(rows) != len(flags):
         raise ValueError(f"{len(rows)} outcomes but {len(flags)} again flags")
     return [r.text(tuple(row), a) for row, a in zip(rows, flags, strict=True)]
+
+
+def single_moves(before: Board, after: Board, d1: int, d2: int,
+                 hint: Sequence[Move] = ()) -> list[Move]:  # fmt: skip
+    """The single-die moves of the standard play of d1-d2 that turns ``before`` into
+    ``after`` (the mover's view), as (source, destination) with the bar 25 and off 0, in
+    an order in which they can be played one after the other (what GNU Backgammon's SGF
+    files write). ``hint``: moves to keep, in their order, when they are such a play
+    (say, the parts of a match file's play); else the sources from high to low.
+    ``[]`` when the roll has no legal play; IllegalPlayError when ``after`` is not an
+    outcome of the roll."""
+    st = _roll(before, d1, d2, STANDARD).stage
+    goal = tuple(np.asarray(after, np.int8).tolist())
+    path = st.res.get(goal)
+    if path is None:
+        raise IllegalPlayError(f"not a legal outcome of {st.name} here")
+    for moves in (tuple(hint), tuple(sorted(path, reverse=True))):
+        if moves and _plays_to(st, moves, goal):
+            return list(moves)
+    return list(path)
+
+
+def _plays_to(st: _Stage, moves: Sequence[Move], goal: State) -> bool:
+    """Whether ``moves``, played in this order with the stage's dice, one die each, are
+    a whole play that ends at ``goal``."""
+    if len(moves) != st.m:
+        return False
+    left = list(st.dice[: st.m]) if st.m != 1 or st.doublet else [st.single]
+    b = st.base
+    for s, d in moves:
+        distance = (_ENTER if s == MY_BAR else s) - d
+        # The die that covers the distance exactly first, else a higher one (bearing off).
+        for die in sorted(set(left), key=lambda k: (k != distance, k)):
+            nb = next((n for s2, d2, n in _steps(b, die, STANDARD) if (s2, d2) == (s, d)), None)
+            if nb is not None:
+                left.remove(die)
+                b = nb
+                break
+        else:
+            return False
+    return b == goal
 
 
 # ---------------------------------------------------------------------------
