@@ -118,6 +118,13 @@ def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe];B[99])", "not a move"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hcfe])", "game 1, move 1, player 0"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0]RE[W+1x];W[31hefe])", "RE[W+1x]"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe]", "a ')' is missing"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe", "a ']' is missing"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];AB[a][b];W[31hefe])", "sets up"),
+        (
+            "(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe];B[double];W[take];B[double])",
+            "game 1, move 2, player 1: 'double': this player may not double now",
+        ),
     ],
 )
 def test_broken_sgf_files(text: str, words: str) -> None:
@@ -223,3 +230,157 @@ def test_random_matches_round_trip(seed: int) -> None:
         [(mv.player, mv.dice, mv.play) for mv in g.moves] for g in games
     ]
     assert [(g.winner, g.points) for g in again] == [(g.winner, g.points) for g in games]
+
+
+# -- GNU Backgammon's SGF, written --------------------------------------------------------
+
+# The properties of gnubg's analysis (moves A, cube DA, statistics GS, luck LU, marks
+# and skill), which write_sgf has no values for.
+_ANALYSIS = re.compile(
+    r"(?<![A-Z])(?:A|DA|GS|MR|LU|BM|DO|BC|DC|GB|GW|CR|C)(?:\[(?:[^\]\\]|\\.)*\])+"
+)
+
+
+def _full(m):  # type: ignore[no-untyped-def]
+    """A match's entries with their line numbers, and its tags (not the text as written)."""
+    return (m.length, m.tags, [(g.number, g.names, g.score,
+                                [(a.number, a.player, a.kind, a.dice, a.play, a.value)
+                                 for a in g.actions]) for g in m.games])  # fmt: skip
+
+
+@pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
+def test_gnubgs_sgf_reads_as_its_mat_line_numbers_and_hit_marks_too(path) -> None:  # type: ignore[no-untyped-def]
+    from doublet.formats.matfile import parse_sgf
+
+    sgf = parse_sgf(path.with_suffix(".sgf").read_text())
+    assert _full(sgf) == _full(parse_mat(path.read_text()))
+
+
+@pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
+def test_write_sgf_writes_gnubgs_file_node_for_node(path) -> None:  # type: ignore[no-untyped-def]
+    from doublet.formats.matfile import parse_sgf, write_sgf
+
+    text = path.with_suffix(".sgf").read_text()
+    gnubg = _ANALYSIS.sub("", text).replace("AP[GNU Backgammon:1.07.001]", "AP[Doublet:0.1.0]")
+    assert write_sgf(parse_sgf(text)) == gnubg
+    assert write_sgf(parse_mat(path.read_text())) == gnubg
+
+
+# gnubg's own SGF of a money session (gnubg 1.07's `save match`, its statistics left
+# out): person doubles, Doublet beavers, the cube is at 4, Doublet plays 3-1, then
+# person resigns; in game 2 person resigns a gammon after one play.
+GNUBG_BEAVER = """(;FF[4]GM[6]CA[UTF-8]AP[GNU Backgammon:1.07.001]MI[length:0][game:0][ws:0][bs:0]\
+PW[person]PB[Doublet]DT[2026-12-01]PC[Doublet]RU[Jacoby]RE[B+4R]
+;W[65xrrm]
+;B[double]
+;W[double]
+;B[take]
+;B[31qtst])
+(;FF[4]GM[6]CA[UTF-8]AP[GNU Backgammon:1.07.001]MI[length:0][game:1][ws:0][bs:4]PW[person]\
+PB[Doublet]RU[Jacoby]RE[B+2R]
+;B[51ablq])
+"""
+
+
+def test_a_beaver_in_sgf_is_the_takers_double_then_the_doublers_take() -> None:
+    from doublet.formats.matfile import write_sgf
+
+    m, games = read_match(GNUBG_BEAVER)
+    assert m.tags == {"EventDate": "2026.12.01", "Site": "Doublet", "Jacoby": "On"}
+    g = games[0]
+    assert [(a.player, a.kind, a.value) for a in g.cube_actions] == [(1, "double", 2),
+                                                                      (0, "beaver", 4)]  # fmt: skip
+    assert (g.winner, g.points, g.resigned) == (1, 4, True)
+    assert [(mv.player, mv.play, mv.cube, mv.owner) for mv in g.moves] == [
+        (0, "24/13", 1, -1), (1, "8/5 6/5", 4, 0)]  # fmt: skip
+    assert (games[1].winner, games[1].points, games[1].resigned) == (1, 2, True)
+    assert write_sgf(m).replace("Doublet:0.1.0", "GNU Backgammon:1.07.001") == GNUBG_BEAVER.replace(
+        "\\\n", ""
+    )
+
+
+ONE_POINT = """ 1 point match
+
+ Game 1
+ a : 0                          b : 0
+  1) 31: 8/5 6/5                 52: 13/8 13/11
+  2)  Doubles => 2                Takes
+  3) 52: 13/11 13/8
+      Wins 2 points
+"""
+
+
+def test_a_one_point_match_has_no_crawford_game() -> None:
+    # In a 1-point match both sides need one point: gnubg (and doublet.games) let the
+    # cube be turned there (gnubg 1.07 imports this file: X wins 2 points, resigned).
+    _, games = read_match(ONE_POINT)
+    assert (games[0].crawford, games[0].winner, games[0].points) == (False, 0, 2)
+
+
+def test_the_jacoby_rule_of_a_money_session_counts_a_gammon_at_a_centred_cube_single() -> None:
+    import datetime
+    import random
+
+    from doublet.games.game import Series
+    from doublet.games.record import to_mat
+
+    # Random plays, seed 5: side 0 wins a gammon with the cube at 1, worth 1 point.
+    rnd = random.Random(5)
+    s = Series.new("standard", games=1, seed=5, cube=True, jacoby=True)
+    g = s.game
+    while not g.over:
+        g.roll() if g.phase == "roll" else g.play(rnd.choice(g.plays()))
+    assert g.result is not None and (g.result.points, g.cube, g.result.value) == (2, 1, 1)
+    text = to_mat(s, date=datetime.date(2026, 12, 1))
+    assert '; [Jacoby "On"]' in text and "Wins 1 point" in text
+    assert read_match(text)[1][0].points == 1
+    with pytest.raises(MatchFileError, match="by the moves, player 0 wins 2 points"):
+        read_match(text.replace('; [Jacoby "On"]', '; [Jacoby "Off"]'))
+
+
+def test_an_unfinished_game_is_written_without_a_result() -> None:
+    from doublet.formats.matfile import parse_sgf, replay, write_sgf
+
+    text = GOOD.replace("  2)  Doubles => 2                Drops\n      Wins 1 point\n", "")
+    m = parse_mat(text)
+    with pytest.raises(MatchFileError, match="before anyone has won"):
+        write_sgf(replace_last_game(m, 5))  # a later game would follow an unfinished one
+    sgf = write_sgf(m)
+    assert "RE[" not in sgf
+    back = replay(parse_sgf(sgf), unfinished=True)
+    assert back[0].winner == -1 and [mv.play for mv in back[0].moves] == ["8/5 6/5", "13/11 13/8"]
+
+
+def replace_last_game(m, number):  # type: ignore[no-untyped-def]
+    """The match with a copy of its last game appended as game `number`."""
+    import copy
+
+    m = copy.deepcopy(m)
+    g = copy.deepcopy(m.games[-1])
+    g.number = number
+    m.games.append(g)
+    return m
+
+
+def test_a_play_as_single_die_moves_keeps_the_files_order_when_it_is_one() -> None:
+    # The SGF writer's moves (doublet.formats.notation.single_moves), from the start.
+    from doublet.core.board import starting
+    from doublet.core.errors import IllegalPlayError
+    from doublet.formats.notation import single_moves
+    from doublet.formats.position import Position
+
+    start = Position(starting())
+
+    def moves(text: str, d1: int, d2: int, hint=()):  # type: ignore[no-untyped-def]
+        return single_moves(start.board, start.play(text, d1, d2).board, d1, d2, hint)
+
+    assert moves("24/20 6/5", 4, 1) == [(24, 20), (6, 5)]  # sources from high to low
+    assert moves("24/20 6/5", 4, 1, [(6, 5), (24, 20)]) == [(6, 5), (24, 20)]  # gnubg's order
+    assert moves("13/6", 5, 2) == [(13, 8), (8, 6)]
+    assert moves("13/6", 5, 2, [(8, 6), (13, 8)]) == [(8, 6), (13, 8)]  # 8 has checkers
+    assert moves("13/6", 5, 2, [(11, 6), (13, 11)]) == [(13, 8), (8, 6)]  # 11 has none yet
+    assert moves("13/6", 5, 2, [(13, 11), (11, 6)]) == [(13, 11), (11, 6)]
+    assert moves("24/18(2)", 3, 3) == [(24, 21), (24, 21), (21, 18), (21, 18)]
+    assert moves("24/23 24/20", 4, 1, [(24, 23)]) == [(24, 23), (24, 20)]  # one die short
+    with pytest.raises(IllegalPlayError):
+        single_moves(start.board, starting(), 4, 1)

@@ -20,10 +20,27 @@ resigned by the other player (gnubg writes no line for a resignation).
 ``parse_mat`` reads the text into a MatMatch; ``replay`` plays every move through the
 rules (doublet.formats.position) from the starting position, the cube with it, and
 checks each "Wins", each score line, each cube value and the Crawford game (no
-double): a move that does not parse or is not legal, a cube action out of turn or a
-wrong score is a MatchFileError naming the game, the move number, the player and the
-text. ``parse_sgf`` reads GNU Backgammon's .sgf into the same match, ``write_mat``
-writes a match as .mat (read back, it is the same match). Not yet: an .sgf writer.
+double; the first game in which exactly one side needs a point), and in money play
+the Jacoby rule of a ``; [Jacoby "On"]`` header: a move that does not parse or is not
+legal, a cube action out of turn or a wrong score is a MatchFileError naming the game,
+the move number, the player and the text. A beaver (``Beavers => 4``) is the taker's
+answer; the doubler rolls next.
+
+GNU Backgammon's SGF (``.sgf``, ``GM[6]``), as gnubg 1.07 writes it, one game tree a
+game:
+
+    (;FF[4]GM[6]CA[UTF-8]AP[GNU Backgammon:1.07.001]MI[length:5][game:0][ws:0][bs:0]
+    PW[gnubg]PB[root]DT[2026-12-01]RU[Crawford]RE[W+8]     root: match, players, result
+    ;W[41xtxw]                  White (player 0) plays 4-1: 24/20 24/23, a letter a point
+    ;B[double]                  Black doubles; ;W[take] or ;W[drop]
+    ;W[66])                     a dance: the dice alone
+
+``parse_sgf`` reads it into the match that parse_mat reads from the same match's .mat
+(the same entries, line numbers and hit marks), ``write_sgf`` writes it (gnubg's four
+matches come back node for node, but for gnubg's analysis), ``write_mat`` writes the
+.mat; read back, each is the same match. tests/test_matfile_props.py checks the round
+trips on random matches, and GNU Backgammon imports what both writers write with the
+same winners and points (tests/test_matfile.py, tests/test_selfplay_matches.py).
 """
 
 from __future__ import annotations
@@ -35,6 +52,7 @@ import numpy as np
 
 from doublet.core import board as B
 from doublet.core.errors import DoubletError, MatchFileError
+from doublet.formats.notation import single_moves
 from doublet.formats.position import Position
 
 _TAG = re.compile(r';\s*\[([^"\]]+?)\s+"(.*)"\]\s*$')
@@ -226,27 +244,38 @@ class ReplayedGame:
     crawford: bool = False  # the Crawford game
 
 
-def replay(match: MatMatch) -> list[ReplayedGame]:
+def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
-    cube action or score that does not fit."""
+    cube action or score that does not fit. `unfinished`: the last game may end before
+    anyone has won (a match still being played; its winner is -1)."""
     out: list[ReplayedGame] = []
     score = [0, 0]
     crawford_played = False
-    for g in match.games:
+    jacoby = not match.length and match.tags.get("Jacoby", "").strip().lower() == "on"
+    for k, g in enumerate(match.games):
         if match.length and tuple(score) != g.score and out:
             raise MatchFileError(f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}, "
                                  f"but the games before it make {score[0]}-{score[1]}")  # fmt: skip
         score = list(g.score)
-        # The Crawford game: the first in which a side needs one point; nobody doubles.
-        crawford = bool(match.length) and not crawford_played and match.length - 1 in score
+        crawford = bool(match.length) and not crawford_played and _crawford(match.length, score)
         crawford_played = crawford_played or crawford
-        out.append(_replay_game(g, crawford))
+        last = unfinished and k == len(match.games) - 1
+        out.append(_replay_game(g, crawford, jacoby, last))
         r = out[-1]
-        score[r.winner] += r.points
+        if r.winner >= 0:
+            score[r.winner] += r.points
     return out
 
 
-def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
+def _crawford(length: int, score: list[int] | tuple[int, int]) -> bool:
+    """Whether a game at this score is the Crawford game, if none was played before: the
+    first in which exactly one side needs one point (as GNU Backgammon and doublet.games
+    have it; in a 1-point match both do, and the cube may be turned)."""
+    return [length - x == 1 for x in score].count(True) == 1
+
+
+def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
+                 unfinished: bool = False) -> ReplayedGame:  # fmt: skip
     board = B.starting()
     mover: int | None = None  # whose view `board` is
     cube, owner = 1, -1
@@ -257,7 +286,7 @@ def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
     points = 0
     resigned = False
     for a in g.actions:
-        where = _where(g.number, a.number, a.player, a.text)
+        where = _where(g.number, a.number, a.player, a.text or _entry_text(a))
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
         if a.kind == "move":
@@ -278,7 +307,9 @@ def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
             board = np.array(play.board, dtype=np.int8)  # the mover's view after its play
             result = B.outcome(board)
             if result:
-                winner, points = a.player, abs(int(result)) * cube
+                # The Jacoby rule (money): gammons count single while the cube is at 1.
+                kind = 1 if jacoby and cube == 1 else abs(int(result))
+                winner, points = a.player, kind * cube
         elif a.kind == "double":
             if crawford:
                 raise MatchFileError(f"{where}: nobody may double in the Crawford game")
@@ -292,6 +323,9 @@ def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
         elif a.kind in ("take", "drop", "beaver"):
             if offered is None or a.player == offered:
                 raise MatchFileError(f"{where}: there is no double of the other player to answer")
+            if a.kind == "beaver" and a.value != 4 * cube:
+                raise MatchFileError(f"{where}: the cube is at {cube}, so a beaver makes it "
+                                     f"{4 * cube}, not {a.value}")  # fmt: skip
             cube_actions.append(a)
             if a.kind == "drop":
                 winner, points = offered, cube
@@ -312,7 +346,9 @@ def _replay_game(g: MatGame, crawford: bool = False) -> ReplayedGame:
                 raise MatchFileError(f"{where}: by the moves, player {winner} wins {points} "
                                      f"point{'s' * (points != 1)}")  # fmt: skip
     if winner is None:
-        raise MatchFileError(f"game {g.number}: it ends before anyone has won")
+        if not unfinished:
+            raise MatchFileError(f"game {g.number}: it ends before anyone has won")
+        winner = -1
     return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford)
 
 
@@ -334,31 +370,60 @@ def _entry_text(a: MatAction) -> str:
     return f"Wins {a.value} point{'s' * (a.value != 1)}"
 
 
+class _Lines:
+    """The numbers of a .mat game's move lines, as GNU Backgammon lays the entries out: a
+    line holds player 0's entry, then player 1's, so an entry of player 0 after one of
+    player 1 (or a second one of either) starts the next line."""
+
+    def __init__(self) -> None:
+        self.number = 0
+        self.row = [True, True]  # whether the current line's columns are taken
+
+    def entry(self, player: int) -> int:
+        """The number of the line that an entry of `player` goes on next."""
+        if self.row[1] or (player == 0 and self.row[0]):
+            self.number += 1
+            self.row = [False, False]
+        self.row[player] = True
+        return self.number
+
+    def beside(self, winner: int) -> bool:
+        """Whether the winner's Wins goes on the current line (gnubg: the winner's column
+        is the right one, the loser's last entry is in the left one) rather than on a
+        line of its own."""
+        return winner == 1 and self.row[0] and not self.row[1]
+
+    def close(self) -> None:
+        """A line of its own was written: the next entry starts a new line."""
+        self.row = [True, True]
+
+
 def write_mat(match: MatMatch) -> str:
     """The match as .mat text, laid out as GNU Backgammon writes it (so that parse_mat
-    reads it back to the same match; a match read from .sgf is thus converted)."""
+    reads it back to the same match; a match read from .sgf is thus converted). A Wins
+    numbered 0 goes on a line of its own, any other entry on the line _Lines gives it."""
     lines = [f'; [{k} "{v}"]' for k, v in match.tags.items()]
     lines += ["", f" {match.length} point match", ""]
     for g in match.games:
         lines.append(f" Game {g.number}")
         lines.append(f" {g.names[0]} : {g.score[0]}".ljust(31) + f" {g.names[1]} : {g.score[1]}")
-        # Lines are numbered 1, 2, ... in the order of the actions: a line holds player
-        # 0's entry, then player 1's, so an entry of player 0 after one of player 1 (or a
-        # second one of either) starts the next line.
+        layout = _Lines()
         number = 0
         row: list[str] | None = None
         for a in g.actions:
-            if a.number == 0:  # a Wins line of its own, in the winner's column
+            if a.kind == "wins" and a.number == 0:  # a line of its own, the winner's column
                 if row is not None:
                     lines.append(_line(number, row))
                     row = None
                 lines.append(" " * (6 if a.player == 0 else 36) + _entry_text(a))
+                layout.close()
                 continue
-            if row is None or row[1] or (a.player == 0 and row[0]):
+            n = layout.entry(a.player)
+            if n != number:
                 if row is not None:
                     lines.append(_line(number, row))
-                number += 1
-                row = ["", ""]
+                number, row = n, ["", ""]
+            assert row is not None
             row[a.player] = _entry_text(a)
         if row is not None:
             lines.append(_line(number, row))
@@ -372,13 +437,102 @@ def _line(number: int, row: list[str]) -> str:
 
 # -- GNU Backgammon's SGF ----------------------------------------------------------------------
 
-_SGF_PROP = re.compile(r"([A-Z]+)((?:\[(?:[^\]\\]|\\.)*\])+)")
-_SGF_VALUE = re.compile(r"\[((?:[^\]\\]|\\.)*)\]")
+# An SGF node: its properties, each with its values (unescaped).
+SgfNode = dict[str, list[str]]
+
+# Tags of a .mat header that have a property of their own in gnubg's SGF (the first
+# game's root node); gnubg keeps the others as lines '[Name "value"]' in the game
+# comment GC, and so does write_sgf.
+_SGF_TAGS = {"Event": "EV", "Round": "RO", "Site": "PC", "Transcriber": "AN"}
+_TAG_LINE = re.compile(r'\s*\[([^"\]]+?)\s+"(.*)"\]\s*')
+_DATE = re.compile(r"(\d{4})\.(\d\d)\.(\d\d)")
+_SGF_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
+SGF_APPLICATION = "Doublet"
+
+
+def _sgf_trees(text: str) -> list[list[SgfNode]]:
+    """The game trees of an SGF collection, each as the nodes of its main line (the first
+    variation at each branch, the one gnubg reads). A value's backslash escapes the next
+    character (a backslash before a line break drops it)."""
+    trees: list[list[SgfNode]] = []
+    stack: list[list[bool]] = []  # each open tree: [on the main line, has a child tree]
+    node: SgfNode | None = None
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "(":
+            if stack:
+                parent = stack[-1]
+                stack.append([parent[0] and not parent[1], False])
+                parent[1] = True
+            else:
+                trees.append([])
+                stack.append([True, False])
+            node = None
+            i += 1
+        elif c == ")":
+            if not stack:
+                raise MatchFileError(f"SGF: a ')' at character {i} closes no game tree")
+            stack.pop()
+            node = None
+            i += 1
+        elif c == ";":
+            if not stack:
+                raise MatchFileError(f"SGF: a node at character {i} is outside any game tree")
+            node = {}
+            if stack[-1][0]:
+                trees[-1].append(node)
+            i += 1
+        elif c.isalpha():
+            m = re.compile(r"[A-Za-z]+").match(text, i)
+            assert m
+            ident = "".join(ch for ch in m.group() if ch.isupper())  # FF[3]: "AddBlack" is AB
+            i = m.end()
+            values: list[str] = []
+            while True:
+                while i < n and text[i].isspace():
+                    i += 1
+                if i >= n or text[i] != "[":
+                    break
+                value, i = _sgf_value(text, i)
+                values.append(value)
+            if node is None or not values:
+                raise MatchFileError(f"SGF: the property {m.group()} at character {m.start()} "
+                                     "is not in a node or has no value")  # fmt: skip
+            node.setdefault(ident, []).extend(values)
+        elif c.isspace():
+            i += 1
+        else:
+            raise MatchFileError(f"SGF: {c!r} at character {i} is not SGF")
+    if stack:
+        raise MatchFileError("SGF: the text ends inside a game tree (a ')' is missing)")
+    return trees
+
+
+def _sgf_value(text: str, i: int) -> tuple[str, int]:
+    """The value that starts with the '[' at text[i], unescaped, and the index after it."""
+    out: list[str] = []
+    i += 1
+    while i < len(text) and text[i] != "]":
+        if text[i] == "\\" and i + 1 < len(text):
+            i += 1
+            if text[i] != "\n":
+                out.append(text[i])
+        else:
+            out.append(text[i])
+        i += 1
+    if i >= len(text):
+        raise MatchFileError("SGF: the text ends inside a property value (a ']' is missing)")
+    return "".join(out), i + 1
+
+
+def _sgf_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("]", "\\]")
 
 
 def _sgf_point(c: str, player: int) -> int:
     """An SGF point letter as the player's own point: 'a'..'x' are White's (player 0's)
-    points 1..24, 'y' the bar, 'z' off."""
+    points 1..24, Black's 24..1; 'y' the bar, 'z' off (gnubg's sgf.c, Point)."""
     if c == "y":
         return 25
     if c == "z":
@@ -389,86 +543,260 @@ def _sgf_point(c: str, player: int) -> int:
     return k if player == 0 else 25 - k
 
 
+def _sgf_letter(point: int, player: int) -> str:
+    """The inverse of _sgf_point: a player's own point (25 the bar, 0 off) as a letter."""
+    if point == 25:
+        return "y"
+    if point == 0:
+        return "z"
+    return chr(ord("a") - 1 + (point if player == 0 else 25 - point))
+
+
+def _apply(board: np.ndarray, steps: list[tuple[int, int]]) -> list[str]:
+    """Move the mover's checkers of `board` (its view, changed in place) by the
+    single-die steps; each step's text as gnubg's .mat writes it: a hit marked ('*')
+    on the step that hits."""
+    parts = []
+    for src, dst in steps:
+        board[src] -= 1
+        hit = False
+        if dst == 0:
+            board[B.MY_OFF] += 1
+        else:
+            if board[dst] == -1:
+                board[dst] = 0
+                board[B.OPP_BAR] -= 1
+                hit = True
+            board[dst] += 1
+        parts.append(f"{src}/{dst}" + "*" * hit)
+    return parts
+
+
 def parse_sgf(text: str) -> MatMatch:
-    """Read GNU Backgammon's SGF (``GM[6]``: one game tree a game, ``MI[length:N][game:K]
-    [ws:W][bs:B]``, ``PW``/``PB`` the players (White is player 0, the .mat file's left
-    column), moves ``;W[52lqac]`` (dice, then from-to letter pairs), ``[double]``,
-    ``[take]``, ``[drop]``, the result ``RE[W+2]``, ``RE[W+2R]`` for a resignation)
-    into the MatMatch that parse_mat would give."""
-    if "GM[6]" not in text:
-        raise MatchFileError("not a backgammon SGF file (no GM[6])")
+    """Read GNU Backgammon's SGF into the MatMatch that parse_mat reads from the same
+    match's .mat: one game tree a game (``GM[6]``; ``MI[length:N][game:K][ws:W][bs:B]``,
+    ``PW``/``PB`` the players (White is player 0, the .mat file's left column), the
+    result ``RE[W+2]``, ``RE[W+2R]`` for a resignation, ``RU[Crawford:CrawfordGame:
+    Jacoby]``), moves ``;W[52lqac]`` (dice, then a from-to letter pair a die), ``;W[double]``,
+    ``[take]``, ``[drop]``; a beaver is the taker's ``[double]``, then the doubler's
+    ``[take]`` (as gnubg writes it). The entries get the numbers of the .mat file's move
+    lines, and a play its hit marks, as gnubg's .mat export has them. The first game's
+    ``DT``, ``EV``, ``RO``, ``PC``, ``AN`` are the tags EventDate, Event, Round, Site and
+    Transcriber; lines ``[Name "value"]`` of its comment ``GC`` (gnubg's place for the
+    others) are tags too, and ``RU[Jacoby]`` is ``Jacoby "On"``."""
+    trees = [t for t in _sgf_trees(text) if t and t[0].get("GM", [""])[0].strip() == "6"]
+    if not trees:
+        raise MatchFileError("not a backgammon SGF file (no game tree with GM[6])")
     games: list[MatGame] = []
     length = 0
     tags: dict[str, str] = {}
-    for k, tree in enumerate(re.split(r"\(\s*;", text)[1:], 1):
-        names = ("", "")
-        score = (0, 0)
-        actions: list[MatAction] = []
-        number = k
+    for k, nodes in enumerate(trees, 1):
+        root = nodes[0]
+        number, score = k, (0, 0)
+        if "MI" in root:
+            info = dict(v.split(":", 1) for v in root["MI"] if ":" in v)
+            try:
+                length = int(info.get("length", 0))
+                number = int(info.get("game", k - 1)) + 1
+                score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
+            except ValueError:
+                raise MatchFileError(f"game {k}: a bad MI[] {root['MI']}") from None
+        names = (root.get("PW", [""])[0], root.get("PB", [""])[0])
+        _sgf_root_tags(root, tags, length)
         result: tuple[int, int] | None = None
-        move = 0
-        for node in tree.split(";"):
-            props = {m.group(1): _SGF_VALUE.findall(m.group(2)) for m in _SGF_PROP.finditer(node)}
-            if "MI" in props:
-                info = dict(v.split(":", 1) for v in props["MI"] if ":" in v)
-                try:
-                    length = int(info.get("length", 0))
-                    number = int(info.get("game", k - 1)) + 1
-                    score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
-                except ValueError:
-                    raise MatchFileError(f"game {k}: a bad MI[] {props['MI']}") from None
-            if "PW" in props or "PB" in props:
-                names = (props.get("PW", [names[0]])[0], props.get("PB", [names[1]])[0])
-            if "DT" in props:
-                tags["EventDate"] = props["DT"][0]
-            if "RE" in props:
-                m = re.fullmatch(r"([WB])\+(\d+)R?", props["RE"][0])
-                if not m:
-                    raise MatchFileError(f"game {number}: a result RE[{props['RE'][0]}] not read")
-                result = (0 if m.group(1) == "W" else 1, int(m.group(2)))
-            for colour in ("W", "B"):
-                if colour not in props:
-                    continue
-                player = 0 if colour == "W" else 1
-                value = props[colour][0]
-                move += 1
-                if value in ("double", "take", "drop"):
-                    kind = value
-                    actions.append(MatAction(number, move, player, kind,
-                                             value=0, text=value))  # fmt: skip
-                    continue
-                m = re.fullmatch(r"([1-6])([1-6])((?:[a-z][a-z])*)", value)
-                if not m:
-                    raise MatchFileError(f"{_where(number, move, player, value)}: not a move")
-                pairs = m.group(3)
-                try:
-                    steps = [f"{_sgf_point(pairs[i], player)}/{_sgf_point(pairs[i + 1], player)}"
-                             for i in range(0, len(pairs), 2)]  # fmt: skip
-                except ValueError:
-                    raise MatchFileError(f"{_where(number, move, player, value)}: "
-                                         "a point letter outside a-z") from None  # fmt: skip
-                dice = (int(m.group(1)), int(m.group(2)))
-                actions.append(MatAction(number, move, player, "move", dice, " ".join(steps),
-                                         text=value))  # fmt: skip
-        # The cube's values are implicit in SGF: each double doubles it.
-        cube = 1
-        for i, a in enumerate(actions):
-            if a.kind == "double":
-                cube *= 2
-                actions[i] = MatAction(
-                    a.game, a.number, a.player, "double", value=cube, text=a.text
-                )
+        if "RE" in root:
+            m = re.fullmatch(r"([WB])\+(\d+)R?", root["RE"][0].strip())
+            if not m:
+                raise MatchFileError(f"game {number}: a result RE[{root['RE'][0]}] not read")
+            result = (0 if m.group(1) == "W" else 1, int(m.group(2)))
+        actions = _sgf_actions(number, nodes[1:])
         if result is not None:
-            actions.append(MatAction(number, 0, result[0], "wins", value=result[1],
-                                     text=f"RE[{'WB'[result[0]]}+{result[1]}]"))  # fmt: skip
+            layout = _Lines()
+            for a in actions:
+                layout.entry(a.player)
+            at = layout.number if layout.beside(result[0]) else 0
+            actions.append(MatAction(number, at, result[0], "wins", value=result[1],
+                                     text=f"RE[{root['RE'][0]}]"))  # fmt: skip
         games.append(MatGame(number, names, score, actions))
     return MatMatch(length, tags, games)
+
+
+def _sgf_root_tags(root: SgfNode, tags: dict[str, str], length: int) -> None:
+    """The .mat tags of a game's root node, added to `tags` (the first game's count)."""
+    if "DT" in root:
+        m = _SGF_DATE.fullmatch(root["DT"][0].strip())
+        tags.setdefault("EventDate", ".".join(m.groups()) if m else root["DT"][0])
+    for tag, prop in _SGF_TAGS.items():
+        if prop in root:
+            tags.setdefault(tag, root[prop][0])
+    if "GC" in root:
+        stray = []
+        for line in root["GC"][0].splitlines():
+            m = _TAG_LINE.fullmatch(line)
+            if m:
+                tags.setdefault(m.group(1), m.group(2))
+            elif line.strip():
+                stray.append(line.strip())
+        if stray:
+            tags.setdefault("Comment", " ".join(stray))
+    rules = root.get("RU", [""])[0].split(":")
+    if "Jacoby" in rules and not length:
+        tags.setdefault("Jacoby", "On")
+
+
+def _sgf_actions(number: int, nodes: list[SgfNode]) -> list[MatAction]:
+    """A game's moves and cube actions, numbered as the .mat lines they go on."""
+    actions: list[MatAction] = []
+    layout = _Lines()
+    board = B.starting()  # the mover's view, for the hit marks
+    mover: int | None = None
+    cube = 1
+    doubled: int | None = None  # the player whose double waits for its answer
+    beavered: int | None = None  # the doubler, whose take after a beaver is the beaver's
+    for node in nodes:
+        setup = [p for p in ("AE", "AB", "AW", "CV", "CP") if p in node]
+        if setup:
+            raise MatchFileError(f"game {number}: a node sets up the board or the cube "
+                                 f"({', '.join(setup)}); only games from the starting "
+                                 "position are read")  # fmt: skip
+        colour = next((p for p in node if p in ("W", "B")), None)  # gnubg: one move a node
+        if colour is None:
+            continue
+        player = 0 if colour == "W" else 1
+        value = node[colour][0].strip()
+        if value == "take" and beavered == player:
+            beavered = None  # the doubler takes the beaver: written as the beaver itself
+            continue
+        beavered = None
+        move = layout.entry(player)
+        where = _where(number, move, player, value)
+        if value == "double" and doubled is not None and doubled != player:
+            cube *= 4
+            actions.append(MatAction(number, move, player, "beaver", value=cube, text=value))
+            beavered, doubled = doubled, None
+            continue
+        if value in ("double", "take", "drop"):
+            if value == "double":
+                doubled = player
+            elif value == "take" and doubled is not None:
+                cube *= 2
+                doubled = None
+            actions.append(MatAction(number, move, player, value,
+                                     value=2 * cube if value == "double" else 0,
+                                     text=value))  # fmt: skip
+            continue
+        m = re.fullmatch(r"([1-6])([1-6])((?:[a-z][a-z])*)", value)
+        if not m:
+            raise MatchFileError(f"{where}: not a move")
+        pairs = m.group(3)
+        try:
+            steps = [(_sgf_point(pairs[i], player), _sgf_point(pairs[i + 1], player))
+                     for i in range(0, len(pairs), 2)]  # fmt: skip
+        except ValueError:
+            raise MatchFileError(f"{where}: a point letter outside a-z") from None
+        if mover is not None and player != mover:
+            board = B.flip(board)
+        mover = player
+        dice = (int(m.group(1)), int(m.group(2)))
+        actions.append(MatAction(number, move, player, "move", dice,
+                                 " ".join(_apply(board, steps)), text=value))  # fmt: skip
+    return actions
+
+
+def write_sgf(match: MatMatch) -> str:
+    """The match as GNU Backgammon's SGF, as gnubg 1.07 writes a match without its
+    analysis: a game tree a game (the root: ``MI``, the players, the first game's tags,
+    ``RU`` with Crawford in a match, CrawfordGame, Jacoby in money play with ``Jacoby
+    "On"``, the result ``RE``), then a node a move or cube action. A play is written one
+    die a move (its parts as the match wrote them, when they are one; else in an order
+    they can be played), a beaver as gnubg has it (see parse_sgf). parse_sgf reads the
+    text back to the same match: the same games, players, scores, plays, cube actions,
+    winners and points, the entries numbered as write_mat lays them out. The match is
+    replayed first (the plays' single-die moves and a resignation need the positions;
+    the last game may be unfinished, without ``RE``); MatchFileError if it does not."""
+    replayed = replay(match, unfinished=True)
+    out = []
+    for k, (g, r) in enumerate(zip(match.games, replayed, strict=True)):
+        root = ["(;FF[4]GM[6]CA[UTF-8]", f"AP[{SGF_APPLICATION}:{_version()}]",
+                f"MI[length:{match.length}][game:{g.number - 1}][ws:{g.score[0]}]"
+                f"[bs:{g.score[1]}]",
+                f"PW[{_sgf_escape(g.names[0])}]PB[{_sgf_escape(g.names[1])}]"]  # fmt: skip
+        if k == 0:
+            root.append(_sgf_tags(match.tags, match.length))
+        rules = ["Crawford"] * bool(match.length) + ["CrawfordGame"] * r.crawford
+        if not match.length and match.tags.get("Jacoby", "").strip().lower() == "on":
+            rules.append("Jacoby")
+        if rules:
+            root.append(f"RU[{':'.join(rules)}]")
+        if r.winner >= 0:
+            root.append(f"RE[{'WB'[r.winner]}+{r.points}{'R' * r.resigned}]")
+        nodes = []
+        moves = iter(r.moves)
+        for a in g.actions:
+            colour = "WB"[a.player]
+            if a.kind == "move":
+                nodes.append(f";{colour}[{_sgf_move(a, next(moves))}]")
+            elif a.kind == "beaver":  # the taker redoubles, the doubler takes
+                nodes += [f";{colour}[double]", f";{'WB'[1 - a.player]}[take]"]
+            elif a.kind != "wins":
+                nodes.append(f";{colour}[{a.kind}]")
+        out.append("".join(root) + "".join("\n" + x for x in nodes) + ")\n")
+    return "".join(out)
+
+
+def _version() -> str:
+    from doublet import __version__
+
+    return __version__
+
+
+def _sgf_tags(tags: dict[str, str], length: int) -> str:
+    """The first game's root properties for the match's tags, in gnubg's order (a money
+    session's ``Jacoby "On"`` is the rule RU[Jacoby] alone)."""
+    props: dict[str, str] = {}
+    rest = []
+    for tag, value in tags.items():
+        m = _DATE.fullmatch(value)
+        if tag == "Jacoby" and value == "On" and not length:
+            continue
+        if tag == "EventDate" and m:
+            props["DT"] = "-".join(m.groups())
+        elif tag in _SGF_TAGS and value.strip() and value == value.strip():
+            props[_SGF_TAGS[tag]] = value
+        else:
+            rest.append(f'[{tag} "{value}"]\n')
+    if rest:
+        props["GC"] = "".join(rest)
+    order = ["DT", "EV", "RO", "PC", "AN", "GC"]
+    return "".join(f"{p}[{_sgf_escape(props[p])}]" for p in order if p in props)
+
+
+_STEP = re.compile(r"(\d+|bar|off)/(\d+|bar|off)\*?")
+
+
+def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
+    """A play as its SGF value: the dice, then a from-to letter pair a die."""
+    assert a.dice is not None
+    text = f"{a.dice[0]}{a.dice[1]}"
+    if not a.play:
+        return text
+    hint: list[tuple[int, int]] = []
+    for part in a.play.split():
+        m = _STEP.fullmatch(part)
+        if not m:
+            hint = []
+            break
+        src, dst = (25 if x == "bar" else 0 if x == "off" else int(x) for x in m.groups())
+        hint.append((src, dst))
+    after = Position(mv.board).play(mv.play, *mv.dice).board
+    steps = single_moves(mv.board, after, *mv.dice, hint=hint)
+    return text + "".join(_sgf_letter(s, a.player) + _sgf_letter(d, a.player) for s, d in steps)
 
 
 def read_match(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
     """A .mat or a gnubg .sgf file's text (told apart by its first characters), read and
     replayed."""
-    m = parse_sgf(text) if text.lstrip().startswith("(;") else parse_mat(text)
+    m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
     return m, replay(m)
 
 
@@ -485,4 +813,5 @@ __all__ = [
     "to_doublet_notation",
     "to_mat_notation",
     "write_mat",
+    "write_sgf",
 ]
