@@ -89,4 +89,42 @@ def random_positions(n: int, variant: int = STANDARD, seed: int = 0) -> list[Boa
     return out[:n]
 
 
-__all__ = ["ACEY_DEUCEY", "NO_JIT", "load_jsonl", "pos", "random_positions", "subset"]
+GNUBG = Path("/usr/games/gnubg")
+_GNUBG_IMPORT = """
+import gnubg, json, os
+for path in os.environ["MATCH_FILES"].split(os.pathsep):
+    # .mat: gnubg's Jellyfish import; .sgf: its own format, which it loads
+    gnubg.command(("import mat " if path.endswith(".mat") else "load match ") + path)
+    m = gnubg.match(analysis=0, boards=0, statistics=0, verbose=0)
+    games = [[g["info"].get("winner"), g["info"].get("points-won")]
+             for g in m["games"]] if m else None
+    print("RESULT", json.dumps(games))
+"""
+
+
+def gnubg_results(paths: list[Path], tmp: Path) -> list[list[list[object]] | None]:
+    """GNU Backgammon 1.07's (gnubg -t) import of each match file: per game [winner, points]
+    (the winner X: player 0, the .mat file's left column, SGF's White; O: player 1),
+    None where it read no match. One gnubg process for all the files."""
+    import subprocess
+
+    script = tmp / "gnubg_import.py"
+    script.write_text(_GNUBG_IMPORT)
+    cmd = [str(GNUBG), "-t", "-q", "-r", "-p", str(script)]
+    env = {**os.environ, "MATCH_FILES": os.pathsep.join(map(str, paths))}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    assert len(lines) == len(paths), done.stdout[-2000:] + done.stderr[-2000:]
+    return [json.loads(x[7:]) for x in lines]
+
+
+__all__ = [
+    "ACEY_DEUCEY",
+    "GNUBG",
+    "NO_JIT",
+    "gnubg_results",
+    "load_jsonl",
+    "pos",
+    "random_positions",
+    "subset",
+]

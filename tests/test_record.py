@@ -1,25 +1,25 @@
-"""A played series written as a .mat file (doublet.games.record) reads back with the
-project's .mat reader (doublet.formats.matfile.read_match, which replays every move
-through the rules and checks the cube, the scores and the Crawford game) to the same
-games: the same plays, cube actions, winners and points."""
+"""A played series written as a .mat file (doublet.games.record), or as GNU Backgammon's
+.sgf (doublet.formats.matfile.write_sgf of its match), reads back with the project's
+reader (doublet.formats.matfile.read_match, which replays every move through the rules
+and checks the cube, the scores and the Crawford game) to the same games: the same
+plays, cube actions, winners and points; GNU Backgammon 1.07 imports both files with
+the same winners and points."""
 
 from __future__ import annotations
 
 import datetime
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from doublet.core.errors import GameError
 from doublet.formats.ids import position_id
-from doublet.formats.matfile import read_match, to_doublet_notation
+from doublet.formats.matfile import read_match, to_doublet_notation, write_sgf
 from doublet.formats.position import Position
 from doublet.games.game import Series
 from doublet.games.opponent import engine_answer, engine_doubles, engine_play
-from doublet.games.record import to_mat
+from doublet.games.record import to_mat, to_match
+from tests.helpers import GNUBG, gnubg_results
 
 DAY = datetime.date(2026, 12, 1)
 
@@ -70,6 +70,7 @@ def test_a_match_to_5_with_doubles_reads_back() -> None:
     assert "(2)" not in text and "bar" not in text and "off" not in text
     assert "Doubles => 2" in text  # seed 8: the engine doubles in this match
     same(s, text)
+    same(s, write_sgf(to_match(s, date=DAY)))
 
 
 def test_a_money_session_with_jacoby_reads_back() -> None:
@@ -78,6 +79,7 @@ def test_a_money_session_with_jacoby_reads_back() -> None:
     text = to_mat(s, date=DAY)
     assert " 0 point match" in text and '; [Jacoby "On"]' in text
     same(s, text)
+    same(s, write_sgf(to_match(s, date=DAY)))
 
 
 def test_a_resignation_and_a_pass_are_written_as_gnubg_writes_them() -> None:
@@ -96,6 +98,7 @@ def test_a_resignation_and_a_pass_are_written_as_gnubg_writes_them() -> None:
     assert any("Doubles => 2" in ln for ln in lines) and any("Drops" in ln for ln in lines)
     assert sum("Wins" in ln for ln in lines) == 2
     same(s, text)
+    same(s, write_sgf(to_match(s, names=("alice", "bob"), date=DAY)))
 
 
 def test_what_the_format_cannot_hold_is_refused() -> None:
@@ -117,15 +120,6 @@ def test_a_play_is_written_one_die_a_part_as_gnubg_does() -> None:
     assert mat_play(Turn(0, (6, 6), "", start)) == ((6, 6), "")
 
 
-GNUBG = Path("/usr/games/gnubg")
-IMPORT = """
-import gnubg, json, os
-gnubg.command("import mat " + os.environ["MAT"])
-m = gnubg.match(analysis=0, boards=0, statistics=0, verbose=0)
-print("RESULT", json.dumps([[g["info"]["winner"], g["info"]["points-won"]] for g in m["games"]]))
-"""
-
-
 @pytest.mark.skipif(not GNUBG.exists(), reason="GNU Backgammon 1.07 is not installed (apt-get "
                     "install gnubg)")  # fmt: skip
 @pytest.mark.parametrize("kind", ["match", "money"])
@@ -135,14 +129,9 @@ def test_gnu_backgammon_imports_the_file_with_the_same_results(tmp_path: Path, k
     else:
         s = Series.new("standard", games=4, seed=3, cube=True, jacoby=True)
     play_out(s)
-    mat = tmp_path / "m.mat"
+    mat, sgf = tmp_path / "m.mat", tmp_path / "m.sgf"
     mat.write_text(to_mat(s, date=DAY))
-    script = tmp_path / "imp.py"
-    script.write_text(IMPORT)
-    done = subprocess.run([str(GNUBG), "-t", "-q", "-r", "-p", str(script)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "MAT": str(mat)})  # fmt: skip
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    got = json.loads(line[7:])
+    sgf.write_text(write_sgf(to_match(s, date=DAY)))
     # gnubg names the left column's player (side 0) X.
     want = [["X" if g.result.winner == 0 else "O", g.result.value] for g in [*s.history, s.game]]
-    assert got == want
+    assert gnubg_results([mat, sgf], tmp_path) == [want, want]
