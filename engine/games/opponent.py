@@ -8,6 +8,12 @@ import these; neither decides for the engine itself.
   of doublet.search.cubeful at `ply`: "Double, ..." or "Redouble, ..."; an optional
   double and "too good" are not doubled).
 - ``engine_answer(game, ply)``: "take", "beaver" or "pass" for the double waiting.
+- ``noise`` (each of the three, with a seeded ``rng``): a weaker player for self-play
+  (benchmarks/selfplay_matches.py). Gaussian noise of that standard deviation is added
+  to the equity of each play before the best is taken (cubeful, money-equivalent, in
+  units of the cube) and to each of the cube decision's three equities (no double,
+  double/take, double/pass) before its action is read from them; a new draw for every
+  decision.
 - ``playing_on(game, ply)``: the value of the game to the side on roll, both sides
   acting well from here (absolute: money points with the cube's value, a match's MWC).
 - ``resignation(game, side, points, ply)``: whether the other side accepts `side`'s
@@ -23,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from doublet.cube import met
-from doublet.cube.equity import optimal
+from doublet.cube.equity import Decision, action_words, optimal
 from doublet.formats.position import Play
 from doublet.games.game import Game, GameError
 from doublet.nn.eval import equity
 from doublet.rules.movegen import legal_outcomes
-from doublet.search.analysis import searcher
-from doublet.search.choice import choose
+from doublet.search.analysis import play_equities, searcher
+from doublet.search.choice import choose, ranking
 from doublet.search.cubeful import cube_decision, play_values
 from doublet.search.searcher import Limits
 
@@ -38,43 +44,68 @@ from doublet.search.searcher import Limits
 EPSILON = 1e-9
 
 
-def engine_play(game: Game, ply: int = 0, model: Any = None) -> Play:
+def engine_play(game: Game, ply: int = 0, model: Any = None, noise: float = 0.0,
+                rng: np.random.Generator | None = None) -> Play:  # fmt: skip
     """The play the engine chooses for the side on roll at `ply` (only that play is
-    written out, see Game.play)."""
+    written out, see Game.play); with `noise`, see the module."""
     if game.phase != "move":
         raise GameError(f"no play to choose: the game is at {game.phase!r}")
     assert game.dice is not None
-    if ply > 0:  # a forced play needs no search
+    if ply > 0 or noise:  # a forced play needs no search
         boards, again = legal_outcomes(game.board, *game.dice, game.variant)
         if len(boards) == 1:
             return game._play_of(boards[0], bool(again[0]))
     s = searcher(model, game.variant)
+    if noise:
+        boards, again, probs, plies = s.analyse(game.board, *game.dice, Limits(ply=ply))
+        eq, _ = play_equities(s, boards, again, probs, game.cube_state())
+        i = ranking(probs, plies, eq + _draw(rng, noise, len(eq)))[0]
+        return game._play_of(boards[i], bool(again[i]))
     after, again_ = choose(s, game.board, *game.dice, ply, game.cube_state())
     return game._play_of(after, again_)
 
 
-def engine_doubles(game: Game, ply: int = 0, model: Any = None) -> bool:
-    """Whether the side on roll doubles (redoubles) now, by its cube decision."""
+def _draw(rng: np.random.Generator | None, noise: float, n: int) -> np.ndarray:
+    if rng is None:
+        raise GameError("a noisy engine needs its random generator (rng)")
+    return rng.normal(0.0, noise, n)
+
+
+def _noisy(d: Decision, noise: float, rng: np.random.Generator | None) -> tuple[bool, bool, str]:
+    """(double, take, words) of a cube decision, with noise on its three equities."""
+    if not noise:
+        return d.double, d.take, d.action
+    nd, dt, dp = np.array([d.no_double, d.double_take, d.double_pass]) + _draw(rng, noise, 3)
+    return action_words(float(nd), float(dt), float(dp), d.state)
+
+
+def engine_doubles(game: Game, ply: int = 0, model: Any = None, noise: float = 0.0,
+                   rng: np.random.Generator | None = None) -> bool:  # fmt: skip
+    """Whether the side on roll doubles (redoubles) now, by its cube decision (with
+    `noise`, see the module)."""
     if not game.may_double():
         return False
     state = game.cube_state()
     assert state is not None
     a = cube_decision(searcher(model, game.variant), game.board, state, ply)
-    return a.decision is not None and a.decision.double
+    return a.decision is not None and _noisy(a.decision, noise, rng)[0]
 
 
-def engine_answer(game: Game, ply: int = 0, model: Any = None) -> str:
+def engine_answer(game: Game, ply: int = 0, model: Any = None, noise: float = 0.0,
+                  rng: np.random.Generator | None = None) -> str:  # fmt: skip
     """The answer to the side on roll's double: "take", "beaver" (money play with
-    beavers, when the double is a big enough mistake) or "pass"."""
+    beavers, when the double is a big enough mistake) or "pass" (with `noise`, see the
+    module)."""
     if game.phase != "answer":
         raise GameError("there is no double to answer")
     state = game.cube_state()  # the doubler's
     assert state is not None
     a = cube_decision(searcher(model, game.variant), game.board, state, ply)
     assert a.decision is not None
-    if not a.decision.take:
+    _, take, words = _noisy(a.decision, noise, rng)
+    if not take:
         return "pass"
-    return "beaver" if a.decision.action.endswith("beaver") and game.rules.beavers else "take"
+    return "beaver" if words.endswith("beaver") and game.rules.beavers else "take"
 
 
 def _best(values: Any) -> float:
