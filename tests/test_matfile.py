@@ -1,8 +1,12 @@
-"""doublet.formats.matfile: GNU Backgammon's .mat files read and replayed through the
-rules. The four matches of tests/data/matches (written by gnubg 1.07) replay move by
-move, their score lines add up, and each player's number of moves is the "Total moves"
-of gnubg's own statistics of the match; broken files are refused with the game, move,
-player and text named."""
+"""doublet.formats.matfile: GNU Backgammon's .mat and .sgf files read, replayed through
+the rules and written. The four matches of tests/data/matches (written by gnubg 1.07)
+replay move by move, their score lines add up, and each player's number of moves is the
+"Total moves" of gnubg's own statistics of the match; each .sgf reads to the same match
+as its .mat (line numbers and hit marks too), and write_sgf writes gnubg's .sgf again
+node for node (less the analysis). Beavers, the Jacoby rule, a 1-point match, an
+unfinished game; the hand-made files of tests/data/handmade (every kind of line) replay
+and round-trip through .sgf, GNU Backgammon imports them and their .sgf alike, and
+broken files are refused with the game, move, player and text named."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import pytest
 
 from doublet.core.errors import MatchFileError
 from doublet.formats.matfile import parse_mat, read_match, to_doublet_notation
-from tests.helpers import DATA
+from tests.helpers import DATA, GNUBG, gnubg_results
 
 MATCHES = sorted((DATA / "matches").glob("*.mat"))
 
@@ -384,3 +388,78 @@ def test_a_play_as_single_die_moves_keeps_the_files_order_when_it_is_one() -> No
     assert moves("24/23 24/20", 4, 1, [(24, 23)]) == [(24, 23), (24, 20)]  # one die short
     with pytest.raises(IllegalPlayError):
         single_moves(start.board, starting(), 4, 1)
+
+
+# -- hand-made files (tests/data/handmade) ----------------------------------------------
+
+HANDMADE = sorted((DATA / "handmade").glob("*.mat"))
+
+
+@pytest.mark.parametrize("path", HANDMADE, ids=lambda p: p.stem)
+def test_a_hand_made_file_replays_and_round_trips_through_sgf(path) -> None:  # type: ignore[no-untyped-def]
+    from doublet.formats.matfile import parse_sgf, write_mat, write_sgf
+
+    m, games = read_match(path.read_text())
+    back = parse_sgf(write_sgf(m))
+    assert _full(back) == _full(parse_mat(write_mat(m)))
+    assert [(g.winner, g.points, g.resigned) for g in read_match(write_sgf(m))[1]] == [
+        (g.winner, g.points, g.resigned) for g in games
+    ]
+
+
+def test_the_hand_made_files_hold_every_kind_of_line() -> None:
+    texts = {p.stem: p.read_text() for p in HANDMADE}
+    money, games = read_match(texts["money_session"])
+    match, match_games = read_match(texts["crawford_match"])
+    assert money.length == 0 and money.tags["Jacoby"] == "On" and match.length == 3
+    every = [*games, *match_games]
+    plays = [mv.play for g in every for mv in g.moves]
+    kinds = {a.kind for g in every for a in g.cube_actions}
+    assert kinds == {"double", "take", "drop", "beaver"}
+    assert "" in plays  # a dance
+    assert any(p.startswith("bar/") for p in plays) and any("/off" in p for p in plays)
+    assert any("*" in p for p in plays)  # hits
+    resigned = [g for g in every if g.resigned]
+    assert len(resigned) >= 3 and not all(g.moves[-1].player == g.winner for g in resigned)
+    assert [g.crawford for g in match_games] == [False, True, False, False]
+    assert [a.kind for a in match_games[2].cube_actions] == ["double", "drop"]  # post-Crawford
+    assert [(g.winner, g.points) for g in match_games] == [(0, 2), (1, 1), (1, 1), (0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("illegal_move", "game 1, move 1, player 0: '64: 24/18 13/8': the roll 6-4 cannot move"),
+        ("move_does_not_parse", "game 1, move 1, player 0: '64: 24/18 13/x': '13/x'"),
+        ("broken_score_line", "game 2, line 53: cannot read 'anna : 2"),
+        ("score_does_not_add_up", "game 3: its score line says 2-0, but the games before it "
+                                  "make 2-1"),
+        ("double_in_the_crawford_game", "game 2, move 1, player 1: 'Doubles => 2': nobody may "
+                                        "double in the Crawford game"),
+        ("double_without_the_cube", "game 3, move 2, player 1: 'Doubles => 4': this player "
+                                    "may not double now"),
+        ("take_without_a_double", "game 2, move 3, player 0: 'Takes': there is no double"),
+    ],
+)  # fmt: skip
+def test_a_broken_hand_made_file_is_refused_naming_the_game_the_move_and_the_text(
+    name: str, words: str
+) -> None:
+    text = (DATA / "handmade" / "broken" / f"{name}.mat").read_text()
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(text)
+
+
+@pytest.mark.skipif(not GNUBG.exists(), reason="GNU Backgammon 1.07 is not installed (apt-get "
+                    "install gnubg)")  # fmt: skip
+def test_gnu_backgammon_imports_the_hand_made_files_and_their_sgf_alike(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from doublet.formats.matfile import write_sgf
+
+    paths, want = [], []
+    for p in HANDMADE:
+        m, games = read_match(p.read_text())
+        sgf = tmp_path / f"{p.stem}.sgf"
+        sgf.write_text(write_sgf(m))
+        results = [["X" if g.winner == 0 else "O", g.points] for g in games]
+        paths += [p, sgf]
+        want += [results, results]
+    assert gnubg_results(paths, tmp_path) == want
