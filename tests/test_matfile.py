@@ -125,6 +125,7 @@ def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe]", "a ')' is missing"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe", "a ']' is missing"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];AB[a][b];W[31hefe])", "sets up"),
+        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0]CV[2];W[31hefe])", "automatic doubles"),
         (
             "(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe];B[double];W[take];B[double])",
             "game 1, move 2, player 1: 'double': this player may not double now",

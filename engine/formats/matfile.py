@@ -601,6 +601,9 @@ def parse_sgf(text: str) -> MatMatch:
                 score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
             except ValueError:
                 raise MatchFileError(f"game {k}: a bad MI[] {root['MI']}") from None
+        if root.get("CV", ["1"])[0].strip() != "1":
+            raise MatchFileError(f"game {number}: the cube starts at {root['CV'][0]} (automatic "
+                                 "doubles), which is not read")  # fmt: skip
         names = (root.get("PW", [""])[0], root.get("PB", [""])[0])
         _sgf_root_tags(root, tags, length)
         result: tuple[int, int] | None = None
