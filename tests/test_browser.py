@@ -12,10 +12,23 @@ What this module checks:
   also be made by dragging a checker.
 - Acey-Deucey: entering from the unentered tray, the 1-2 chain's doublet buttons, and the
   roll again after four moves of the doublet.
-- A screenshot of the page in the middle of the game is taken (and checked to be a PNG);
-  with DOUBLET_SCREENSHOT=PATH it is written there: the README's picture comes from
-  `DOUBLET_SCREENSHOT=docs/screenshot.png python -m pytest -q tests/test_browser.py`.
-  A plain test run writes nothing into the repository.
+- A match to 3 points from the New game dialog (the engine's cube actions scripted by
+  monkeypatching doublet.games.opponent in this process): the person's double taken,
+  Doublet's redouble passed, the cube drawn on its owner's side, the score, the Crawford
+  game without the cube, the match won by a resignation, the .mat download. New game in
+  the middle of the match asks before replacing it.
+- A resignation the engine refuses (the reason shown, the game going on), then one it
+  accepts.
+- The review page: stepping through a finished game (buttons, arrow keys, the list),
+  the board and the last move's marks, the verdicts and proper cube actions, the totals.
+- The analysis page: an XGID's cube decision and ranked plays, fields overriding the
+  ID, a bad position's message, and a game started from the position.
+- Stacks of five on opposite points do not overlap; a taller stack shows its count.
+- At 390 and 1280 px wide nothing overflows the screen and the point numbers are at
+  least 10 px tall. Screenshots are taken and checked to be PNGs; with
+  DOUBLET_SCREENSHOTS=DIR they are written there: the README's pictures come from
+  `DOUBLET_SCREENSHOTS=docs python -m pytest -q tests/test_browser.py` (screenshot.png,
+  screenshot-390.png, review.png). A plain test run writes nothing into the repository.
 
 The server runs in this process (uvicorn on a free localhost port). Skipped only when
 /usr/bin/chromium is missing (`apt-get install -y chromium`).
@@ -90,7 +103,8 @@ def page(server: str) -> Iterator[Any]:
 
 
 def idle(page: Any) -> None:
-    page.wait_for_selector("body:not(.busy)", state="attached")
+    """The page is done: no request running and no dialog waiting for its answer."""
+    page.wait_for_selector("body:not(.busy):not(.asking)", state="attached")
 
 
 def point(page: Any, where: Any) -> Any:
@@ -99,9 +113,12 @@ def point(page: Any, where: Any) -> Any:
 
 def test_new_game_from_the_form(server: str, page: Any) -> None:
     page.goto(server + "/")
+    page.click("#new-game")
+    page.check('input[name="kind"][value="series"]')
+    assert page.is_hidden("#jacoby")  # money-only options
     page.select_option("#variant", "acey-deucey")
     page.select_option("#ply", "0")
-    page.click("#new-game")
+    page.click("#start")
     page.wait_for_selector("#dice[data-dice]:not([data-dice=''])")
     idle(page)
     assert page.locator('g.point[data-point="in"]').count() == 1  # unentered checkers
@@ -178,10 +195,6 @@ def test_a_whole_game_by_clicks(server: str, page: Any) -> None:
                 assert page.locator("g.point.dest").count() >= 1
                 png = page.screenshot()
                 assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-                if os.environ.get("DOUBLET_SCREENSHOT"):
-                    target = Path(os.environ["DOUBLET_SCREENSHOT"])
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(png)
                 shot = True
                 steps = steps[1:]
             click_steps(page, steps)
@@ -227,3 +240,342 @@ def test_acey_deucey_chain_by_clicks(server: str, page: Any) -> None:
         and page.locator('g.point[data-point="20"] .checker').count() == 4
     )
     assert page.get_attribute("#dice", "data-dice") == "-".join(map(str, roll(seed, 0, 1)))
+
+
+# ---------------------------------------------------------------------------------------
+# The cube, matches, resignations, the review and the analysis pages
+# ---------------------------------------------------------------------------------------
+
+
+def open_url(page: Any, url: str) -> None:
+    """A fresh load of `url` (a change of the address's #ID alone would not reload the
+    page, and the page would still be busy with the previous test's game)."""
+    page.goto("about:blank")
+    page.goto(url)
+
+
+def state_of(server: str, page: Any) -> dict[str, Any]:
+    gid = page.evaluate("S.id")
+    return dict(HTTP.get(f"{server}/api/games/{gid}").json())
+
+
+def play_turn(server: str, page: Any) -> None:
+    """The person plays the hint's best play by clicks (Done alone without a legal play)."""
+    st = state_of(server, page)
+    assert st["game"]["phase"] == "move" and st["game"]["turn"] == "you", st["game"]
+    if not st["game"]["no_play"]:
+        hint = HTTP.get(f"{server}/api/games/{st['id']}/hint").json()
+        click_steps(page, hint["plays"][0]["steps"])
+    page.click("#done")
+    idle(page)
+
+
+def until(server: str, page: Any, phase: str) -> dict[str, Any]:
+    """Play the person's turns until the game is in `phase` with the person to act."""
+    for _ in range(40):
+        st = state_of(server, page)
+        if st["game"]["phase"] == phase and st["game"]["to_act"] == "you":
+            return st
+        if st["game"]["phase"] == "roll":
+            page.click("#roll")
+            idle(page)
+            continue
+        play_turn(server, page)
+    raise AssertionError(f"never came to {phase!r}")
+
+
+def script_cube(monkeypatch: pytest.MonkeyPatch, doubles: Any, answer: str) -> None:
+    """The engine's cube actions decided by the test (the server runs in this process)."""
+    from doublet.games import opponent
+
+    monkeypatch.setattr(opponent, "engine_doubles",
+                        lambda g, ply=0, model=None: g.may_double() and doubles(g))  # fmt: skip
+    monkeypatch.setattr(opponent, "engine_answer", lambda g, ply=0, model=None: answer)
+
+
+def new_game_dialog(page: Any, kind: str, length: int = 3) -> None:
+    page.click("#new-game")
+    page.check(f'input[name="kind"][value="{kind}"]')
+    if kind == "match":
+        page.select_option("#length", str(length))
+    page.select_option("#variant", "standard")
+    page.select_option("#ply", "0")
+    page.select_option("#starter", "you")
+    page.click("#start")
+
+
+def test_a_match_to_3_with_the_cube_by_clicks(server: str, page: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A 3-point match from the New game dialog: the person doubles and Doublet takes;
+    Doublet redoubles and the person passes (0-2); the Crawford game has no cube and
+    ends the match with a resignation. New game in the middle asks first."""
+    script_cube(monkeypatch, doubles=lambda g: g.owner == 1, answer="take")
+    page.goto(server + "/")
+    page.evaluate("localStorage.clear()")
+    page.goto(server + "/")  # no game: New game starts one without asking
+    idle(page)
+    new_game_dialog(page, "match")
+    page.wait_for_function("S.state !== null")
+    idle(page)
+    gid = page.evaluate("S.id")
+    assert "3-point match" in page.inner_text("#match-info")
+    assert page.get_attribute("#cube", "data-owner") == "centre"
+    play_turn(server, page)
+    # New game in the middle of the match asks; "Keep playing" keeps it.
+    new_game_dialog(page, "money")
+    page.wait_for_selector("#ask-dialog[open]")
+    assert "Replace the match in progress" in page.inner_text("#ask-text")
+    page.click("#ask-no")
+    idle(page)
+    assert page.evaluate("S.id") == gid
+    st = until(server, page, "roll")
+    assert page.is_visible("#double") and page.is_visible("#roll")
+    assert page.is_hidden("#take") and "double to 2" in page.inner_text("#status")
+    page.click("#double")
+    idle(page)
+    assert "Doublet takes" in page.inner_text("#answer")
+    assert page.get_attribute("#cube", "data-owner") == "engine"
+    assert page.get_attribute("#cube", "data-value") == "2"
+    assert "You double to 2\nDoublet takes" in page.inner_text("#record")
+    st = until(server, page, "answer")  # Doublet redoubles at its first chance
+    assert page.is_visible("#take") and page.is_visible("#pass") and page.is_hidden("#beaver")
+    assert page.is_hidden("#roll") and "Doublet doubles" in page.inner_text("#status")
+    assert page.locator("#cube .cube-offer").count() == 1
+    page.click("#pass")
+    idle(page)
+    st = state_of(server, page)
+    assert st["game"]["over"] and st["score"] == {"you": 0, "engine": 2}
+    assert "Doublet wins a single game (double passed): 2 points" in page.inner_text("#result")
+    assert page.inner_text("#engine-score") == "2" and page.inner_text("#you-score") == "0"
+    assert page.is_visible("#next-game") and page.is_visible("#review-link")
+    page.click("#next-game")
+    idle(page)
+    # The Crawford game: no cube, the dice rolled at once.
+    assert page.get_attribute("#match-info", "data-stage") == "Crawford game"
+    assert "Crawford game" in page.inner_text("#match-info")
+    play_turn(server, page)
+    assert page.is_hidden("#double") and page.is_hidden("#roll")
+    assert state_of(server, page)["game"]["phase"] == "move"
+    page.click("#resign")
+    page.wait_for_selector("#ask-dialog[open]")
+    page.click("#resign-1")
+    idle(page)
+    st = state_of(server, page)
+    assert st["series_over"] and st["winner"] == "engine"
+    assert "Doublet wins the match, 3-0" in page.inner_text("#result")
+    assert page.is_hidden("#next-game")
+    mat = HTTP.get(server + page.get_attribute("#mat-link", "href"))
+    assert mat.status_code == 200 and "Doubles => 2" in mat.text and "Drops" in mat.text
+    assert " 3 point match" in mat.text and "Takes" in mat.text and "Doubles => 4" in mat.text
+
+
+RESIGN_ID = "WwUAAODn4ANAAA"  # the person on the bar against a 5-point board, Doublet bearing
+# off with 8 off (tests/test_serve.py draws it): worth more than a single game to Doublet
+
+
+def test_a_resignation_the_engine_refuses(server: str, page: Any) -> None:
+    body = {"position": RESIGN_ID, "state": {"jacoby": False}, "ply": 0}
+    gid = HTTP.post(f"{server}/api/games", json=body).json()["id"]
+    open_url(page, f"{server}/#{gid}")
+    page.wait_for_selector("#board .checker")
+    idle(page)
+    page.click("#resign")
+    page.wait_for_selector("#ask-dialog[open]")
+    assert "a gammon (2 points)" in page.inner_text("#ask-buttons")
+    page.click("#resign-1")
+    idle(page)
+    answer = page.inner_text("#answer")
+    assert "Doublet plays on" in answer and "it would accept a gammon" in answer
+    assert not state_of(server, page)["game"]["over"] and page.is_visible("#roll")
+    page.click("#resign")
+    page.wait_for_selector("#ask-dialog[open]")
+    page.click("#resign-cancel")  # nothing happens
+    idle(page)
+    assert not state_of(server, page)["game"]["over"]
+    page.click("#resign")
+    page.wait_for_selector("#ask-dialog[open]")
+    page.click("#resign-2")
+    idle(page)
+    assert "Doublet wins a gammon by resignation: 2 points" in page.inner_text("#result")
+
+
+def finished_game(server: str, monkeypatch: pytest.MonkeyPatch, seed: int = 31) -> str:
+    """A money game played through the API: some plays, a double Doublet takes, a
+    redouble the person passes."""
+    script_cube(monkeypatch, doubles=lambda g: g.owner == 1, answer="take")
+    base = f"{server}/api/games"
+    gid = HTTP.post(base, json={"cube": True, "seed": seed, "ply": 0, "starter": "you"}).json()[
+        "id"
+    ]
+    doubled = False
+    for _ in range(80):
+        st = HTTP.get(f"{base}/{gid}").json()
+        g, move = st["game"], st["move"]
+        if g["over"]:
+            return gid
+        if g["phase"] == "answer":
+            HTTP.post(f"{base}/{gid}/pass", json={"move": move})
+        elif g["phase"] == "roll":
+            what = "roll" if doubled or len(st["record"]) < 4 else "double"
+            doubled = doubled or what == "double"
+            HTTP.post(f"{base}/{gid}/{what}", json={"move": move})
+        else:
+            steps = (
+                [] if g["no_play"] else HTTP.get(f"{base}/{gid}/hint").json()["plays"][0]["steps"]
+            )
+            HTTP.post(f"{base}/{gid}/play", json={"move": move, "steps": steps})
+    raise AssertionError("the game did not end")
+
+
+def test_the_review_page(server: str, page: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    gid = finished_game(server, monkeypatch)
+    open_url(page, f"{server}/#{gid}")
+    idle(page)
+    page.click("#review-link")
+    page.wait_for_selector("#entry-table tr[data-index]")
+    doc = HTTP.get(f"{server}/api/games/{gid}/review?ply=0").json()
+    n = len(doc["turns"])
+    assert page.locator("#entry-table tr[data-index]").count() == n + 1  # and the end
+    assert page.inner_text("#where") == f"Decision 1 of {n}" and page.is_disabled("#prev")
+    assert page.locator("#totals tr[data-total]").count() == 6
+    assert "Review of game 1" in page.inner_text("#title")
+    page.click("#next")
+    assert page.inner_text("#where") == f"Decision 2 of {n}"
+    first = doc["turns"][1]
+    assert first["who"] == "engine" and first["play"] in page.inner_text("#detail")
+    marks = page.get_attribute("#board .marks.engine", "data-moves")
+    assert marks == " ".join(f"{m['from']}/{m['to']}" for m in first["moves"])
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#where") == f"Decision 3 of {n}"
+    # The double, and Doublet's take: the proper action and the verdict.
+    kinds = [e["kind"] for e in doc["turns"]]
+    i = kinds.index("take")
+    page.click(f'#entry-table tr[data-index="{i}"]')
+    assert "Doublet takes" in page.inner_text("#detail")
+    assert "Proper action: " + doc["turns"][i]["best"] in page.inner_text("#detail")
+    assert page.get_attribute("#cube", "data-value") == "1"
+    page.click("#last")
+    assert page.inner_text("#where") == "The end" and page.is_disabled("#next")
+    assert "double passed" in page.inner_text("#detail")
+    if os.environ.get("DOUBLET_SCREENSHOTS"):
+        page.click(f'#entry-table tr[data-index="{kinds.index("play", 6)}"]')
+        shot(page, "review.png")
+
+
+def test_the_analysis_page(server: str, page: Any) -> None:
+    xgid = "XGID=-b----E-C---eE---c-e----B-:1:1:1:31:0:0:0:5:10"
+    page.goto(f"{server}/analysis")
+    page.fill("#position", xgid)
+    page.select_option("#ply", "0")
+    page.click("#analyse")
+    page.wait_for_selector('#plays tr[data-rank="1"]')
+    assert "5-point match" in page.inner_text("#state-text")
+    assert page.locator("#cube-table tr[data-key]").count() == 3
+    assert "ply" in page.inner_text("#cube-decision .action")
+    assert "Plays of 3-1 (16 legal" in page.inner_text("#plays-title")
+    assert page.get_attribute("#cube", "data-owner") == "you"  # the side on roll's cube
+    # Fields override the ID: money play, the cube centred, another roll.
+    page.fill("#match-length", "0")
+    page.select_option("#cube-value", "1")
+    page.fill("#dice", "6-5")
+    page.click("#analyse")
+    page.wait_for_selector("text=Plays of 6-5")
+    assert page.inner_text("#state-text").startswith("money game")
+    # A bad position says what is wrong.
+    page.fill("#position", "nonsense")
+    page.click("#analyse")
+    page.wait_for_selector("#error:has-text('not a position')")
+    # Play from the position: a game starts there, the person on roll with 3-1.
+    page.fill("#position", xgid)
+    page.fill("#match-length", "")
+    page.select_option("#cube-value", "")
+    page.fill("#dice", "")
+    page.click("#analyse")
+    page.wait_for_selector('#plays tr[data-rank="1"]')
+    page.click("#play-here")
+    page.wait_for_url(f"{server}/#*")
+    page.wait_for_selector("#dice[data-dice='3-1']")
+    idle(page)
+    st = state_of(server, page)
+    assert st["match"]["length"] == 5 and st["cube"] == {**st["cube"], "value": 2, "owner": "you"}
+    assert page.locator('g.point.source[data-point="8"]').count() == 1
+
+
+def shot(page: Any, name: str) -> bytes:
+    png = bytes(page.screenshot(full_page=False))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    if os.environ.get("DOUBLET_SCREENSHOTS"):
+        target = Path(os.environ["DOUBLET_SCREENSHOTS"]) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(png)
+    return png
+
+
+def test_the_page_at_390_and_1280_pixels(server: str, page: Any,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A 5-point match in the middle: the cube taken, both sides' last moves marked, a
+    checker chosen. At 390 px nothing is wider than the screen and the point numbers are
+    at least 10 px tall; the screenshots of both widths are the README's."""
+    script_cube(monkeypatch, doubles=lambda g: False, answer="take")
+    base = f"{server}/api/games"
+    gid = HTTP.post(base, json={"length": 5, "seed": 21, "ply": 0, "starter": "you"}).json()["id"]
+    doubled = False
+    for _ in range(40):
+        st = HTTP.get(f"{base}/{gid}").json()
+        g, move = st["game"], st["move"]
+        if g["phase"] == "roll":
+            what = "roll" if doubled or len(st["record"]) < 6 else "double"
+            doubled = doubled or what == "double"
+            HTTP.post(f"{base}/{gid}/{what}", json={"move": move})
+            continue
+        if doubled and len(st["record"]) >= 12 and not g["no_play"]:
+            break
+        steps = [] if g["no_play"] else HTTP.get(f"{base}/{gid}/hint").json()["plays"][0]["steps"]
+        HTTP.post(f"{base}/{gid}/play", json={"move": move, "steps": steps})
+    try:
+        for width, height, name in (
+            (1280, 760, "screenshot.png"),
+            (390, 844, "screenshot-390.png"),
+        ):
+            page.set_viewport_size({"width": width, "height": height})
+            open_url(page, f"{server}/#{gid}")
+            page.wait_for_selector("#board .checker")
+            idle(page)
+            page.click("#hint")
+            page.wait_for_selector('#hints tr[data-rank="1"]')
+            steps = HTTP.get(f"{base}/{gid}/hint").json()["plays"][0]["steps"]
+            point(page, steps[0]["from"]).click()
+            idle(page)
+            assert page.locator("g.point.dest").count() >= 1
+            assert page.locator("#board .marks.engine").count() == 1
+            assert page.get_attribute("#cube", "data-owner") == "engine"
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= width, f"{wide} px wide at {width}"
+            tall = page.evaluate("document.querySelector('#board text.num')"
+                                 ".getBoundingClientRect().height")  # fmt: skip
+            assert tall >= 10, f"point numbers {tall:.1f} px tall at {width} px"
+            shot(page, name)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 760})
+
+
+def test_stacks_taller_than_five_show_their_count(server: str, page: Any) -> None:
+    """Stacks of five on opposite points (13 and 12, 19 and 6) do not overlap, and a
+    stack of six shows five checkers and its count. The position: the start, with one
+    checker of the 8-point on the 6-point."""
+    body = {"position": "4HPwATDgc/ABMA", "dice": [6, 5], "ply": 0}
+    six = {"position": "4HPwATDgZ/ABMA", "dice": [6, 5], "ply": 0}
+    for doc in (body, six):
+        gid = HTTP.post(f"{server}/api/games", json=doc).json()["id"]
+        open_url(page, f"{server}/#{gid}")
+        page.wait_for_selector("#board .checker")
+        idle(page)
+        for top, bottom in ((13, 12), (19, 6)):
+            edges = page.evaluate(f"""[{top}, {bottom}].map((p) => [...document.querySelectorAll(
+                `g.point[data-point="${{p}}"] .checker`)].map((c) => c.getBoundingClientRect()))""")
+            low = max(r["bottom"] for r in edges[0])
+            high = min(r["top"] for r in edges[1])
+            assert low < high, (top, bottom, low, high)
+    assert page.locator('g.point[data-point="6"] .checker').count() == 5
+    assert page.text_content('g.point[data-point="6"] .count') == "6"
+    assert page.locator('g.point[data-point="13"] .count').count() == 0

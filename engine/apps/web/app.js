@@ -1,15 +1,13 @@
-// Doublet in the browser: draws the board, sends the person's steps to the server and
-// shows what the engine played. Plain JavaScript, no build step. The server is the
-// authority: it answers which steps are legal next (POST /api/games/ID/steps) and checks
-// the whole play when Done is pressed. The partial play lives here until then.
+// Doublet in the browser: the game page. It draws the board (board.js), sends the
+// person's steps, rolls and cube actions to the server and shows what the engine did.
+// Plain JavaScript, no build step. The server is the authority: it answers which steps
+// are legal next (POST /api/games/ID/steps), checks the whole play when Done is pressed
+// and says in each state what may be done now (phase, cube). The partial play lives here
+// until then.
 "use strict";
 
-const SVG = "http://www.w3.org/2000/svg";
-const R = 22; // checker radius
-const W = 50; // point width
-const TOP = 20, BOTTOM = 440, POINT_H = 180;
 const S = { id: null, state: null, steps: [], opts: null, selected: null, busy: false,
-            down: null };
+            down: null, notice: "" };
 
 // ---------------------------------------------------------------------------------------
 // Talking to the server
@@ -40,6 +38,10 @@ async function run(work) {
   try {
     await work();
   } catch (e) {
+    if (e.state) {
+      S.state = e.state;
+      await startTurn().catch(() => {});
+    }
     setError(e.message);
   } finally {
     S.busy = false;
@@ -51,11 +53,15 @@ async function run(work) {
 async function loadGame(id) {
   S.id = id;
   S.state = await api("GET", "/" + id);
-  // The form shows this game's settings, ready for the next new game.
+  // The New game form starts from this game's settings.
   const f = document.getElementById("new-game-form");
-  f.variant.value = S.state.variant;
-  f.ply.value = String(S.state.ply);
-  if (f.querySelector(`#games option[value="${S.state.games}"]`)) f.games.value = S.state.games;
+  const st = S.state;
+  f.variant.value = st.variant;
+  f.ply.value = String(st.ply);
+  f.querySelector(`input[name="kind"][value="${st.kind}"]`).checked = true;
+  if (st.match && f.querySelector(`#length option[value="${st.match.length}"]`)) {
+    f.length.value = String(st.match.length);
+  }
   localStorage.setItem("doublet-game", id);
   if (location.hash !== "#" + id) history.replaceState(null, "", "#" + id);
   await startTurn();
@@ -66,7 +72,7 @@ async function startTurn() {
   S.selected = null;
   S.opts = null;
   clearHints();
-  if (yourTurn()) await refreshOptions();
+  if (moving()) await refreshOptions();
   render();
 }
 
@@ -74,8 +80,32 @@ async function refreshOptions() {
   S.opts = await api("POST", "/" + S.id + "/steps", { steps: S.steps });
 }
 
+function phase() {
+  return S.state ? S.state.game.phase : null;
+}
+
 function yourTurn() {
   return S.state && S.state.game.turn === "you";
+}
+
+function moving() {
+  // The person has rolled and plays.
+  return yourTurn() && phase() === "move";
+}
+
+function rolling() {
+  return yourTurn() && phase() === "roll";
+}
+
+function answering() {
+  // Doublet has doubled: the person takes, passes or beavers.
+  return S.state && phase() === "answer" && S.state.game.to_act === "you";
+}
+
+async function change(what, body) {
+  const doc = await api("POST", `/${S.id}/${what}`, { ...(body || {}), move: S.state.move });
+  S.state = doc;
+  return doc;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -113,11 +143,34 @@ function undo() {
   });
 }
 
-function done() {
+function act(what, body, notice) {
   run(async () => {
-    S.state = await api("POST", "/" + S.id + "/play", { steps: S.steps, move: S.state.move });
+    S.notice = "";
+    const doc = await change(what, body);
+    S.notice = notice ? notice(doc) : "";
     await startTurn();
   });
+}
+
+function done() {
+  act("play", { steps: S.steps });
+}
+
+function roll() {
+  act("roll");
+}
+
+function double() {
+  act("double", undefined, (doc) => engineAnswer(doc));
+}
+
+function engineAnswer(doc) {
+  const t = doc.last.find((x) => x.side === "engine" && x.action !== "play");
+  if (!t) return "";
+  if (t.action === "take") return `Doublet takes: the cube is at ${doc.cube.value}, Doublet's.`;
+  if (t.action === "beaver") return `Doublet beavers: the cube is at ${t.cube}, Doublet's.`;
+  if (t.action === "pass") return "Doublet passes.";
+  return "";
 }
 
 function hint() {
@@ -127,37 +180,106 @@ function hint() {
   });
 }
 
-function resign() {
-  if (!window.confirm("Resign this game (Doublet wins a single game)?")) return;
-  run(async () => {
-    S.state = await api("POST", "/" + S.id + "/resign", { points: 1, move: S.state.move });
-    await startTurn();
+function kindValue(k) {
+  // The points a resignation of kind k (1 single, 2 gammon, 3 backgammon) concedes now.
+  const st = S.state;
+  const jacoby = st.rules.jacoby && st.kind === "money" && st.cube.value === 1;
+  return st.cube.value * (jacoby ? 1 : k);
+}
+
+async function resign() {
+  const names = { 1: "a single game", 2: "a gammon", 3: "a backgammon" };
+  const choices = [1, 2, 3].map((k) => {
+    const v = kindValue(k);
+    return { value: String(k), id: `resign-${k}`,
+             label: `${names[k]} (${v} point${v === 1 ? "" : "s"})` };
   });
+  choices.push({ value: "", id: "resign-cancel", label: "Cancel" });
+  const got = await ask("Resign: what do you offer Doublet? It accepts only what is worth " +
+                        "at least playing on to it.", choices);
+  if (!got) return;
+  act("resign", { points: Number(got) }, (doc) => doc.resignation ? doc.resignation.message : "");
 }
 
 function nextGame() {
-  run(async () => {
-    S.state = await api("POST", "/" + S.id + "/next", { move: S.state.move });
-    await startTurn();
-  });
+  act("next");
 }
 
-function newGame(ev) {
-  ev.preventDefault();
+function inProgress() {
+  const st = S.state;
+  return !!st && !st.series_over && (st.record.length > 0 || st.results.length > 0);
+}
+
+function openNewGame() {
+  const d = document.getElementById("new-dialog");
+  syncNewForm();
+  document.body.classList.add("asking"); // until the dialog closes: see ask()
+  d.showModal();
+}
+
+function syncNewForm() {
   const f = document.getElementById("new-game-form");
+  const kind = f.querySelector('input[name="kind"]:checked').value;
+  for (const e of f.querySelectorAll(".money-only")) e.hidden = kind !== "money";
+  for (const e of f.querySelectorAll(".not-match")) e.hidden = kind === "match";
+  f.length.disabled = kind !== "match";
+}
+
+async function newGame() {
+  const f = document.getElementById("new-game-form");
+  const kind = f.querySelector('input[name="kind"]:checked').value;
   const body = {
     variant: f.variant.value,
     ply: Number(f.ply.value),
-    games: Number(f.games.value),
     starter: f.starter.value,
+    games: kind === "match" ? 0 : Number(f.games.value),
+    length: kind === "match" ? Number(f.length.value) : 0,
+    cube: kind !== "series",
+    jacoby: kind === "money" && f.jacoby.checked,
+    beavers: kind === "money" && f.beavers.checked,
   };
+  if (inProgress()) {
+    const what = S.state.kind === "match" ? "the match" : "the game";
+    const sure = await ask(`Replace ${what} in progress with a new one? (It stays saved: ` +
+                           "its address is in your browser's history.)",
+                           [{ value: "yes", id: "ask-yes", label: "Start the new one" },
+                            { value: "", id: "ask-no", label: "Keep playing" }]);
+    if (!sure) return;
+  }
   run(async () => {
     const st = await api("POST", "", body);
     S.state = st;
     S.id = st.id;
+    S.notice = "";
     localStorage.setItem("doublet-game", st.id);
-    history.replaceState(null, "", "#" + st.id);
+    history.pushState(null, "", "#" + st.id);
     await startTurn();
+  });
+}
+
+function ask(text, choices) {
+  // A question in a modal dialog; resolves with the chosen button's value ("" for none).
+  const d = document.getElementById("ask-dialog");
+  document.getElementById("ask-text").textContent = text;
+  const box = document.getElementById("ask-buttons");
+  box.replaceChildren();
+  for (const c of choices) {
+    const b = document.createElement("button");
+    b.type = "submit";
+    b.value = c.value;
+    b.id = c.id;
+    b.textContent = c.label;
+    if (c.value) b.className = "main";
+    box.appendChild(b);
+  }
+  return new Promise((resolve) => {
+    d.returnValue = "";
+    d.addEventListener("close", () => {
+      document.body.classList.remove("asking");
+      resolve(d.returnValue);
+    }, { once: true });
+    document.body.classList.add("asking");
+    d.showModal();
   });
 }
 
@@ -182,13 +304,13 @@ function stepTo(from, to) {
 }
 
 function pointAt(ev) {
-  const el = document.elementFromPoint(ev.clientX, ev.clientY);
-  const g = el && el.closest("[data-point]");
+  const e = document.elementFromPoint(ev.clientX, ev.clientY);
+  const g = e && e.closest("[data-point]");
   return g ? g.dataset.point : null;
 }
 
 function onDown(ev) {
-  if (S.busy || !yourTurn()) return;
+  if (S.busy || !moving()) return;
   const p = pointAt(ev);
   if (p === null) return;
   if (S.selected !== null && S.selected !== p) {
@@ -232,149 +354,79 @@ function onUp(ev) {
 // Drawing
 // ---------------------------------------------------------------------------------------
 
-function el(name, attrs, parent, text) {
-  const e = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.appendChild(e);
-  return e;
-}
-
-function pointX(p) {
-  // The person's points: 1..6 bottom right, 7..12 bottom left, 13..18 top left,
-  // 19..24 top right.
-  if (p <= 6) return 730 - p * W;
-  if (p <= 12) return 370 - (p - 6) * W;
-  if (p <= 18) return 70 + (p - 13) * W;
-  return 430 + (p - 19) * W;
-}
-
-function stack(g, cx, top, n, who, point) {
-  const shown = Math.min(n, 5);
-  for (let i = 0; i < shown; i++) {
-    const cy = top ? TOP + R + 1 + i * 2 * R : BOTTOM - R - 1 - i * 2 * R;
-    el("circle", { cx, cy, r: R - 1, class: "checker " + who, "data-owner": who,
-                   "data-point": point }, g);
-    if (i === shown - 1 && n > 5) {
-      el("text", { x: cx, y: cy + 5, class: "count " + who }, g, String(n));
-    }
-  }
-}
-
-function trayStack(g, x, top, n, who, label) {
-  // Borne-off or unentered checkers: thin slabs, 15 fit in a half.
-  for (let i = 0; i < n; i++) {
-    const y = top ? TOP + i * 11 : BOTTOM - 10 - i * 11;
-    el("rect", { x: x + 5, y, width: 40, height: 9, rx: 2, class: "slab " + who }, g);
-  }
-  el("text", { x: x + 25, y: top ? TOP + 15 * 11 + 14 : BOTTOM - 15 * 11 - 6,
-               class: "tray-label" }, g, label + " " + n);
+function engineDice(st) {
+  // The engine's roll since the person's last turn (the dice it played), if any.
+  const plays = st.last.filter((t) => t.action === "play" && t.dice);
+  return plays.length ? plays[plays.length - 1].dice : null;
 }
 
 function render() {
   const svg = document.getElementById("board");
-  svg.replaceChildren();
   const st = S.state;
   if (!st) {
-    el("text", { x: 405, y: 230, class: "empty" }, svg, "Choose New game to start");
+    drawBoard(svg, null, { empty: "Choose New game to start" });
     renderControls();
     return;
   }
-  const board = yourTurn() && S.opts ? S.opts.board : st.board;
-  const acey = st.variant === "acey-deucey";
   const src = sources();
   const dests = new Set();
   if (S.selected !== null && S.opts) {
     for (const s of S.opts.steps) if (key(s.from) === S.selected) dests.add(key(s.to));
   }
-  const cls = (p) => (key(p) === S.selected ? " selected" : "") +
-    (dests.has(key(p)) ? " dest" : "") + (src.has(key(p)) ? " source" : "");
-
-  el("rect", { x: 65, y: 10, width: 670, height: 440, class: "frame" }, svg);
-  for (let p = 1; p <= 24; p++) {
-    const x = pointX(p);
-    const top = p >= 13;
-    const n = board.points[p];
-    const who = n > 0 ? "you" : "engine";
-    const label = `point ${p}` + (n ? `, ${Math.abs(n)} ${n > 0 ? "yours" : "Doublet's"}` : "");
-    const g = el("g", { class: "point" + cls(p), "data-point": String(p), role: "button",
-                        "aria-label": label }, svg);
-    el("rect", { x, y: top ? TOP : BOTTOM - POINT_H, width: W, height: POINT_H,
-                 class: "hit-area" }, g);
-    const tip = top ? TOP + POINT_H : BOTTOM - POINT_H;
-    const base = top ? TOP : BOTTOM;
-    el("polygon", { points: `${x + 2},${base} ${x + W - 2},${base} ${x + W / 2},${tip}`,
-                    class: "tri " + (p % 2 ? "odd" : "even") }, g);
-    el("text", { x: x + W / 2, y: top ? 16 : 456, class: "num" }, svg, String(p));
-    if (n) stack(g, x + W / 2, top, Math.abs(n), who, String(p));
-  }
-  // The bar: Doublet's checkers in the top half, the person's in the bottom half.
-  el("rect", { x: 370, y: 10, width: 60, height: 440, class: "bar" }, svg);
-  const engineBar = el("g", { class: "bar-engine" }, svg);
-  stack(engineBar, 400, true, board.bar.engine, "engine", "engine-bar");
-  const bar = el("g", { class: "point bar-you" + cls("bar"), "data-point": "bar", role: "button",
-                        "aria-label": `bar, ${board.bar.you} yours` }, svg);
-  el("rect", { x: 370, y: 240, width: 60, height: 210, class: "hit-area" }, bar);
-  stack(bar, 400, false, board.bar.you, "you", "bar");
-  // Borne off (right), Doublet's on top, the person's below.
-  const off = el("g", { class: "point tray" + cls("off"), "data-point": "off", role: "button",
-                        "aria-label": `borne off, ${board.off.you} yours` }, svg);
-  el("rect", { x: 745, y: 240, width: 50, height: 210, class: "hit-area" }, off);
-  trayStack(off, 745, false, board.off.you, "you", "off");
-  trayStack(svg, 745, true, board.off.engine, "engine", "off");
-  // Unentered (Acey-Deucey, left): the person's on top (they enter on 24..19).
-  if (acey) {
-    const inn = el("g", { class: "point tray" + cls("in"), "data-point": "in", role: "button",
-                          "aria-label": `not entered, ${board.unentered.you} yours` }, svg);
-    el("rect", { x: 5, y: 10, width: 50, height: 210, class: "hit-area" }, inn);
-    trayStack(inn, 5, true, board.unentered.you, "you", "in");
-    trayStack(svg, 5, false, board.unentered.engine, "engine", "in");
-  }
-  // Pips and dice.
-  el("text", { x: 220, y: 236, class: "pips", id: "pips" }, svg,
-     `pips: you ${board.pips.you} · Doublet ${board.pips.engine}`);
-  const dice = yourTurn() && S.opts ? S.opts.dice : [];
-  const rolled = st.game.dice || [];
-  const g = el("g", { id: "dice", "data-dice": rolled.join("-"),
-                      "aria-label": rolled.length ? `dice ${rolled.join("-")}` : "no dice" }, svg);
-  dice.forEach((d, i) => drawDie(g, 520 + i * 46, 212, d));
+  const classOf = (p) => (p === S.selected ? " selected" : "") +
+    (dests.has(p) ? " dest" : "") + (src.has(p) ? " source" : "");
+  const mine = moving() && S.opts;
+  const view = mine ? S.opts.board : st.board;
+  const marks = { engine: st.last_play.engine ? st.last_play.engine.moves : [] };
+  if (!moving() && st.last_play.you) marks.you = st.last_play.you.moves;
+  drawBoard(svg, view, {
+    variant: st.variant,
+    classOf,
+    cube: st.rules.cube ? { value: st.cube.value, owner: st.cube.owner,
+                            offered: phase() === "answer" } : null,
+    dice: { you: moving() ? st.game.dice : null, engine: engineDice(st) },
+    unused: mine ? S.opts.dice : null,
+    marks,
+  });
   renderControls();
   renderSide();
 }
 
-const PIPS = { 1: [[0, 0]], 2: [[-1, -1], [1, 1]], 3: [[-1, -1], [0, 0], [1, 1]],
-               4: [[-1, -1], [1, -1], [-1, 1], [1, 1]],
-               5: [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]],
-               6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]] };
-
-function drawDie(g, x, y, d) {
-  el("rect", { x, y, width: 36, height: 36, rx: 6, class: "die", "data-die": d }, g);
-  for (const [dx, dy] of PIPS[d]) {
-    el("circle", { cx: x + 18 + dx * 9, cy: y + 18 + dy * 9, r: 3.5, class: "pip" }, g);
-  }
-}
-
-function describeResult(r) {
-  if (!r) return "";
-  const who = r.winner === "you" ? "You win" : "Doublet wins";
-  const how = r.resigned ? " by resignation" : "";
-  return `${who} a ${r.name}${how} (${r.points} point${r.points > 1 ? "s" : ""})`;
-}
-
 function describeTurn(t) {
-  return `${t.dice[0]}-${t.dice[1]}: ${t.play || "no legal play"}` +
+  const you = t.side === "you";
+  const who = you ? "You" : "Doublet";
+  const s = you ? "" : "s";
+  if (t.action === "double") return `${who} double${s} to ${t.cube}`;
+  if (t.action === "take") return `${who} take${s}`;
+  if (t.action === "pass") return `${who} pass${you ? "" : "es"}`;
+  if (t.action === "beaver") return `${who} beaver${s}: the cube is at ${t.cube}`;
+  return `${who} ${t.dice[0]}-${t.dice[1]}: ${t.play || "no legal play"}` +
     (t.again ? " (rolls again)" : "");
+}
+
+function show(id, on) {
+  document.getElementById(id).hidden = !on;
 }
 
 function renderControls() {
   const st = S.state;
-  const mine = yourTurn() && S.opts;
+  const mine = moving() && S.opts;
   const byId = (id) => document.getElementById(id);
+  const over = !st || st.game.over;
+  show("roll", !!st && rolling());
+  show("double", !!st && rolling() && st.cube.may_double);
+  show("take", !!st && answering());
+  show("pass", !!st && answering());
+  show("beaver", !!st && answering() && st.cube.may_beaver);
+  for (const id of ["roll", "double", "take", "pass", "beaver"]) byId(id).disabled = S.busy;
+  if (st && rolling()) byId("double").textContent = st.cube.owner ? `Redouble to ${2 * st.cube.value}` : "Double";
+  show("undo", !st || moving());
+  show("done", !st || moving());
   byId("undo").disabled = S.busy || !mine || S.steps.length === 0;
   byId("done").disabled = S.busy || !mine || !S.opts.complete;
-  byId("hint").disabled = S.busy || !mine;
-  byId("resign").disabled = S.busy || !yourTurn();
-  byId("next-game").hidden = !(st && st.game.over && !st.series_over);
+  byId("hint").disabled = S.busy || over || !(moving() || rolling() || answering());
+  byId("resign").disabled = S.busy || over;
+  show("next-game", !!st && st.game.over && !st.series_over);
   const box = byId("doublets");
   box.replaceChildren();
   if (mine) {
@@ -388,30 +440,64 @@ function renderControls() {
       box.appendChild(b);
     }
   }
-  let status = "";
-  if (!st) status = "";
-  else if (st.game.over) status = describeResult(st.game.result);
-  else if (mine) {
-    const d = st.game.dice;
-    if (st.game.no_play) status = `You rolled ${d[0]}-${d[1]}: no legal play. Press Done.`;
-    else if (S.opts.doublets.length) status = "Choose the doublet to play after the 1 and the 2.";
-    else if (S.opts.complete && S.opts.steps.length === 0) {
-      status = `${S.opts.play || "no play"}: press Done` +
-        (S.opts.again ? " (then you roll again)." : ".");
-    } else status = `You rolled ${d[0]}-${d[1]}. ` + (S.selected === null
-      ? "Click a checker, then where it goes."
-      : "Click a highlighted point to move there.");
+  byId("status").textContent = statusText();
+  byId("answer").textContent = S.notice;
+}
+
+function statusText() {
+  const st = S.state;
+  if (!st) return "";
+  if (st.game.over) return describeResult(st.game.result) + "." + overText(st);
+  if (answering()) {
+    const offer = 2 * st.cube.value;
+    return `Doublet doubles: the cube would be at ${offer}, yours. Take, or pass ` +
+      `(Doublet wins ${st.cube.value} point${st.cube.value === 1 ? "" : "s"})?`;
   }
-  byId("status").textContent = status;
+  if (rolling()) {
+    return st.cube.may_double ? `Your turn: roll, or ${st.cube.owner ? "redouble" : "double"} ` +
+      `to ${2 * st.cube.value}.` : "Your turn: roll.";
+  }
+  if (!moving() || !S.opts) return "";
+  const d = st.game.dice;
+  if (st.game.no_play) return `You rolled ${d[0]}-${d[1]}: no legal play. Press Done.`;
+  if (S.opts.doublets.length) return "Choose the doublet to play after the 1 and the 2.";
+  if (S.opts.complete && S.opts.steps.length === 0) {
+    return `${S.opts.play || "no play"}: press Done` + (S.opts.again ? " (then you roll again)." : ".");
+  }
+  return `You rolled ${d[0]}-${d[1]}. ` + (S.selected === null
+    ? "Click a checker, then where it goes."
+    : "Click a highlighted point to move there.");
+}
+
+function overText(st) {
+  if (!st.series_over) return "";
+  if (st.winner) {
+    const who = st.winner === "you" ? "You win" : "Doublet wins";
+    return ` ${who} the match, ${st.score[st.winner]}-${st.score[st.winner === "you" ? "engine" : "you"]}.`;
+  }
+  return " The series is over.";
 }
 
 function renderSide() {
   const st = S.state;
   const byId = (id) => document.getElementById(id);
-  const series = st.games ? ` of ${st.games}` : ", no limit";
+  byId("you-score").textContent = String(st.score.you);
+  byId("engine-score").textContent = String(st.score.engine);
+  byId("you-pips").textContent = `${st.board.pips.you} pips`;
+  byId("engine-pips").textContent = `${st.board.pips.engine} pips`;
+  const info = [];
+  if (st.match) {
+    info.push(`${st.match.length}-point match`);
+    if (st.match.stage) info.push(st.match.stage);
+  } else info.push(st.kind === "money" ? "money" : "no cube");
+  const mi = byId("match-info");
+  mi.textContent = info.join(" · ");
+  mi.dataset.stage = st.match ? st.match.stage : "";
+  byId("score-title").textContent = st.match ? "Match" : "Series";
+  const series = st.match ? "" : st.games ? ` of ${st.games}` : ", no limit";
   byId("score").textContent =
     `You ${st.score.you} · Doublet ${st.score.engine} (game ${st.game.number}${series}; ` +
-    `${st.variant}, ${st.ply} ply)`;
+    `${st.describe}; ${st.variant}, ${st.ply} ply)`;
   const results = byId("results");
   results.replaceChildren();
   for (const r of st.results) {
@@ -419,41 +505,62 @@ function renderSide() {
     li.textContent = describeResult(r);
     results.appendChild(li);
   }
-  byId("result").textContent = st.game.over
-    ? describeResult(st.game.result) + (st.series_over ? ". The series is over." : "")
-    : "";
+  byId("result").textContent = st.game.over ? describeResult(st.game.result) + "." + overText(st) : "";
   byId("last").textContent = st.last.length
-    ? st.last.map(describeTurn).join("; ")
+    ? "Doublet: " + st.last.map((t) => describeTurn(t).replace(/^Doublet /, "")).join("; ")
     : (st.game.opening ? `Opening throw: you ${st.game.opening[0]}, Doublet ${st.game.opening[1]}` : "");
+  const yours = st.last_play.you;
+  byId("last-yours").textContent = yours && !moving()
+    ? `You: ${yours.dice[0]}-${yours.dice[1]}: ${yours.play || "no legal play"}` : "";
   const rec = byId("record");
   rec.replaceChildren();
   for (const t of st.record) {
     const li = document.createElement("li");
-    li.textContent = (t.side === "you" ? "You " : "Doublet ") + describeTurn(t);
+    li.textContent = describeTurn(t);
+    li.dataset.side = t.side;
     rec.appendChild(li);
   }
+  rec.scrollTop = rec.scrollHeight;
+  const review = byId("review-link");
+  review.hidden = st.results.length === 0;
+  review.href = `/review#${st.id}`;
+  const mat = byId("mat-link");
+  mat.hidden = st.record.length === 0 && st.results.length === 0;
+  const standard = st.variant === "standard";
+  mat.href = `/api/games/${st.id}/${standard ? "mat" : "export"}`;
+  mat.textContent = standard ? "Download .mat" : "Download record";
 }
 
 function clearHints() {
   document.getElementById("hints").replaceChildren();
+  document.getElementById("cube-hint").textContent = "";
 }
 
 function showHints(doc) {
+  clearHints();
+  if (doc.kind !== "plays") {
+    const c = doc.cube;
+    const eq = c.equities;
+    const nums = `no double ${signed(eq.no_double)}, double/take ${signed(eq.double_take)}, ` +
+      `double/pass ${signed(eq.double_pass)}`;
+    const advice = doc.kind === "answer" ? (c.take ? "take" : "pass") : (c.double ? "double" : "roll");
+    document.getElementById("cube-hint").textContent =
+      `${c.action} (${doc.ply} ply): ${nums}. You should ${advice}.`;
+    return;
+  }
   const t = document.getElementById("hints");
-  t.replaceChildren();
   const head = t.insertRow();
-  for (const h of ["", "play", "equity", "win", "gammon", "lose g."]) {
+  for (const h of ["", "play", "equity", "loss", "win", "gammon"]) {
     const th = document.createElement("th");
     th.textContent = h;
     head.appendChild(th);
   }
-  const pct = (x) => (100 * x).toFixed(1) + "%";
   for (const r of doc.plays) {
     const row = t.insertRow();
     row.dataset.rank = r.rank;
     const p = r.probabilities;
-    for (const v of [r.rank, r.play || "no play", r.equity.toFixed(3), pct(p.win),
-                     pct(p.win_gammon), pct(p.lose_gammon)]) {
+    for (const v of [r.rank, r.play || "no play", signed(r.equity), r.loss.toFixed(3),
+                     pct(p.win), pct(p.win_gammon)]) {
       row.insertCell().textContent = String(v);
     }
     const b = document.createElement("button");
@@ -469,7 +576,8 @@ function showHints(doc) {
     row.insertCell().appendChild(b);
   }
   const cap = t.createCaption();
-  cap.textContent = `${doc.count} legal play${doc.count === 1 ? "" : "s"}, ${doc.ply} ply`;
+  cap.textContent = `${doc.count} legal play${doc.count === 1 ? "" : "s"}, ${doc.ply} ply` +
+    (doc.cubeful ? ", cubeful equity" : "");
 }
 
 function setError(msg) {
@@ -482,20 +590,37 @@ window.addEventListener("DOMContentLoaded", () => {
   const svg = document.getElementById("board");
   svg.addEventListener("pointerdown", onDown);
   svg.addEventListener("pointerup", onUp);
-  document.getElementById("undo").addEventListener("click", undo);
-  document.getElementById("done").addEventListener("click", done);
-  document.getElementById("hint").addEventListener("click", hint);
-  document.getElementById("resign").addEventListener("click", resign);
-  document.getElementById("next-game").addEventListener("click", nextGame);
-  document.getElementById("new-game-form").addEventListener("submit", newGame);
-  window.addEventListener("hashchange", () => {
-    const id = location.hash.slice(1);
-    if (id && id !== S.id) openGame(id);
+  const on = (id, f) => document.getElementById(id).addEventListener("click", f);
+  on("undo", undo);
+  on("done", done);
+  on("roll", roll);
+  on("double", double);
+  on("take", () => act("take"));
+  on("pass", () => act("pass"));
+  on("beaver", () => act("beaver"));
+  on("hint", hint);
+  on("resign", resign);
+  on("next-game", nextGame);
+  on("new-game", openNewGame);
+  const form = document.getElementById("new-game-form");
+  form.addEventListener("change", syncNewForm);
+  document.getElementById("new-dialog").addEventListener("close", (ev) => {
+    document.body.classList.remove("asking");
+    if (ev.target.returnValue === "start") newGame();
   });
+  window.addEventListener("hashchange", openFromHash);
   render();
   const id = location.hash.slice(1) || localStorage.getItem("doublet-game");
   if (id) openGame(id);
 });
+
+function openFromHash() {
+  // Another game's address: open it once the page is not busy.
+  const id = location.hash.slice(1);
+  if (!id || id === S.id) return;
+  if (S.busy) setTimeout(openFromHash, 100);
+  else openGame(id);
+}
 
 function openGame(id) {
   // A game by its id (the page's address ends with #ID, so it can be bookmarked).
