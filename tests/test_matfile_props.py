@@ -182,7 +182,7 @@ def test_an_sgf_file_reads_back_to_the_match_of_the_mat_file_and_back_to_the_mat
     assert body(again) == body(text)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_damaged_file_is_read_or_refused_with_a_match_file_error(data: Any) -> None:
     rnd = random.Random(data.draw(st.integers(0, 2**32 - 1)))
