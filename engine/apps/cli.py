@@ -20,6 +20,7 @@ import numpy as np
 
 from doublet.apps import serve
 from doublet.apps import terminal as play
+from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
 from doublet.core.errors import DoubletError, InvalidDiceError
@@ -405,17 +406,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     kind = f"{match.length}-point match" if match.length else "money session"
     out.write(f"{args.file}: {kind}, {len(games)} games, reviewed at {args.ply} ply\n")
     out.write(f"{'':28}{doc['players'][0]['name']:>14}{doc['players'][1]['name']:>14}\n")
-    rows = [("Unforced moves", "unforced_moves", "{:d}"),
-            ("Checker errors (EMG)", "checker_error", "{:.3f}"),
-            ("Checker error rate (mEMG)", "checker_error_rate_memg", "{:.1f}"),
-            ("Cube decisions", "cube_decisions", "{:d}"),
-            ("Cube errors (EMG)", "cube_error", "{:.3f}"),
-            ("Error rate (mEMG)", "error_rate_memg", "{:.1f}"),
-            ("PR", "pr", "{:.1f}"),
-            ("Luck (EMG)", "luck", "{:+.3f}"),
-            ("Luck rate (mEMG a roll)", "luck_rate_memg", "{:+.1f}")]  # fmt: skip
-    for label, key, f in rows:
-        a, b = (f.format(p[key]) for p in doc["players"])
+    for label, key, fmt in REVIEW_ROWS:  # the HTML page's rows, the same figures
+        a, b = (fmt.format(p[key]) for p in doc["players"])
         out.write(f"{label:<28}{a:>14}{b:>14}\n")
     for what, key in (("Checker", "checker_verdicts"), ("Cube", "cube_verdicts")):
         for words in ("doubtful", "bad", "very bad"):
