@@ -18,6 +18,11 @@ Seeded streams, so that a seed replays the same games in any process, in any ord
   have had.
 - ``stream(*key)``: a numpy Generator for a key of integers (self-play games, training
   data, rollouts), the same numbers for the same key everywhere.
+- ``trial_strata(seed)`` / ``_trial_roll``: the dice of trial t of a rollout
+  (doublet.search.rollout), from the seed and t alone: the first QUASI_MOVES rolls
+  quasi-random (each block of 36 trials has every ordered first roll once and every
+  second roll once, each 1,296 trials every pair of them once: a Latin square of two
+  seeded permutations), the later ones from the splitmix64 stream of (seed, t).
 """
 
 from __future__ import annotations
@@ -83,6 +88,31 @@ def _die(state):
     return _below(state, 6) + 1
 
 
+QUASI_MOVES = 2  # rollouts: the rolls of a trial that are stratified (0, 1 or 2)
+ROLLOUT_STREAM = 1 << 40  # the stream number of a rollout trial's later rolls
+
+
+def trial_strata(seed: int) -> np.ndarray:
+    """(2, 36) int64: the two permutations of the 36 ordered rolls (k: d1 = 1 + k // 6,
+    d2 = 1 + k % 6) behind the quasi-random first rolls of a rollout with `seed`."""
+    g = np.random.default_rng([int(seed) & (2**63 - 1), 36])
+    return np.stack([g.permutation(36), g.permutation(36)]).astype(np.int64)
+
+
+@njit
+def _trial_roll(strata, quasi, state, trial, move):
+    """The ordered roll index k (d1 = 1 + k // 6, d2 = 1 + k % 6) of move `move` (0, 1,
+    ...) of rollout trial `trial`: move 0 is strata[0, t % 36], move 1 strata[1, (t % 36
+    + t // 36) % 36] (while move < quasi), later moves the next draw of state, the
+    trial's stream (_seed_stream(state, seed, trial, ROLLOUT_STREAM))."""
+    if move < quasi:
+        i = trial % 36
+        if move == 0:
+            return strata[0, i]
+        return strata[1, (i + trial // 36) % 36]
+    return _below(state, 36)
+
+
 def seed64(seed: int) -> np.uint64:
     """A Python seed as the streams' uint64 (its low 64 bits)."""
     return np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
@@ -102,9 +132,12 @@ def stream(*key: int) -> np.random.Generator:
 __all__ = [
     "DICE_STREAM",
     "N_ROLLS",
+    "QUASI_MOVES",
+    "ROLLOUT_STREAM",
     "ROLLS_21",
     "ROLL_WEIGHTS",
     "game_roll",
     "seed64",
     "stream",
+    "trial_strata",
 ]

@@ -1,0 +1,184 @@
+"""Where independent tasks run: in this process, on local worker processes, or as Ray
+tasks on a cluster. Rollouts (doublet.search.rollout) and the training data of
+doublet.training.distill hand their chunks of work to one of these.
+
+    with executor(workers=2) as ex:              # or executor(ray="auto"), ray="local"
+        job = ex.shared(big_argument)            # sent once (Ray: the object store)
+        for index, result in ex.map(fn, [(job, 0, 36), (job, 36, 72)]):
+            ...                                  # as they finish, with the task's index
+
+A task is ``fn(*args)`` with a module-level ``fn`` (pickled by reference: every worker
+imports it) and picklable arguments; its result depends on its arguments alone, so the
+numbers are the same whatever runs them and in whatever order (callers put results
+back in task order). ``workers=1`` runs the tasks here, one after the other. Local
+workers are ``spawn``-started (no fork of a process holding threads) and ignore SIGINT:
+Ctrl-C reaches the caller, which stops them (``close``). Ray is an optional extra
+(``pip install 'doublet[ray]'``); ``ray="local"`` starts a private Ray instance on this
+machine with ``workers`` CPUs, any other address joins an existing cluster
+(``ray.init(address=...)``, ``"auto"`` for the one this machine belongs to), whose
+nodes need Doublet installed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from doublet.core.errors import DoubletError
+
+
+def _quiet() -> None:
+    """A local worker leaves Ctrl-C to its caller."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Executor:
+    """Runs tasks in this process, one after the other (the base of the others)."""
+
+    workers = 1
+    where = "this process"
+
+    def shared(self, obj: Any) -> Any:
+        """A handle for an argument many tasks share (here: the object itself)."""
+        return obj
+
+    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+            ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
+        """(index, fn(*tasks[index])) for each task, as each finishes."""
+        for i, args in enumerate(tasks):
+            yield i, fn(*args)
+
+    def close(self) -> None:
+        """Stop: tasks not yet started are dropped, workers ended."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalExecutor(Executor):
+    """`workers` spawn-started processes on this machine."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.where = f"{workers} local processes"
+        self._pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                         initializer=_quiet)  # fmt: skip
+
+    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+            ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
+        # At most two tasks a worker in flight, so that a caller that stops early (a
+        # stopping rule, Ctrl-C) leaves little work behind.
+        pending: dict[Future[Any], int] = {}
+        todo = iter(enumerate(tasks))
+        for i, args in todo:
+            pending[self._pool.submit(fn, *args)] = i
+            if len(pending) >= 2 * self.workers:
+                break
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    i = pending.pop(f)
+                    for j, args in todo:
+                        pending[self._pool.submit(fn, *args)] = j
+                        break
+                    yield i, f.result()
+        finally:  # a caller that stops early: the tasks not started are dropped
+            for f in pending:
+                f.cancel()
+
+    def close(self) -> None:
+        processes = list(getattr(self._pool, "_processes", {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:  # a task still running is not waited for
+            if p.is_alive():
+                p.terminate()
+        for p in processes:
+            p.join(timeout=10)
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise DoubletError("Ray is not installed: pip install 'doublet[ray]'") from None
+    return ray
+
+
+class RayExecutor(Executor):
+    """Ray tasks: on a private local instance (address "local", `workers` CPUs) or on the
+    cluster at `address` ("auto": the one this machine belongs to)."""
+
+    def __init__(self, address: str, workers: int = 2) -> None:
+        ray = _ray()
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            if address == "local":
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
+        self.where = f"Ray ({address}, {self.workers} CPUs)"
+        self._call = ray.remote(_call)
+        self._refs: list[Any] = []
+
+    def shared(self, obj: Any) -> Any:
+        return self._ray.put(obj)
+
+    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+            ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
+        ray = self._ray
+        index: dict[Any, int] = {}
+        todo = iter(enumerate(tasks))
+
+        def submit() -> bool:
+            for i, args in todo:
+                index[self._call.remote(fn, *args)] = i
+                return True
+            return False
+
+        while len(index) < 2 * self.workers and submit():
+            pass
+        self._refs = list(index)
+        try:
+            while index:
+                done, _ = ray.wait(list(index), num_returns=1)
+                i = index.pop(done[0])
+                submit()
+                self._refs = list(index)
+                yield i, ray.get(done[0])
+        finally:
+            for ref in index:
+                ray.cancel(ref)
+
+    def close(self) -> None:
+        for ref in self._refs:
+            self._ray.cancel(ref, force=True)
+        self._refs = []
+        if self._started:
+            self._ray.shutdown()
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    """A Ray task: fn(*args) (Ray has already fetched the shared arguments)."""
+    return fn(*args)
+
+
+def executor(workers: int = 2, ray: str | None = None) -> Executor:
+    """Where tasks run: Ray at the address `ray` (see the module), else `workers` local
+    processes (1: this process)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise DoubletError(f"workers must be 1 or more, got {workers!r}")
+    if ray:
+        return RayExecutor(ray, workers)
+    return Executor() if workers == 1 else LocalExecutor(workers)
+
+
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "executor"]

@@ -1,0 +1,460 @@
+"""Rollouts: the value of a position by playing it out many times, with the field's
+variance reduction, the same dice for every candidate play, and standard errors.
+
+A trial of a position b (the side on roll before its roll; standard backgammon) plays
+both sides from b with the play the searcher picks at ``ply`` (doublet.search.searcher:
+0 or 1 ply, the same choice as ``Searcher.best``) until it ends:
+
+- the game is over: its result (win, gammon, backgammon, for either side);
+- ``bearoff`` and a pure bear-off: the exact database's probabilities;
+- ``truncate`` = P > 0 and P plays made: the net's 0-ply probabilities there;
+- MAX_MOVES plays (no game needs that many): the net's 0-ply probabilities.
+
+The trial's value is the five probabilities (win, win gammon, win backgammon, lose
+gammon, lose backgammon) of the side on roll of b at that end. Trial t's dice come from
+the seed and t alone (doublet.core.dice._trial_roll): the first two rolls quasi-random
+(every block of 36 trials has each first roll once and each second roll once, every
+1,296 trials each pair once), the rest from the trial's own stream; so every candidate
+play of a roll is rolled out on the same dice, trial by trial, and a result depends on
+the seed and the number of trials, never on the workers or their order.
+
+Luck adjustment (``luck``, on by default; GNU Backgammon's "variance reduction"): before
+each roll of a trial, f(r) is the mover's 0-ply probabilities after the best 0-ply play
+of roll r (as doublet.search.analysis.luck measures luck), for each of the 21 rolls;
+the luck of the roll rolled is f(rolled) - sum_r w_r f(r), seen by b's side on roll.
+The adjusted value of a trial is its value less the sum of its rolls' luck. Each luck
+term has mean zero whatever came before it, so the adjusted mean estimates the same
+value, with a variance that is lower the better the 0-ply net predicts the play-out (in
+a bear-off with the exact database it is the exact value in every trial).
+
+The estimate is the mean over trials; its standard error is the sample standard
+deviation over sqrt(trials). For a function of the probabilities (the cubeless equity,
+Janowski's cubeful equity, the difference between two plays) the error is that of its
+linearisation at the mean (the delta method), per trial; two plays' difference is
+measured trial by trial on the same dice (paired), so its error is far below either
+play's own.
+
+The documents of the front ends, with the cube (Janowski's conversion of the rollout's
+probabilities at the root), are doublet.search.rollout_analysis's.
+
+The work goes to an executor (doublet.core.parallel: this process, local processes, or
+Ray tasks) in chunks of CHUNK trials; chunks are taken in trial order, so that a
+stopping rule (``until_se``: stop once the equity's standard error, of every play, is at
+most that) and a time budget stop at the same trial whatever the workers.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from doublet.core.board import SIZE, STANDARD, flip_into
+from doublet.core.dice import (
+    N_ROLLS,
+    QUASI_MOVES,
+    ROLL_WEIGHTS,
+    ROLLOUT_STREAM,
+    _seed_stream,
+    _trial_roll,
+    seed64,
+    trial_strata,
+)
+from doublet.core.errors import DoubletError
+from doublet.core.jit import njit
+from doublet.core.parallel import Executor
+from doublet.formats.ids import check_in_play
+from doublet.nn.eval import N_OUTPUTS, Model, _equity, _terminal, equity
+from doublet.rules.bearoff import Tables as bearoff_tables_type
+from doublet.rules.bearoff import is_bearoff
+from doublet.search.searcher import (
+    Cache,
+    Limits,
+    Nets,
+    Searcher,
+    Settings,
+    Workspace,
+    _all_rolls,
+    _analyse_root,
+    _best_index,
+    _v0,
+)
+
+MAX_MOVES = 1000
+CHUNK = 36  # trials a task: one block of the quasi-random first roll
+MAX_ROLLOUT_PLY = 1
+EQUITY_GRADIENT = np.array([2.0, 1.0, 1.0, -1.0, -1.0])  # d equity / d probabilities
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """How to roll out (see the module docstring)."""
+
+    trials: int = 1296
+    ply: int = 0  # the checker play's depth, 0 or 1
+    truncate: int = 0  # plays before a trial is valued by the net (0: play to the end)
+    bearoff: bool = True  # end a trial at a pure bear-off with the database's value
+    luck: bool = True  # luck adjustment
+    seed: int = 1
+    quasi: int = QUASI_MOVES  # rolls of a trial that are quasi-random (0, 1 or 2)
+    until_se: float = 0.0  # > 0: stop once every equity's standard error is at most this
+
+    def check(self) -> None:
+        def whole(name: str, v: Any, lo: int, hi: int | None = None) -> None:
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None
+                                                                           and v > hi):  # fmt: skip
+                top = f"..{hi}" if hi is not None else " or more"
+                raise DoubletError(f"{name} must be an integer {lo}{top}, got {v!r}")
+
+        whole("trials", self.trials, 1)
+        whole("ply", self.ply, 0, MAX_ROLLOUT_PLY)
+        whole("truncate", self.truncate, 0)
+        whole("seed", self.seed, 0)
+        whole("quasi", self.quasi, 0, 2)
+        if not isinstance(self.until_se, (int, float)) or not self.until_se >= 0:
+            raise DoubletError(f"until_se must be a number >= 0, got {self.until_se!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ply": self.ply, "truncate": self.truncate, "bearoff": self.bearoff,
+                "luck": self.luck, "seed": self.seed, "quasi": self.quasi,
+                "until_se": self.until_se or None}  # fmt: skip
+
+
+# -- the kernels ------------------------------------------------------------------------------
+
+
+@njit
+def _to_start(p, side, out):
+    """out (5,) float64 = the probabilities p of the side on roll, seen by the start side
+    (side 0: it is on roll; 1: its opponent is)."""
+    if side == 0:
+        for k in range(N_OUTPUTS):
+            out[k] = p[k]
+    else:
+        out[0] = 1.0 - p[0]
+        out[1] = p[3]
+        out[2] = p[4]
+        out[3] = p[1]
+        out[4] = p[2]
+
+
+@njit
+def _roll_index(d1, d2):
+    """The index into ROLLS_21 of the roll d1-d2 (either order)."""
+    hi, lo = max(d1, d2), min(d1, d2)
+    return hi * (hi - 1) // 2 + lo - 1
+
+
+@njit
+def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo, cfg,
+           ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state, b, p,
+           raw, luck):  # fmt: skip
+    """Play trial `trial` of `start` (SIZE,); raw (5,) float64 = its value, luck (5,)
+    float64 = the sum of its rolls' luck (0 unless luck_on), both seen by start's side on
+    roll. Returns the plays made, or -1 when a buffer is too small."""
+    _seed_stream(state, seed, trial, ROLLOUT_STREAM)
+    for k in range(N_OUTPUTS):
+        luck[k] = 0.0
+    for i in range(SIZE):
+        b[i] = start[i]
+    f = np.empty(N_OUTPUTS, np.float64)
+    mean = np.empty(N_OUTPUTS, np.float64)
+    side = 0
+    for m in range(MAX_MOVES + 1):
+        if _terminal(b, p):
+            _to_start(p, side, raw)
+            return m
+        if (bearoff and is_bearoff(b)) or m == MAX_MOVES or (truncate > 0 and m == truncate):
+            _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
+                ws.flipped, p)  # fmt: skip
+            _to_start(p, side, raw)
+            return m
+        k = _trial_roll(strata, quasi, state, trial, m)
+        d1, d2 = 1 + k // 6, 1 + k % 6
+        chosen = -1
+        if luck_on:
+            if _all_rolls(b, nets, bo, cfg, ws, cache, stats, r_outs, r_agains, r_probs,
+                          r_starts) < 0:  # fmt: skip
+                return -1
+            rolled = _roll_index(d1, d2)
+            for j in range(N_OUTPUTS):
+                mean[j] = 0.0
+            for r in range(N_ROLLS):
+                best = r_starts[r]
+                best_eq = _equity(r_probs[best])
+                for i in range(r_starts[r] + 1, r_starts[r + 1]):
+                    e = _equity(r_probs[i])
+                    if e > best_eq:  # ties: the first, as _best_index
+                        best_eq = e
+                        best = i
+                for j in range(N_OUTPUTS):
+                    mean[j] += ROLL_WEIGHTS[r] * r_probs[best, j]
+                if r == rolled:
+                    chosen = best
+            for j in range(N_OUTPUTS):
+                f[j] = r_probs[chosen, j] - mean[j]  # the mover's luck
+            if side == 0:
+                for j in range(N_OUTPUTS):
+                    luck[j] += f[j]
+            else:  # a difference of probabilities, seen by the other side
+                luck[0] -= f[0]
+                luck[1] += f[3]
+                luck[2] += f[4]
+                luck[3] += f[1]
+                luck[4] += f[2]
+        if ply == 0 and chosen >= 0:  # the 0-ply choice is the roll's best just found
+            flip_into(r_outs[chosen], b)
+        else:
+            n = _analyse_root(b, d1, d2, ply, nets, bo, cfg, ws, cache, stats, rp, rply)
+            if n < 0:
+                return -1
+            flip_into(ws.outs[0, _best_index(rp, rply, n)], b)
+        side ^= 1
+    return -1  # not reached: the loop ends at MAX_MOVES
+
+
+@njit
+def _chunk(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo, cfg,
+           ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, raw, luck,
+           moves):  # fmt: skip
+    """Trials lo..hi-1 of each start position starts (K, SIZE): raw, luck (K, hi - lo, 5)
+    float64 and moves (K, hi - lo) int64. False when a buffer is too small."""
+    state = np.zeros(1, np.uint64)
+    b = np.empty(SIZE, np.int8)
+    p = np.empty(N_OUTPUTS, np.float32)
+    for t in range(lo, hi):
+        for c in range(starts.shape[0]):
+            m = _trial(starts[c], t, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets,
+                       bo, cfg, ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts,
+                       state, b, p, raw[c, t - lo], luck[c, t - lo])  # fmt: skip
+            if m < 0:
+                return False
+            moves[c, t - lo] = m
+    return True
+
+
+@njit
+def _chunk_entry(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo,
+                 cfg, ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, raw, luck,
+                 moves):  # fmt: skip
+    """_chunk, called from Python with the structures as plain tuples (see
+    doublet.search.searcher._analyse_root_entry)."""
+    return _chunk(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, luck_on,
+                  Nets(*nets), bearoff_tables_type(*bo), Settings(*cfg), Workspace(*ws),
+                  Cache(*cache), stats, rp, rply, r_outs, r_agains, r_probs, r_starts, raw, luck,
+                  moves)  # fmt: skip
+
+
+# -- one process's work -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Job:
+    """What every chunk of one rollout shares: the model, the start positions (K, SIZE),
+    each seen by its side on roll, and the settings. `token` names it in the workers."""
+
+    model: Model
+    starts: np.ndarray
+    settings: RolloutSettings
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+class Roller:
+    """One process's searcher and buffers for rollouts with a model."""
+
+    def __init__(self, model: Model) -> None:
+        if model.variant != STANDARD:
+            raise DoubletError("rollouts are for standard backgammon (Acey-Deucey's 1-2 has "
+                               "up to 100,000 plays a roll)")  # fmt: skip
+        self.searcher = Searcher(model, STANDARD)
+        self._rolls(self.searcher.capacity)
+
+    def _rolls(self, capacity: int) -> None:
+        rows = N_ROLLS * capacity  # every play of every roll fits
+        self.r_outs = np.zeros((rows, SIZE), np.int8)
+        self.r_agains = np.zeros(rows, np.int8)
+        self.r_probs = np.zeros((rows, N_OUTPUTS), np.float32)
+        self.r_starts = np.zeros(N_ROLLS + 1, np.int64)
+
+    def run(self, starts: np.ndarray, lo: int, hi: int, settings: RolloutSettings
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """Trials lo..hi-1 of each start: (raw, luck (K, hi - lo, 5), moves (K, hi - lo))."""
+        s = self.searcher
+        b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
+        k = b.shape[0]
+        raw = np.zeros((k, hi - lo, N_OUTPUTS), np.float64)
+        luck = np.zeros((k, hi - lo, N_OUTPUTS), np.float64)
+        moves = np.zeros((k, hi - lo), np.int64)
+        strata = trial_strata(settings.seed)
+        while True:
+            nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
+            if _chunk_entry(b, lo, hi, seed64(settings.seed), strata, settings.quasi,
+                            settings.ply, settings.truncate, settings.bearoff, settings.luck,
+                            nets, bo, cfg, ws, cache, s.stats, s.result_probs, s.result_ply,
+                            self.r_outs, self.r_agains, self.r_probs, self.r_starts, raw, luck,
+                            moves):  # fmt: skip
+                return raw, luck, moves
+            s._allocate(s.capacity * 4)
+            self._rolls(s.capacity)
+
+
+_ROLLER: dict[str, Roller] = {}  # the last job's token -> its Roller (one a process)
+
+
+def run_chunk(job: Job, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The task a worker runs: trials lo..hi-1 of the job (a Roller kept for the job)."""
+    if job.token not in _ROLLER:
+        _ROLLER.clear()
+        _ROLLER[job.token] = Roller(job.model)
+    return _ROLLER[job.token].run(job.starts, lo, hi, job.settings)
+
+
+# -- the estimate -----------------------------------------------------------------------------
+
+
+@dataclass
+class Trials:
+    """The trials done: raw values and luck (K, n, 5), plays made (K, n), each seen by its
+    start position's side on roll; `stopped` says why there are fewer than asked."""
+
+    settings: RolloutSettings
+    raw: np.ndarray
+    luck: np.ndarray
+    moves: np.ndarray
+    seconds: float = 0.0
+    stopped: str | None = None
+    where: str = "this process"
+
+    @property
+    def n(self) -> int:
+        return int(self.raw.shape[1])
+
+    def values(self) -> np.ndarray:
+        """Each trial's value (K, n, 5): luck-adjusted when the settings say so."""
+        return self.raw - self.luck if self.settings.luck else self.raw
+
+    def probabilities(self) -> np.ndarray:
+        """The estimate (K, 5): the mean over trials."""
+        return self.values().mean(axis=1)
+
+    def probability_se(self) -> np.ndarray:
+        """Standard errors of the probabilities (K, 5)."""
+        return _se(self.values())
+
+    def equity(self) -> tuple[np.ndarray, np.ndarray]:
+        """The cubeless equity (K,) and its standard error (K,)."""
+        v = self.values()
+        return np.asarray(equity(v.mean(axis=1))), _se(v @ EQUITY_GRADIENT)
+
+
+def _se(x: np.ndarray) -> np.ndarray:
+    """The standard error of the mean over axis 1 (0 for a single trial)."""
+    n = x.shape[1]
+    if n < 2:
+        return np.zeros(x.shape[:1] + x.shape[2:])
+    return np.asarray(x.std(axis=1, ddof=1) / np.sqrt(n))
+
+
+def gradient(fn: Callable[[np.ndarray], float], p: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    """d fn / d p (5,) at p, by central differences (fn: probabilities -> a number)."""
+    g = np.zeros(N_OUTPUTS)
+    for k in range(N_OUTPUTS):
+        e = np.zeros(N_OUTPUTS)
+        e[k] = h
+        g[k] = (fn(p + e) - fn(p - e)) / (2 * h)
+    return g
+
+
+def flip_values(v: np.ndarray) -> np.ndarray:
+    """Trial values (..., 5) seen by the other side (the mover after a play, when the
+    position rolled out is the opponent's)."""
+    return np.stack([1.0 - v[..., 0], v[..., 3], v[..., 4], v[..., 1], v[..., 2]], axis=-1)
+
+
+# -- running one ------------------------------------------------------------------------------
+
+
+Progress = Callable[[int, int, "Trials"], None]
+
+
+def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
+            ex: Executor | None = None, progress: Progress | None = None,
+            deadline: float | None = None) -> Trials:  # fmt: skip
+    """Roll out each start position (K, SIZE) or one (SIZE,), each seen by its side on
+    roll, on the same dice: the Trials. Chunks of CHUNK trials go to the executor (None:
+    this process) and are taken in trial order; the rollout stops early, at a chunk's
+    end, once until_se is met, at the `deadline` (time.perf_counter()), or on Ctrl-C
+    (KeyboardInterrupt), keeping what it has. progress(done, total, trials) after each."""
+    settings.check()
+    b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
+    for row in b:
+        check_in_play(row, STANDARD)
+    ex = ex or Executor()
+    job = Job(model, b, settings)
+    handle = ex.shared(job)
+    bounds = [(lo, min(lo + CHUNK, settings.trials)) for lo in range(0, settings.trials, CHUNK)]
+    k = b.shape[0]
+    parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    done = 0  # chunks taken, in order
+    t0 = time.perf_counter()
+    trials = _assemble(settings, [], k)
+    stopped = None
+    results = ex.map(run_chunk, [(handle, lo, hi) for lo, hi in bounds])
+    try:
+        for i, part in results:
+            parts[i] = part
+            grew = False
+            while done in parts:
+                done += 1
+                grew = True
+            if not grew:
+                continue
+            trials = _assemble(settings, [parts[j] for j in range(done)], k)
+            if progress is not None:
+                progress(trials.n, settings.trials, trials)
+            if done == len(bounds):
+                break
+            if (settings.until_se > 0 and trials.n >= 2 * CHUNK
+                    and float(trials.equity()[1].max()) <= settings.until_se):  # fmt: skip
+                stopped = f"the standard error reached {settings.until_se:g} ({trials.n} trials)"
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                stopped = f"the time budget ran out after {trials.n} trials"
+                break
+    except KeyboardInterrupt:
+        ex.close()
+        stopped = f"interrupted after {trials.n} trials"
+    finally:
+        results.close()
+    trials.seconds = time.perf_counter() - t0
+    trials.stopped = stopped
+    trials.where = ex.where
+    return trials
+
+
+def _assemble(settings: RolloutSettings, parts: list[tuple[np.ndarray, ...]], k: int) -> Trials:
+    if not parts:
+        z = np.zeros((k, 0, N_OUTPUTS))
+        return Trials(settings, z, z.copy(), np.zeros((k, 0), np.int64))
+    raw, luck, moves = (np.concatenate([p[j] for p in parts], axis=1) for j in range(3))
+    return Trials(settings, raw, luck, moves)
+
+
+__all__ = [
+    "CHUNK",
+    "EQUITY_GRADIENT",
+    "MAX_MOVES",
+    "Job",
+    "Roller",
+    "RolloutSettings",
+    "Trials",
+    "flip_values",
+    "gradient",
+    "rollout",
+    "run_chunk",
+]

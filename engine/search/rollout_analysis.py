@@ -1,0 +1,306 @@
+"""Rollout documents for people and programs: ``doublet rollout``, ``analyse --rollout``
+and the engine protocol's ``rollout`` command (the rollouts themselves:
+doublet.search.rollout).
+
+JSON of a position's rollout (numbers rounded to 6 decimals)::
+
+    {"variant": "standard", "position": {...}, "position_id": "...", "pips": {...},
+     "rollout": {"trials": 1296, "trials_asked": 1296, "ply": 0, "truncate": 0,
+                 "bearoff": true, "luck": true, "seed": 1, "quasi": 2, "until_se": null,
+                 "seconds": ..., "trials_per_second": ..., "mean_plays": ..., "where": ...,
+                 "equity_plain": ..., "equity_plain_se": ...},   # not luck-adjusted
+     "probabilities": {...}, "probabilities_se": {...}, "equity": ..., "equity_se": ...,
+     "cube": {"double": ..., "take": ..., "action": ..., "equities": {...},
+              "equities_se": {...}, "method": "janowski", "state": {...}},
+     "stopped": "..."}                    # only when it stopped before the trials asked
+
+With dice, instead of the probabilities and the cube: ``"dice": [d1, d2]`` and
+``"plays"``, ranked by the rollout's equity (cubeful, ``"equity": "cubeful"`` and
+``"state"``, away from money with the cube centered), each
+``{"rank", "play", "equity", "equity_se", "difference", "difference_se",
+"probabilities", "probabilities_se", "search": {"rank", "ply", "equity"},
+"position_id"}``: the difference to the best play and its standard error measured on
+the same trials (paired), and where the search ranked the play.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from doublet.core import board as B
+from doublet.core.board import STANDARD
+from doublet.core.errors import DoubletError
+from doublet.core.parallel import Executor
+from doublet.cube import equity as E
+from doublet.cube.state import MONEY, CubeState
+from doublet.formats.ids import check_in_play
+from doublet.formats.position import Position
+from doublet.nn.eval import N_OUTPUTS, Model, _terminal, default_model
+from doublet.search.analysis import analyse_roll, play_equities, searcher
+from doublet.search.rollout import (
+    EQUITY_GRADIENT,
+    PROB_NAMES,
+    Progress,
+    RolloutSettings,
+    Trials,
+    flip_values,
+    gradient,
+    rollout,
+)
+from doublet.search.searcher import Searcher
+
+# -- documents --------------------------------------------------------------------------------
+
+
+def _probs(p: np.ndarray) -> dict[str, float]:
+    return {k: round(float(v), 6) for k, v in zip(PROB_NAMES, p, strict=True)}
+
+
+def _header(pos: Position, t: Trials) -> dict[str, Any]:
+    mine, theirs = pos.pip_counts()
+    doc: dict[str, Any] = {"variant": B.VARIANT_NAMES[pos.variant], "position": pos.to_json(),
+                           "position_id": pos.id(),
+                           "pips": {"mover": mine, "opponent": theirs}}  # fmt: skip
+    seconds = max(t.seconds, 1e-9)
+    moves = t.moves.size
+    doc["rollout"] = {"trials": t.n, "trials_asked": t.settings.trials, **t.settings.to_json(),
+                      "seconds": round(t.seconds, 3),
+                      "trials_per_second": round(t.n * t.raw.shape[0] / seconds, 2),
+                      "mean_plays": round(float(t.moves.mean()), 2) if moves else 0.0,
+                      "where": t.where}  # fmt: skip
+    if t.stopped:
+        doc["stopped"] = t.stopped
+    return doc
+
+
+def _linear(fn: Callable[[np.ndarray], float], values: np.ndarray
+            ) -> tuple[float, np.ndarray]:  # fmt: skip
+    """fn at the mean of the trial values (n, 5), and each trial's linearised
+    contribution (n,) (g . (x_t - mean)): its std / sqrt(n) is fn's standard error."""
+    mean = values.mean(axis=0)
+    return float(fn(mean)), (values - mean) @ gradient(fn, mean)
+
+
+def _se1(z: np.ndarray) -> float:
+    return float(z.std(ddof=1) / np.sqrt(len(z))) if len(z) > 1 else 0.0
+
+
+def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, Any]:
+    """The cube decision from the rollout's probabilities (Janowski at the root)."""
+    x = E.efficiency(board)
+
+    def nd(p: np.ndarray) -> float:
+        return E.decide(p, x, state).no_double
+
+    def dt(p: np.ndarray) -> float:
+        return E.decide(p, x, state).double_take
+
+    p = values.mean(axis=0)
+    decision = E.decide(p, x, state)
+    if not state.may_double():
+        doc: dict[str, Any] = {"double": False, "take": None,
+                               "action": f"No double available ({state.why_no_double()})",
+                               "equities": {"no_double": round(decision.no_double, 6),
+                                            "double_take": None, "double_pass": None}}  # fmt: skip
+        doc["equities_se"] = {"no_double": round(_se1(_linear(nd, values)[1]), 6)}
+    else:
+        doc = decision.to_json()
+        doc["optimal"] = round(decision.optimal, 6)
+        doc["equities_se"] = {"no_double": round(_se1(_linear(nd, values)[1]), 6),
+                              "double_take": round(_se1(_linear(dt, values)[1]), 6)}  # fmt: skip
+    doc["method"] = "janowski"
+    doc["state"] = state.to_json()
+    return doc
+
+
+def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dict[str, Any]:
+    """The rollout of a position before its roll (t: one start, pos itself)."""
+    doc = _header(pos, t)
+    if t.n == 0:
+        return doc
+    p, se = t.probabilities()[0], t.probability_se()[0]
+    eq, eq_se = t.equity()
+    doc["probabilities"] = _probs(p)
+    doc["probabilities_se"] = _probs(se)
+    doc["equity"] = round(float(eq[0]), 6)
+    doc["equity_se"] = round(float(eq_se[0]), 6)
+    if t.settings.luck:
+        plain = t.raw[0] @ EQUITY_GRADIENT
+        doc["rollout"]["equity_plain"] = round(float(plain.mean()) - 1.0, 6)
+        doc["rollout"]["equity_plain_se"] = round(_se1(plain), 6)
+    doc["cube"] = _cube(t.values()[0], np.asarray(pos.board), state)
+    return doc
+
+
+def _play_value(s: Searcher, after: np.ndarray, state: CubeState | None
+                ) -> Callable[[np.ndarray], float]:  # fmt: skip
+    """The equity (cubeless, or cubeful in `state` as analyse ranks plays) of a play with
+    the mover's probabilities p after it (after: the board, the mover's view)."""
+
+    def fn(p: np.ndarray) -> float:
+        eq, _ = play_equities(s, after[None], np.zeros(1, bool), np.asarray(p)[None], state)
+        return float(eq[0])
+
+    return fn
+
+
+def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, Any]],
+                   t: Trials, state: CubeState = MONEY,
+                   searcher: Searcher | None = None) -> dict[str, Any]:  # fmt: skip
+    """The rollout of a roll's candidate plays (rows of analyse_roll's document, in its
+    order; t: one start each, the position after it seen by the opponent), ranked by
+    the rollout's equity, each with its difference to the best and that difference's
+    standard error on the same trials."""
+    doc = _header(pos, t)
+    doc["dice"] = [d1, d2]
+    cubeful = not state.is_default
+    if cubeful:
+        doc["equity"] = "cubeful"
+        doc["state"] = state.to_json()
+    if t.n == 0:
+        doc["plays"] = []
+        return doc
+    mover = flip_values(t.values())  # (K, n, 5): the mover's, after each play
+    s = searcher or Searcher(default_model(STANDARD))
+    eqs, zs = [], []
+    for i, row in enumerate(candidates):
+        after = B.from_counts(row["board"]["mover"], row["board"]["opponent"])
+        v, z = _linear(_play_value(s, after, state if cubeful else None), mover[i])
+        eqs.append(v)
+        zs.append(z)
+    order = sorted(range(len(candidates)), key=lambda i: (-eqs[i], i))
+    best = order[0]
+    se_all = t.probability_se()
+    rows = []
+    for rank, i in enumerate(order, 1):
+        row = candidates[i]
+        out: dict[str, Any] = {"rank": rank, "play": row["play"], "equity": round(eqs[i], 6),
+                               "equity_se": round(_se1(zs[i]), 6),
+                               "difference": round(eqs[i] - eqs[best], 6),
+                               "difference_se": round(_se1(zs[i] - zs[best]), 6) if i != best
+                               else 0.0,
+                               "probabilities": _probs(mover[i].mean(axis=0)),
+                               # the mover's view: the same errors, re-ordered
+                               "probabilities_se": _probs(se_all[i][[0, 3, 4, 1, 2]]),
+                               "search": {"rank": row["rank"], "ply": row["ply"],
+                                          "equity": row["equity"]}}  # fmt: skip
+        if "position_id" in row:
+            out["position_id"] = row["position_id"]
+        rows.append(out)
+    doc["plays"] = rows
+    return doc
+
+
+# -- what the front ends call -----------------------------------------------------------------
+
+
+def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
+                     settings: RolloutSettings | None = None,
+                     state: CubeState = MONEY, model: Model | None = None, top: int = 3,
+                     select_ply: int = 1, ex: Executor | None = None,
+                     progress: Progress | None = None,
+                     budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """Without dice: the rollout of the position (its probabilities and equities with
+    their standard errors, and the cube decision from them). With dice: the best `top`
+    plays of the roll by the search at `select_ply` (analyse_roll's ranking), each rolled
+    out on the same dice. budget: seconds (the rollout stops at a chunk's end past it)."""
+    if pos.variant != STANDARD:
+        raise DoubletError("rollouts are for standard backgammon (Acey-Deucey's 1-2 has up to "
+                           "100,000 plays a roll)")  # fmt: skip
+    check_in_play(pos.board, pos.variant)
+    settings = settings or RolloutSettings()
+    settings.check()
+    m = model if model is not None else default_model(STANDARD)
+    deadline = None if budget is None else time.perf_counter() + budget
+    if dice is None:
+        t = rollout(m, np.array(pos.board), settings, ex, progress, deadline)
+        return position_document(pos, t, state)
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise DoubletError(f"top must be an integer 1 or more, got {top!r}")
+    d1, d2 = dice
+    found = analyse_roll(pos, d1, d2, select_ply, m, state)
+    candidates = found["plays"][:top]
+    starts = np.array([B.flip(B.from_counts(r["board"]["mover"], r["board"]["opponent"]))
+                       for r in candidates])  # fmt: skip
+    # A play that ends the game is its own value: roll out the others.
+    live = [i for i, b in enumerate(starts) if B.outcome(b) == 0]
+    done = [i for i in range(len(starts)) if i not in live]
+    rolled = rollout(m, starts[live], settings, ex, progress, deadline) if live else None
+    t = _with_finished(rolled, starts, live, done, settings)
+    return plays_document(pos, d1, d2, candidates, t, state, searcher(m, STANDARD))
+
+
+def _with_finished(t: Trials | None, starts: np.ndarray, live: list[int], done: list[int],
+                   settings: RolloutSettings) -> Trials:  # fmt: skip
+    """The trials of every start, those of finished games (each trial its result) put in."""
+    n = t.n if t is not None else settings.trials
+    k = len(starts)
+    raw = np.zeros((k, n, N_OUTPUTS))
+    luck = np.zeros_like(raw)
+    moves = np.zeros((k, n), np.int64)
+    p = np.zeros(N_OUTPUTS, np.float32)
+    for i in done:
+        _terminal(starts[i], p)
+        raw[i] = p
+    if t is not None:
+        raw[live], luck[live], moves[live] = t.raw, t.luck, t.moves
+        return replace(t, raw=raw, luck=luck, moves=moves)
+    return Trials(settings, raw, luck, moves)
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The text of a rollout document."""
+    r = doc["rollout"]
+    lines = [f"Rollout of {doc['position_id']}" + (f", {doc['dice'][0]}-{doc['dice'][1]}" if
+                                                   "dice" in doc else "")
+             + f": {r['trials']} trials at {r['ply']} ply"
+             + (f", truncated after {r['truncate']} plays" if r["truncate"] else "")
+             + (", luck-adjusted" if r["luck"] else "") + f", seed {r['seed']}"]  # fmt: skip
+    lines.append(f"  {r['seconds']:.1f} s on {r['where']}, {r['trials_per_second']:.1f} "
+                 f"trials/s, {r['mean_plays']:.1f} plays a trial")  # fmt: skip
+    if "stopped" in doc:
+        lines.append(f"(Stopped early: {doc['stopped']}.)")
+    if "plays" in doc:
+        kind = " (cubeful)" if doc.get("equity") == "cubeful" else ""
+        width = max([len(p["play"]) for p in doc["plays"]] + [4])
+        lines.append(f"  #  {'play':<{width}}  equity{kind}     diff      win    wg    wbg    "
+                     f"lg    lbg   search")  # fmt: skip
+        for p in doc["plays"]:
+            q = p["probabilities"]
+            diff = (f"{p['difference']:+.3f}±{p['difference_se']:.3f}" if p["rank"] > 1
+                    else " " * 12)  # fmt: skip
+            lines.append(f"{p['rank']:3d}  {p['play'] or '(no legal play)':<{width}}  "
+                         f"{p['equity']:+.3f}±{p['equity_se']:.3f}  {diff}  "
+                         f"{100 * q['win']:5.1f} {100 * q['win_gammon']:5.1f} "
+                         f"{100 * q['win_backgammon']:5.1f} {100 * q['lose_gammon']:5.1f} "
+                         f"{100 * q['lose_backgammon']:5.1f}   #{p['search']['rank']} "
+                         f"{p['search']['equity']:+.3f} at {p['search']['ply']} ply")  # fmt: skip
+        return "\n".join(lines)
+    if "probabilities" not in doc:
+        return "\n".join(lines)
+    p, se = doc["probabilities"], doc["probabilities_se"]
+    for name, key in (("win", "win"), ("win gammon", "win_gammon"),
+                      ("win backgammon", "win_backgammon"), ("lose gammon", "lose_gammon"),
+                      ("lose backgammon", "lose_backgammon")):  # fmt: skip
+        lines.append(f"  {name:<16}{100 * p[key]:6.2f} % ± {100 * se[key]:.2f}")
+    lines.append(f"  cubeless equity {doc['equity']:+.4f} ± {doc['equity_se']:.4f}")
+    if "equity_plain" in r:
+        lines.append(f"  (not luck-adjusted: {r['equity_plain']:+.4f} ± "
+                     f"{r['equity_plain_se']:.4f})")  # fmt: skip
+    cube = doc["cube"]
+    eq, ese = cube["equities"], cube["equities_se"]
+    parts = [f"no double {eq['no_double']:+.4f} ± {ese['no_double']:.4f}"]
+    if eq["double_take"] is not None:
+        parts.append(f"double/take {eq['double_take']:+.4f} ± {ese['double_take']:.4f}")
+        parts.append(f"double/pass {eq['double_pass']:+.4f}")
+    lines.append("  cubeful (Janowski, from the rollout): " + ", ".join(parts))
+    lines.append(f"  Proper cube action: {cube['action']}")
+    return "\n".join(lines)
+
+
+__all__ = ["plays_document", "position_document", "render", "rollout_document"]

@@ -1,0 +1,130 @@
+"""A slow rollout written from its definition (doublet.search.rollout's docstring), sharing
+no code with the kernel: Python loops over the legal plays (the move generator and the
+net are tested on their own), its own splitmix64 for the dice, its own luck.
+
+    dice of trial t, move m:  m = 0: strata[0][t % 36]; m = 1: strata[1][(t % 36 + t // 36)
+        % 36]; later: the next number of splitmix64 started from (seed, t, stream) modulo 36
+        (the ordered roll k: d1 = 1 + k // 6, d2 = 1 + k % 6)
+    value(b):  a finished game's result, the database for a pure bear-off, else the net
+    play:      the legal play whose position, seen by the opponent, is worst for it (the
+               mover's equity after it highest; ties: the first generated), or at 1 ply
+               Searcher.best
+    luck:      f(r) = the mover's probabilities after its best 0-ply play of r (21 rolls);
+               luck = f(rolled) - sum_r w_r f(r), seen by the start side
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from doublet.core.board import CHECKERS, MY_OFF, OPP_OFF, flip, outcome
+from doublet.nn.eval import Model, evaluate
+from doublet.rules.bearoff import bearoff_probs, is_bearoff
+from doublet.rules.movegen import legal_outcomes
+from doublet.search.searcher import Limits, Searcher
+
+MASK = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+def mix(z: int) -> int:
+    """splitmix64's finaliser (Steele, Lea and Flood 2014)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+class SplitMix:
+    """splitmix64 started at (seed, pair, stream) as doublet.core.dice documents it."""
+
+    def __init__(self, seed: int, pair: int, stream: int) -> None:
+        z = mix((seed + GOLDEN) & MASK)
+        z = mix(z ^ pair)
+        self.state = mix(z ^ (stream + 1))
+
+    def next(self) -> int:
+        self.state = (self.state + GOLDEN) & MASK
+        return mix(self.state)
+
+
+def trial_dice(strata: np.ndarray, quasi: int, seed: int, trial: int, stream: int,
+               moves: int) -> list[tuple[int, int]]:  # fmt: skip
+    """The first `moves` rolls (d1, d2) of trial `trial`."""
+    g = SplitMix(seed & MASK, trial, stream)
+    out = []
+    for m in range(moves):
+        if m < quasi:
+            i = trial % 36
+            k = int(strata[0][i]) if m == 0 else int(strata[1][(i + trial // 36) % 36])
+        else:
+            k = g.next() % 36
+        out.append((1 + k // 6, 1 + k % 6))
+    return out
+
+
+def result_probs(b: np.ndarray) -> np.ndarray:
+    """The side on roll's five probabilities of a finished game."""
+    r = outcome(b)
+    assert r != 0 and (b[MY_OFF] == CHECKERS or b[OPP_OFF] == CHECKERS)
+    if r > 0:
+        return np.array([1.0, r >= 2, r >= 3, 0.0, 0.0], float)
+    return np.array([0.0, 0.0, 0.0, r <= -2, r <= -3], float)
+
+
+def value(b: np.ndarray, model: Model) -> np.ndarray:
+    """The 0-ply value of b for its side on roll."""
+    if outcome(b) != 0:
+        return result_probs(b)
+    if is_bearoff(b):
+        return np.asarray(bearoff_probs(b), float)
+    return np.asarray(evaluate(b, model), float)
+
+
+def other_side(p: np.ndarray) -> np.ndarray:
+    return np.array([1.0 - p[0], p[3], p[4], p[1], p[2]])
+
+
+def equity(p: np.ndarray) -> float:
+    return float(2 * p[0] - 1 + p[1] + p[2] - p[3] - p[4])
+
+
+def best_play(b: np.ndarray, d1: int, d2: int, model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """(the board after the best 0-ply play, the mover's view; the mover's probabilities)."""
+    outs, _ = legal_outcomes(b, d1, d2)
+    best, best_p = None, None
+    for o in outs:
+        p = other_side(value(flip(o), model)).astype(np.float32).astype(float)
+        if best_p is None or equity(p) > equity(best_p):
+            best, best_p = o, p
+    assert best is not None and best_p is not None
+    return best, best_p
+
+
+def trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed: int,
+          stream: int, ply: int = 0, truncate: int = 0, bearoff: bool = True,
+          quasi: int = 2) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+    """(value, luck, plays) of trial t, both seen by start's side on roll."""
+    rolls = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
+    weights = [(1 if a == b else 2) / 36 for a, b in rolls]
+    dice = trial_dice(strata, quasi, seed, t, stream, 1000)
+    searcher = Searcher(model) if ply else None
+    b = start.copy()
+    luck = np.zeros(5)
+    for m in range(1001):
+        mine = m % 2 == 0  # the start side is on roll
+        end = outcome(b) != 0 or (bearoff and is_bearoff(b)) or (truncate and m == truncate)
+        if end:
+            v = value(b, model)
+            return (v if mine else other_side(v)), luck, m
+        d1, d2 = dice[m]
+        f = {r: best_play(b, r[0], r[1], model)[1] for r in rolls}
+        mean = sum(w * f[r] for r, w in zip(rolls, weights, strict=True))
+        diff = f[(max(d1, d2), min(d1, d2))] - mean
+        luck += diff if mine else np.array([-diff[0], diff[3], diff[4], diff[1], diff[2]])
+        if searcher is None:
+            after, _ = best_play(b, d1, d2, model)
+        else:
+            outs, _, _, _ = searcher.analyse(b, d1, d2, Limits(ply=ply))
+            after = outs[searcher.best(b, d1, d2, Limits(ply=ply))]
+        b = flip(after)
+    raise AssertionError("no game is this long")

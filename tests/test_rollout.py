@@ -1,0 +1,216 @@
+"""Rollouts (doublet.search.rollout) and the executors they run on (doublet.core.parallel):
+
+- a trial's dice are the documented ones (an independent splitmix64), and the first two
+  rolls form a Latin square over each 1,296 trials;
+- each trial's value and luck equal the slow reference's (tests/reference_rollout.py,
+  written from the definition), at 0 and 1 ply, truncated and to the end of the game;
+- a roll's luck is doublet.search.analysis.luck's;
+- a pure bear-off rolled out to the end agrees with the exact database within its
+  standard error, and its luck-adjusted trials are each the exact value;
+- the same start twice gives the same trials (the same dice), so their difference is 0;
+- the numbers do not depend on the executor: this process, 2 local processes, Ray;
+- until_se, a time budget and Ctrl-C stop at a chunk's end with what was done;
+- the documents: a position's, a roll's plays with paired differences, the cube.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from doublet.core.board import STARTING, flip
+from doublet.core.dice import ROLLOUT_STREAM, _seed_stream, _trial_roll, seed64, trial_strata
+from doublet.core.errors import DoubletError
+from doublet.core.parallel import Executor, executor
+from doublet.cube.state import CubeState
+from doublet.formats.position import Position
+from doublet.nn.eval import default_model, equity
+from doublet.rules.bearoff import bearoff_probs, is_bearoff
+from doublet.search.analysis import luck
+from doublet.search.rollout import CHUNK, EQUITY_GRADIENT, RolloutSettings, rollout
+from doublet.search.rollout_analysis import render, rollout_document
+from tests import reference_rollout as ref
+from tests.helpers import pos
+
+MODEL = default_model()
+# A middle game and a race, from self-play (the side on roll's view).
+MIDDLE = Position.from_id("sGfFATDgc+RBIA").board
+RACE = pos({6: 3, 5: 3, 4: 2, 3: 2, 9: 2, 8: 2}, {19: 3, 20: 3, 21: 3, 23: 3, 15: 2})
+
+
+def test_trial_dice_are_the_documented_stream() -> None:
+    strata = trial_strata(5)
+    state = np.zeros(1, np.uint64)
+    for t in (0, 1, 35, 36, 1000, 123456):
+        _seed_stream(state, seed64(5), t, ROLLOUT_STREAM)
+        got = [int(_trial_roll(strata, 2, state, t, m)) for m in range(12)]
+        want = ref.trial_dice(strata, 2, 5, t, ROLLOUT_STREAM, 12)
+        assert [(1 + k // 6, 1 + k % 6) for k in got] == want, t
+
+
+def test_the_first_two_rolls_are_a_latin_square() -> None:
+    strata = trial_strata(9)
+    state = np.zeros(1, np.uint64)
+    pairs = [(int(_trial_roll(strata, 2, state, t, 0)), int(_trial_roll(strata, 2, state, t, 1)))
+             for t in range(1296)]  # fmt: skip
+    assert len(set(pairs)) == 1296
+    for block in range(0, 1296, 36):
+        first, second = zip(*pairs[block : block + 36], strict=True)
+        assert sorted(first) == list(range(36)) and sorted(second) == list(range(36))
+
+
+@pytest.mark.parametrize(("name", "start", "ply", "truncate"),
+                         [("middle game, 0 ply", MIDDLE, 0, 7), ("race to the end", RACE, 0, 0),
+                          ("middle game, 1 ply", MIDDLE, 1, 3)])  # fmt: skip
+def test_each_trial_is_the_reference_trial(name: str, start: np.ndarray, ply: int,
+                                           truncate: int) -> None:  # fmt: skip
+    settings = RolloutSettings(trials=3, ply=ply, truncate=truncate, seed=11)
+    t = rollout(MODEL, start, settings)
+    strata = trial_strata(11)
+    for i in range(3):
+        v, lk, plays = ref.trial(MODEL, start, i, strata, 11, ROLLOUT_STREAM, ply, truncate)
+        assert t.moves[0, i] == plays, (name, i)
+        np.testing.assert_allclose(t.raw[0, i], v, atol=2e-6, err_msg=f"{name}, trial {i}")
+        np.testing.assert_allclose(t.luck[0, i], lk, atol=2e-6, err_msg=f"{name}, trial {i}")
+
+
+def test_the_first_rolls_luck_is_analysis_luck() -> None:
+    """Truncated after one play, trial t's luck is that of its first roll; over 36
+    trials every roll comes once."""
+    t = rollout(MODEL, MIDDLE, RolloutSettings(trials=36, truncate=1, seed=3))
+    strata = trial_strata(3)
+    p = Position(MIDDLE)
+    for i in range(36):
+        k = int(strata[0, i])
+        want = luck(p, (1 + k // 6, 1 + k % 6), cubeful=False)
+        assert float(t.luck[0, i] @ EQUITY_GRADIENT) == pytest.approx(want, abs=1e-5), k
+
+
+def test_a_bear_off_rolled_out_agrees_with_the_database() -> None:
+    """Both sides within six checkers: the database is exact. Played to the end (bearoff
+    off), the plain mean is within 3 standard errors of it, and each luck-adjusted trial
+    is the exact value itself (the luck telescopes: f is the exact value after a play).
+
+        mover (on roll): 3 on 1, 2 on 3, 1 on 5        opponent: 2 on 24, 2 on 22, 2 on 19
+    """
+    b = pos({1: 3, 3: 2, 5: 1}, {24: 2, 22: 2, 19: 2})
+    assert is_bearoff(b)
+    exact = bearoff_probs(b)
+    t = rollout(MODEL, b, RolloutSettings(trials=216, bearoff=False, seed=2))
+    plain, se = t.raw[0].mean(axis=0), t.raw[0].std(axis=0, ddof=1) / np.sqrt(t.n)
+    assert abs(plain[0] - exact[0]) < 3 * se[0] + 1e-9, (plain, exact, se)
+    np.testing.assert_allclose(t.values()[0], np.tile(exact, (t.n, 1)), atol=1e-5)
+    assert t.moves.min() > 0
+
+
+def test_the_same_start_twice_has_the_same_trials() -> None:
+    t = rollout(MODEL, np.stack([MIDDLE, MIDDLE]), RolloutSettings(trials=36, seed=4))
+    assert np.array_equal(t.raw[0], t.raw[1]) and np.array_equal(t.luck[0], t.luck[1])
+
+
+def test_a_finished_position_or_a_bear_off_is_exact_at_once() -> None:
+    b = pos({1: 1}, {24: 2, 20: 1})
+    t = rollout(MODEL, b, RolloutSettings(trials=36))
+    np.testing.assert_allclose(t.probabilities()[0], bearoff_probs(b), atol=1e-6)
+    assert t.probability_se()[0].max() == 0 and t.moves.max() == 0
+
+
+def _job_numbers(ex: Executor) -> np.ndarray:
+    s = RolloutSettings(trials=2 * CHUNK + 5, seed=6, truncate=6)
+    t = rollout(MODEL, np.stack([MIDDLE, RACE]), s, ex)
+    assert t.n == 2 * CHUNK + 5
+    return np.concatenate([t.raw, t.luck], axis=2)
+
+
+def test_two_local_processes_give_the_same_numbers() -> None:
+    here = _job_numbers(Executor())
+    with executor(workers=2) as ex:
+        assert np.array_equal(_job_numbers(ex), here)
+
+
+def test_ray_gives_the_same_numbers() -> None:
+    pytest.importorskip("ray")
+    here = _job_numbers(Executor())
+    with executor(workers=2, ray="local") as ex:
+        assert ex.workers == 2
+        assert np.array_equal(_job_numbers(ex), here)
+
+
+def test_until_se_stops_at_a_chunk_and_is_reproducible() -> None:
+    s = RolloutSettings(trials=20 * CHUNK, seed=8, truncate=4, until_se=0.05)
+    a = rollout(MODEL, MIDDLE, s)
+    assert a.stopped and "standard error" in a.stopped
+    assert a.n % CHUNK == 0 and 2 * CHUNK <= a.n < 20 * CHUNK
+    assert float(a.equity()[1][0]) <= 0.05
+    b = rollout(MODEL, MIDDLE, s)
+    assert b.n == a.n and np.array_equal(a.raw, b.raw)
+
+
+def test_ctrl_c_and_the_time_budget_keep_what_was_done() -> None:
+    def interrupt(done: int, total: int, trials: object) -> None:
+        if done >= 2 * CHUNK:
+            raise KeyboardInterrupt
+
+    s = RolloutSettings(trials=10 * CHUNK, truncate=2)
+    t = rollout(MODEL, MIDDLE, s, progress=interrupt)
+    assert t.n == 2 * CHUNK and t.stopped == f"interrupted after {2 * CHUNK} trials"
+    t = rollout(MODEL, MIDDLE, s, deadline=time.perf_counter())
+    assert t.n == CHUNK and "time budget" in (t.stopped or "")
+
+
+def test_the_position_document() -> None:
+    s = RolloutSettings(trials=72, truncate=5, seed=1)
+    doc = rollout_document(Position(MIDDLE), settings=s)
+    assert doc["rollout"]["trials"] == 72 and doc["position_id"] == "sGfFATDgc+RBIA"
+    p = np.array(list(doc["probabilities"].values()))
+    assert doc["equity"] == pytest.approx(float(equity(p)), abs=1e-5)
+    assert 0 < doc["equity_se"] < doc["rollout"]["equity_plain_se"]
+    assert doc["cube"]["action"] and doc["cube"]["equities_se"]["no_double"] > 0
+    assert "cubeless equity" in render(doc)
+    match = rollout_document(Position(MIDDLE), settings=s, state=CubeState.match(7, away=(2, 4)))
+    assert match["cube"]["mwc"] and match["equity"] == doc["equity"]
+
+
+def test_the_plays_document_ranks_by_the_rollout_with_paired_errors() -> None:
+    s = RolloutSettings(trials=72, truncate=6, seed=1)
+    doc = rollout_document(Position(STARTING), (3, 1), s, top=3, select_ply=0)
+    plays = doc["plays"]
+    assert [p["rank"] for p in plays] == [1, 2, 3]
+    assert plays[0]["difference"] == 0 and plays[0]["difference_se"] == 0
+    eqs = [p["equity"] for p in plays]
+    assert eqs == sorted(eqs, reverse=True)
+    for p in plays[1:]:
+        assert p["difference"] == pytest.approx(p["equity"] - eqs[0], abs=2e-6)
+        assert p["difference_se"] > 0
+    assert {p["search"]["rank"] for p in plays} == {1, 2, 3}
+    # The difference's error is that of the trial-by-trial differences (the same dice).
+    # position_id: the position after the play, seen by the opponent (the rollout's start)
+    starts = np.stack([Position.parse(p["position_id"]).board for p in plays])
+    t = rollout(MODEL, starts, s)
+    eq = t.values() @ EQUITY_GRADIENT  # each trial's equity for the opponent
+    for i in (1, 2):
+        d = eq[0] - eq[i]  # the mover's difference to the best
+        assert plays[i]["difference_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(t.n), abs=2e-6)
+    assert "8/5 6/5" in render(doc)
+    cubeful = rollout_document(Position(STARTING), (3, 1), s, CubeState.money(2, "mover"),
+                               top=2, select_ply=0)  # fmt: skip
+    assert cubeful["equity"] == "cubeful" and len(cubeful["plays"]) == 2
+
+
+def test_a_play_that_ends_the_game_is_its_result() -> None:
+    b = pos({1: 1, 2: 1}, {24: 1, 23: 1})  # 2-1 bears both off: a win (the opponent has some off)
+    doc = rollout_document(Position(b), (2, 1), RolloutSettings(trials=36), top=2, select_ply=0)
+    assert doc["plays"][0]["equity"] == 1.0 and doc["plays"][0]["equity_se"] == 0
+
+
+def test_bad_settings_are_refused() -> None:
+    for bad in (RolloutSettings(trials=0), RolloutSettings(ply=2), RolloutSettings(quasi=3),
+                RolloutSettings(until_se=-1.0)):  # fmt: skip
+        with pytest.raises(DoubletError):
+            rollout(MODEL, MIDDLE, bad)
+    with pytest.raises(DoubletError, match="standard backgammon"):
+        rollout_document(Position.start(variant=1), settings=RolloutSettings(trials=1))
+    with pytest.raises(DoubletError, match="game is over"):
+        rollout(MODEL, flip(pos({}, {1: 1})), RolloutSettings(trials=1))
