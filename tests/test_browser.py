@@ -579,3 +579,23 @@ def test_stacks_taller_than_five_show_their_count(server: str, page: Any) -> Non
     assert page.locator('g.point[data-point="6"] .checker').count() == 5
     assert page.text_content('g.point[data-point="6"] .count') == "6"
     assert page.locator('g.point[data-point="13"] .count').count() == 0
+
+
+def test_the_review_page_opens_a_match_file(server: str, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{server}/review")
+    page.evaluate("localStorage.clear()")  # no game of an earlier test to fall back on
+    open_url(page, f"{server}/review")
+    page.wait_for_selector("#import-file", state="attached")
+    page.wait_for_function("document.getElementById('error').textContent.length > 0")
+    assert "open a match file" in page.inner_text("#error")
+    page.set_input_files("#import-file", str(ROOT / "tests" / "data" / "matches" / "match01.mat"))
+    page.wait_for_selector("#entry-table tr[data-index]", timeout=120_000)
+    assert "gnubg" in page.inner_text("#totals") and "root" in page.inner_text("#totals")
+    assert page.locator("#game option").count() == 5  # the match's five games
+    assert "/review#" in page.url
+    bad = tmp_path / "bad.mat"
+    text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
+    bad.write_text(text.replace("8/5 6/5", "8/4 6/5", 1))
+    page.set_input_files("#import-file", str(bad))
+    page.wait_for_function("document.getElementById('error').textContent.includes('bad.mat')")
+    assert "game 1, move 1" in page.inner_text("#error")

@@ -135,3 +135,29 @@ def test_gnu_backgammon_imports_the_file_with_the_same_results(tmp_path: Path, k
     # gnubg names the left column's player (side 0) X.
     want = [["X" if g.result.winner == 0 else "O", g.result.value] for g in [*s.history, s.game]]
     assert gnubg_results([mat, sgf], tmp_path) == [want, want]
+
+
+@pytest.mark.parametrize("name", ["match00", "match01", "match02", "match03"])
+def test_a_match_file_becomes_a_played_series_and_back(name: str, tmp_path: Path) -> None:
+    from doublet.games.record import from_match
+
+    folder = Path(__file__).parent / "data" / "matches"
+    match, games = read_match((folder / f"{name}.mat").read_text())
+    s = from_match(match)
+    assert s.names == match.names and s.length == match.length
+    played = [*s.history, s.game]
+    assert len(played) == len(games)
+    for g, r in zip(played, games, strict=True):
+        assert g.over and (g.result.winner, g.result.value) == (r.winner, r.points)
+        assert g.rules.crawford == r.crawford and g.rules.score == r.score
+        plays = [t for t in g.record if t.action == "play"]
+        assert [(t.side, sorted(t.dice)) for t in plays] == [
+            (m.player, sorted(m.dice)) for m in r.moves
+        ]
+    # Saved and read back it is the same series; written as .mat it is the same match.
+    s.save(tmp_path / "s.json")
+    assert Series.load(tmp_path / "s.json").to_dict() == s.to_dict()
+    _, regames = read_match(to_mat(s, match.names, date=DAY))
+    assert [(r.winner, r.points, len(r.moves)) for r in regames] == [
+        (r.winner, r.points, len(r.moves)) for r in games
+    ]

@@ -776,3 +776,26 @@ def test_pages_and_the_favicon(client: TestClient) -> None:
         r = client.get(path)
         assert r.status_code == 200 and kind in r.headers["content-type"], path
     assert 'rel="icon"' in client.get("/").text
+
+
+def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
+    text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
+    r = client.post("/api/import", json={"text": text, "name": "match01.mat"})
+    assert r.status_code == 201, r.text
+    st = r.json()
+    assert st["names"] == ["gnubg", "root"] and st["match"]["length"] == 5
+    assert len(st["results"]) == 5 and st["series_over"]
+    gid = st["id"]
+    assert client.get(f"/api/games/{gid}").json()["results"] == st["results"]  # stored
+    doc = client.get(f"/api/games/{gid}/review?game=2&ply=0").json()
+    assert doc["game"]["number"] == 2 and doc["turns"] and len(doc["totals"]) == 2
+    sgf = (ROOT / "tests" / "data" / "matches" / "match01.sgf").read_text()
+    again = client.post("/api/import", json={"text": sgf}).json()
+    assert again["results"] == st["results"] and again["score"] == st["score"]
+    bad = text.replace("8/5 6/5", "8/4 6/5", 1)
+    for body, words in [({"text": bad}, "game 1, move 1"), ({"text": ""}, "'text'"),
+                        ({"text": "hello"}, ""), ({}, "'text'")]:  # fmt: skip
+        r = client.post("/api/import", json=body)
+        assert r.status_code == 400 and words in r.json()["error"], r.text
+    big = {"text": "x" * (2 * 1024 * 1024)}
+    assert client.post("/api/import", json=big).status_code == 413

@@ -96,6 +96,11 @@ send one without the browser asking this server first.
   (as above)}``: ``{"board" (the side on roll is "you"), "position_id", "state",
   "state_text", "cube" (cube_document), "roll" (analyse_roll, its first ANALYSE_PLAYS
   plays, "count" all of them) | null}``.
+- ``POST /api/import`` ``{"text": a .mat or .sgf file's text, "ply"}`` (up to 1 MiB):
+  the match replayed through the rules (a move that does not fit is a 400 naming the
+  game, the move and the text) and stored as a finished series with the file's player
+  names (``"names"`` in its state), 201 with its state; the review page (``/review``,
+  "Review a match file") sends a file here and reviews its games.
 
 Depth (doublet.search.choice.engine_depth): the engine searches at the series' ply
 (0..3), but in Acey-Deucey a 1-2 (the roll and its chosen doublet, up to ~114,000 plays)
@@ -127,6 +132,7 @@ from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
 from doublet.core.jit import announce_compile
 from doublet.cube.state import MAX_LENGTH, CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
+from doublet.formats.matfile import read_match
 from doublet.formats.notation import format_play, other_side, parse_play
 from doublet.formats.position import Play, Position
 from doublet.games import opponent
@@ -141,7 +147,7 @@ from doublet.games.game import (
     Turn,
     save_json,
 )
-from doublet.games.record import to_mat
+from doublet.games.record import from_match, to_mat
 from doublet.games.review import review_game
 from doublet.games.steps import BAR, IN, OFF, Step, can_move, parse_steps
 from doublet.games.steps import Turn as Steps
@@ -180,6 +186,7 @@ def default_data_dir() -> Path:
 
 MAX_SAVED = 1000  # saved series in the data folder: more are refused (429)
 MAX_BODY = 64 * 1024  # bytes of a request body: more are refused (413)
+MAX_IMPORT = 1024 * 1024  # a match file sent to /api/import may be longer
 
 
 class Store:
@@ -348,6 +355,7 @@ def state(gid: str, s: Series) -> dict[str, Any]:
         "games": s.games,
         "kind": "match" if s.length else "money" if s.cube else "series",
         "describe": s.describe(),
+        "names": list(s.names) if s.names else None,
         "rules": {"cube": s.cube, "jacoby": s.jacoby, "beavers": s.beavers},
         "score": {"you": s.score[YOU], "engine": s.score[ENGINE]},
         "results": [_result_json(x) for x in s.results],
@@ -822,6 +830,21 @@ def review(s: Series, number: Any, ply: int) -> dict[str, Any]:
     return doc
 
 
+def import_match(body: dict[str, Any], default_ply: int) -> Series:
+    """A match file's text (.mat or GNU Backgammon's .sgf) as a stored series, for its
+    review: every game replayed through the rules (doublet.games.record.from_match)."""
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(400, "'text' is the match file's text (.mat or .sgf)")
+    try:
+        match, _ = read_match(text)
+        s = from_match(match)
+    except GameError as e:
+        raise ApiError(400, f"the match file does not replay: {e}") from None
+    s.ply = _int_field(body, "ply", min(default_ply, 1), 0, MAX_PLAY_PLY)
+    return s
+
+
 def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     """The analysis page's request: a position's cube decision and a roll's plays."""
     text = body.get("position")
@@ -899,13 +922,16 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         if kind != "application/json":
             raise ApiError(415, "send the request body as JSON (Content-Type: application/json)")
         length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > MAX_BODY:
-            raise ApiError(413, f"the request body is larger than {MAX_BODY} bytes")
+        if length.isdigit() and int(length) > limit_of(request):
+            raise ApiError(413, f"the request body is larger than {limit_of(request)} bytes")
+
+    def limit_of(request: Request) -> int:
+        return MAX_IMPORT if request.url.path == "/api/import" else MAX_BODY
 
     async def body_of(request: Request) -> Any:
         raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise ApiError(413, f"the request body is larger than {MAX_BODY} bytes")
+        if len(raw) > limit_of(request):
+            raise ApiError(413, f"the request body is larger than {limit_of(request)} bytes")
         if not raw.strip():
             return {}
         import json
@@ -1013,6 +1039,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     def analysing(_: str, doc: dict[str, Any]) -> dict[str, Any]:
         return analyse(doc, ply)
 
+    def importing(_: str, doc: dict[str, Any]) -> dict[str, Any]:
+        s = import_match(doc, ply)
+        gid = store.add(s)
+        return state(gid, s)
+
     def page(name: str) -> Callable[[Request], Any]:
         async def serve_page(_: Request) -> Response:
             return FileResponse(WEB / name)
@@ -1046,6 +1077,7 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         Route("/analysis", page("analysis.html")),
         Route("/favicon.ico", favicon),
         Route("/api/analyse", endpoint(analysing, body=True), methods=["POST"]),
+        Route("/api/import", endpoint(importing, 201, body=True), methods=["POST"]),
         *(
             Route(f"/api/games{path}", endpoint(work, status, body=body), methods=[method])
             for path, method, work, status, body in api

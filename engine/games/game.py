@@ -569,6 +569,7 @@ class Series:
     beavers: bool = False
     crawford_game: int | None = None
     history: list[Game] = field(default_factory=list)  # the finished games before `game`
+    names: tuple[str, str] | None = None  # the players' names (a series read from a file)
 
     @classmethod
     def new(cls, variant: int | str = STANDARD, games: int = 1, seed: int | None = None,
@@ -697,6 +698,7 @@ class Series:
             "beavers": self.beavers,
             "crawford_game": self.crawford_game,
             "history": [g.to_dict() for g in self.history],
+            "names": list(self.names) if self.names else None,
             "game": self.game.to_dict(),
         }
 
@@ -726,6 +728,7 @@ class Series:
                 bool(d.get("beavers", False)),
                 None if crawford is None else int(crawford),
                 [Game.from_dict(g) for g in d.get("history", [])],
+                _names(d.get("names")),
             )
         except SaveFileError:
             raise
@@ -768,6 +771,14 @@ class Series:
         except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
             raise SaveFileError(f"{str(p)!r}: a damaged saved game ({type(e).__name__}: "
                                 f"{str(e)[:80]})") from None  # fmt: skip
+
+
+def _names(v: Any) -> tuple[str, str] | None:
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != 2 or not all(isinstance(x, str) for x in v):
+        raise SaveFileError("the saved series' names are not two strings")
+    return (v[0][:100], v[1][:100])
 
 
 def save_json(path: str | os.PathLike[str], doc: Any) -> None:

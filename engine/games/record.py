@@ -2,7 +2,10 @@
 doublet.formats.matfile), which GNU Backgammon and eXtreme Gammon import.
 
 ``to_match(series, names)`` gives the MatMatch of the series' games (the finished ones,
-then the current one if anything was played in it), ``to_mat(series, names)`` its text.
+then the current one if anything was played in it), ``to_mat(series, names)`` its text;
+``from_match(match)`` is the way back: a match file's games played through Game, with
+the file's dice, as a Series (its games finished, `names` the file's players), so that a
+match file is reviewed, saved and exported as a played series is.
 A money session is a "0 point match"; the Jacoby rule and beavers are written as gnubg
 writes them, in the header (``; [Jacoby "On"]``). Each player's plays are in that
 player's own numbering (24 down to 1; the bar 25, off 0), one part per die, as gnubg
@@ -21,9 +24,16 @@ import numpy as np
 from doublet.core.board import STANDARD
 from doublet.core.errors import GameError
 from doublet.formats.ids import parse_position
-from doublet.formats.matfile import MatAction, MatGame, MatMatch, write_mat
+from doublet.formats.matfile import (
+    MatAction,
+    MatGame,
+    MatMatch,
+    replay,
+    to_doublet_notation,
+    write_mat,
+)
 from doublet.formats.notation import parse_play
-from doublet.games.game import Game, Series, Turn
+from doublet.games.game import Game, Rules, Series, Turn
 from doublet.games.steps import BAR, OFF, Step
 from doublet.games.steps import Turn as Steps
 
@@ -99,4 +109,56 @@ def to_mat(series: Series, names: tuple[str, str] = ("person", "Doublet"),
     return write_mat(to_match(series, names, date))
 
 
-__all__ = ["mat_play", "to_mat", "to_match"]
+def from_match(match: MatMatch, seed: int = 0) -> Series:
+    """The match as a played Series: each game through doublet.games.game with the
+    file's dice and actions (MatchFileError first, from the replay, for a file that does
+    not fit the rules), side 0 the file's player 0. The last game may be unfinished."""
+    replayed = replay(match, unfinished=True)
+    jacoby = not match.length and match.tags.get("Jacoby", "").strip().lower() == "on"
+    beavers = not match.length and match.tags.get("Beaver", "").strip().lower() == "on"
+    beavers = beavers or any(a.kind == "beaver" for g in match.games for a in g.actions)
+    s = Series.new(STANDARD, games=0, seed=seed, length=match.length, cube=True,
+                   jacoby=jacoby, beavers=beavers)  # fmt: skip
+    s.names = match.names
+    played: list[Game] = []
+    for mg, rg in zip(match.games, replayed, strict=True):
+        first = next((a.player for a in mg.actions if a.kind != "wins"), 0)
+        rules = Rules(True, match.length, rg.score, rg.crawford, jacoby, beavers)
+        g = Game.new(STANDARD, seed, len(played), starter=first, rules=rules)
+        g.dice = None  # the file's dice, not drawn ones
+        for a in mg.actions:
+            if a.kind == "move":
+                assert a.dice is not None
+                if g.turn != a.player:
+                    raise GameError(f"game {mg.number}, move {a.number}: player {a.player} "
+                                    f"plays out of turn")  # fmt: skip
+                g.dice = (a.dice[0], a.dice[1])
+                g.play(to_doublet_notation(a.play))
+            elif a.kind == "double":
+                if g.phase == "move":
+                    g.dice = None
+                g.double(a.player)
+            elif a.kind == "take":
+                g.take(a.player)
+            elif a.kind == "beaver":
+                g.beaver(a.player)
+            elif a.kind == "drop":
+                g.drop(a.player)
+            elif a.kind == "wins" and not g.over:  # a resignation: the loser conceded
+                loser = 1 - a.player
+                kind = max(1, a.value // g.cube) if g.cube else 1
+                g.resign(loser, min(kind, 3))
+        played.append(g)
+    for g in played[:-1]:
+        s.history.append(g)
+    if played:
+        s.game = played[-1]
+        for g in played:
+            if g.over:
+                s.results.append(g.result)  # type: ignore[arg-type]
+                s.score[g.result.winner] += g.result.value  # type: ignore[union-attr]
+        s.crawford_game = next((g.number for g in played if g.rules.crawford), None)
+    return s
+
+
+__all__ = ["from_match", "mat_play", "to_mat", "to_match"]

@@ -25,7 +25,7 @@ function setError(text) {
 async function start() {
   R.id = location.hash.slice(1) || localStorage.getItem("doublet-game");
   if (!R.id) {
-    setError("No game to review: play one first (the review's address is /review#ID).");
+    setError("No game to review: play one first, or open a match file (.mat, .sgf) above.");
     return;
   }
   document.getElementById("game-link").href = "/#" + R.id;
@@ -35,6 +35,12 @@ async function start() {
     setError(e.message);
     return;
   }
+  // A match file's players have their own names; a game played here is You and Doublet.
+  R.named = Boolean(R.state.names);
+  WHO.you = R.named ? R.state.names[0] : "You";
+  WHO.engine = R.named ? R.state.names[1] : "Doublet";
+  document.querySelector("#scorebar .player.you b").textContent = WHO.you;
+  document.querySelector("#scorebar .player.engine b").textContent = WHO.engine;
   const finished = R.state.results.length;
   const sel = document.getElementById("game");
   sel.replaceChildren();
@@ -85,7 +91,7 @@ function entryText(e) {
     const play = e.play || "no legal play";
     return `${who} ${e.dice[0]}-${e.dice[1]}: ${play}` + (e.forced ? " (forced)" : "");
   }
-  const s = e.who === "you" ? "" : "s";
+  const s = e.who === "you" && !R.named ? "" : "s";
   if (e.kind === "double") return `${who} double${s} to ${e.cube_value}`;
   if (e.kind === "take") return `${who} take${s}`;
   if (e.kind === "pass") return `${who} pass${e.who === "you" ? "" : "es"}`;
@@ -136,7 +142,7 @@ function renderTotals() {
   const t = document.getElementById("totals");
   t.replaceChildren();
   const head = t.insertRow();
-  for (const h of ["", "You", "Doublet"]) {
+  for (const h of ["", WHO.you, WHO.engine]) {
     const th = document.createElement("th");
     th.textContent = h;
     head.appendChild(th);
@@ -252,6 +258,30 @@ function playsTable(e) {
   return t;
 }
 
+// A match file (.mat or GNU Backgammon's .sgf) read here and sent to POST /api/import:
+// its games are replayed by the server and stored as a series, reviewed as one.
+async function importFile(ev) {
+  const file = ev.target.files[0];
+  if (!file) return;
+  setError("");
+  setStatus(`Reading ${file.name}…`);
+  try {
+    const text = await file.text();
+    const res = await fetch("/api/import", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ text, name: file.name }),
+    });
+    const doc = await res.json();
+    if (!res.ok) throw new Error(doc.error || res.statusText);
+    history.replaceState(null, "", `/review#${doc.id}`);
+    await start();
+  } catch (e) {
+    setError(`${file.name}: ${e.message}`);
+    setStatus("");
+  }
+}
+
 window.addEventListener("DOMContentLoaded", () => {
   const on = (id, f) => document.getElementById(id).addEventListener("click", f);
   on("first", () => go(0));
@@ -262,6 +292,7 @@ window.addEventListener("DOMContentLoaded", () => {
     ev.preventDefault();
     load();
   });
+  document.getElementById("import-file").addEventListener("change", importFile);
   window.addEventListener("keydown", (ev) => {
     if (!R.doc || ev.target.tagName === "SELECT") return;
     if (ev.key === "ArrowRight") go(R.at + 1);
