@@ -10,11 +10,15 @@
 - the same start twice gives the same trials (the same dice), so their difference is 0;
 - the numbers do not depend on the executor: this process, 2 local processes, Ray;
 - until_se, a time budget and Ctrl-C stop at a chunk's end with what was done;
-- the documents: a position's, a roll's plays with paired differences, the cube.
+- the documents: a position's, a roll's plays with paired differences, the cube;
+- `doublet rollout`, `analyse --rollout` and the engine's rollout command.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -214,3 +218,35 @@ def test_bad_settings_are_refused() -> None:
         rollout_document(Position.start(variant=1), settings=RolloutSettings(trials=1))
     with pytest.raises(DoubletError, match="game is over"):
         rollout(MODEL, flip(pos({}, {1: 1})), RolloutSettings(trials=1))
+
+
+def _doublet(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "doublet", *args], input=stdin, text=True,
+                          capture_output=True, timeout=600)  # fmt: skip
+
+
+def test_the_command_line_and_the_engine_protocol() -> None:
+    """`doublet rollout` (JSON, with dice), `analyse --rollout` and the engine's rollout
+    command give the same numbers for the same seed; bad requests get one error."""
+    flags = ("--trials", "36", "--truncate", "4", "--top", "2", "--workers", "1")
+    r = _doublet("rollout", "4HPwATDgc/ABMA", "4", "2", "--select-ply", "0", "--json", *flags)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [p["rank"] for p in doc["plays"]] == [1, 2] and doc["rollout"]["trials"] == 36
+    r = _doublet("analyse", "4HPwATDgc/ABMA", "4", "2", "--ply", "0", "--rollout", "--json",
+                 *flags)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["rollout"]["plays"] == doc["plays"]
+    reqs = [{"cmd": "rollout", "position": "4HPwATDgc/ABMA", "dice": [4, 2], "trials": 36,
+             "truncate": 4, "top": 2, "select_ply": 0, "workers": 1},
+            {"cmd": "rollout", "position": "4HPwATDgc/ABMA", "ply": 2},
+            {"cmd": "rollout", "position": "4HPwATDgc/ABMA", "luck": "yes"}]  # fmt: skip
+    r = _doublet("engine", stdin="\n".join(json.dumps(q) for q in reqs) + "\n")
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert out[0]["plays"] == doc["plays"]
+    assert "ply" in out[1]["error"] and "luck" in out[2]["error"]
+    r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "0")
+    assert r.returncode == 2 and r.stderr.startswith("doublet: error: trials")
+    r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
+                 "--workers", "1")  # fmt: skip
+    assert r.returncode == 0 and "cubeless equity" in r.stdout and "Proper cube action" in r.stdout

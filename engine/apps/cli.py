@@ -40,6 +40,9 @@ from doublet.search.analysis import (
     render,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
+from doublet.search.rollout import RolloutSettings
+from doublet.search.rollout_analysis import render as render_rollout
+from doublet.search.rollout_analysis import rollout_document
 
 
 def _dice(values: Sequence[Any]) -> tuple[int, int]:
@@ -300,11 +303,94 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
             doc["state_text"] = state.describe()
     else:
         doc = analyse_position(pos, state, args.ply, model, args.cube_method, budget)
+    if args.rollout:
+        doc["rollout"] = _rollout(args, pos, dice, state, model, args.ply)
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
         out.write(render(doc, np.array(pos.board), limit=10**9 if args.all else 20) + "\n")
+        if args.rollout:
+            out.write(render_rollout(doc["rollout"]) + "\n")
     return 0
+
+
+# -- rollouts (doublet.search.rollout) ---------------------------------------------------------
+
+
+def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
+    return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
+                           bearoff=args.bearoff, luck=args.luck, seed=args.seed,
+                           until_se=args.until_se or 0.0)  # fmt: skip
+
+
+def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeState, model: Any,
+             select_ply: int) -> dict[str, Any]:  # fmt: skip
+    """The rollout document of `doublet rollout` and `analyse --rollout`, with a progress
+    bar (the running equity and its standard error) on a terminal."""
+    from doublet.core.parallel import shared_executor
+
+    settings = _rollout_settings(args)
+    ex = shared_executor(args.workers, args.ray)
+    bar = None
+    if sys.stderr.isatty():
+        try:
+            from tqdm import tqdm  # type: ignore[import-untyped]
+
+            bar = tqdm(total=settings.trials, unit="trial", desc="rollout", file=sys.stderr)
+        except ImportError:
+            pass
+
+    def progress(done: int, total: int, trials: Any) -> None:
+        if bar is not None:
+            eq, se = trials.equity()
+            bar.update(done - bar.n)
+            bar.set_postfix_str(f"equity {eq[0]:+.3f} ± {se[0]:.3f}")
+
+    try:
+        return rollout_document(pos, tuple(dice) if dice else None, settings, state, model,
+                                args.top, select_ply, ex, progress, args.time)  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
+    board, variant, meta = parse_position(args.position, args.variant)
+    pos = Position(board, variant)
+    state = cube_state(args, meta)
+    model = _load_model(args.model, pos.variant)
+    announce_compile("rollout", "_chunk")
+    dice = _dice(args.dice) if args.dice else meta.get("roll")
+    doc = _rollout(args, pos, dice, state, model, args.select_ply)
+    out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
+    return 0
+
+
+def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
+    """The rollout's options, shared by `doublet rollout` and `analyse --rollout`."""
+    d = RolloutSettings()
+    g = p.add_argument_group("rollout")
+    g.add_argument("--trials", type=int, default=d.trials, help=f"default {d.trials}")
+    g.add_argument(ply_flag, dest="rollout_ply", type=int, default=d.ply,
+                   help="the depth of both sides' checker play in the trials, 0 or 1 "
+                   f"(default {d.ply})")  # fmt: skip
+    g.add_argument("--truncate", type=int, default=0, metavar="P",
+                   help="value a trial by the net after P plays (default 0: play to the "
+                   "end)")  # fmt: skip
+    g.add_argument("--no-bearoff", dest="bearoff", action="store_false",
+                   help="play bear-offs out instead of ending at the exact database")  # fmt: skip
+    g.add_argument("--no-luck", dest="luck", action="store_false",
+                   help="no luck adjustment (variance reduction)")  # fmt: skip
+    g.add_argument("--seed", type=int, default=d.seed, help=f"default {d.seed}")
+    g.add_argument("--top", type=int, default=3, help="with dice: the plays rolled out (default 3)")
+    g.add_argument("--until-se", type=float, default=None, metavar="SE",
+                   help="stop once the equity's standard error (every play's) is at most "
+                   "SE")  # fmt: skip
+    g.add_argument("--workers", type=int, default=2, help="local processes (default 2)")
+    g.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="run the trials as Ray tasks: 'auto' (this machine's cluster), "
+                   "an address, or 'local' (a private instance); pip install "
+                   "'doublet[ray]'")  # fmt: skip
 
 
 def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
@@ -312,8 +398,9 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(req, dict):
         raise DoubletError("a request is a JSON object with a 'cmd'")
     cmd = req.get("cmd")
-    if cmd not in ("best", "eval", "analyse", "moves", "cube"):
-        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves, cube or quit")
+    if cmd not in ("best", "eval", "analyse", "moves", "cube", "rollout"):
+        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves, cube, rollout "
+                           "or quit")  # fmt: skip
     if "position" not in req:
         raise DoubletError(f"'{cmd}' needs a 'position'")
     board, variant, meta = parse_position(req["position"], req.get("variant"))
@@ -335,6 +422,8 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
         raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {method!r}")
     if cmd == "cube":
         return cube_document(pos, state, ply, model, method, budget)
+    if cmd == "rollout":
+        return _engine_rollout(req, pos, meta, state, model, budget)
     if cmd == "eval":
         doc = evaluate_position(pos, ply, model, budget)
         if given or not state.is_default:
@@ -359,6 +448,38 @@ def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
     if "position_id" in top:
         reply["position_id"] = top["position_id"]
     return reply
+
+
+def _engine_rollout(req: dict[str, Any], pos: Position, meta: dict[str, Any], state: CubeState,
+                    model: Any, budget: float) -> dict[str, Any]:  # fmt: skip
+    """The engine's rollout: `doublet rollout`'s document, its options as keys (ply: the
+    trials' checker play, select_ply: the search that picks the plays)."""
+    from doublet.core.parallel import shared_executor
+
+    def whole(key: str, default: int) -> int:
+        v = req.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise DoubletError(f"'{key}' must be an integer, got {str(v)[:30]}")
+        return v
+
+    flags = {}
+    for key, default in (("luck", True), ("bearoff", True)):
+        flags[key] = req.get(key, default)
+        if not isinstance(flags[key], bool):
+            raise DoubletError(f"'{key}' is true or false, got {str(flags[key])[:30]}")
+    until = req.get("until_se", 0.0)
+    if isinstance(until, bool) or not isinstance(until, (int, float)):
+        raise DoubletError(f"'until_se' is a number, got {str(until)[:30]}")
+    ray = req.get("ray")
+    if ray is not None and not isinstance(ray, str):
+        raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {str(ray)[:30]}")
+    settings = RolloutSettings(trials=whole("trials", RolloutSettings.trials),
+                               ply=whole("ply", 0), truncate=whole("truncate", 0),
+                               seed=whole("seed", 1), until_se=float(until), **flags)  # fmt: skip
+    dice = _dice(req["dice"]) if "dice" in req else meta.get("roll")
+    ex = shared_executor(whole("workers", 2), ray)
+    return rollout_document(pos, dice, settings, state, model, whole("top", 3),
+                            whole("select_ply", 1), ex, None, budget)  # fmt: skip
 
 
 def default_cache_dir() -> Path:
@@ -461,6 +582,30 @@ def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None
     p.add_argument("--json", action="store_true")
 
 
+def _cube_arguments(p: argparse.ArgumentParser) -> Any:
+    """The cube and score flags (cube_state reads them), shared by analyse and rollout."""
+    c = p.add_argument_group(
+        "cube and score",
+        "An XGID's own cube, score, match length, Crawford and Jacoby fields are used; "
+        "these flags override them. Default: money play, the cube centered at 1.",
+    )
+    c.add_argument("--cube", type=int, metavar="V", help="the cube's value (1, 2, 4, ...)")
+    c.add_argument("--owner", choices=sorted(_OWNERS), help="who owns the cube: me (the "
+                   "side on roll, also 'mover'), opponent, centered")  # fmt: skip
+    c.add_argument("--match", type=int, metavar="N", help="match length (0: money play)")
+    c.add_argument("--score", type=int, nargs=2, metavar=("A", "B"),
+                   help="points won so far by the side on roll, then by the opponent")  # fmt: skip
+    c.add_argument("--away", type=int, nargs=2, metavar=("A", "B"),
+                   help="points still needed: by the side on roll, then the opponent")  # fmt: skip
+    c.add_argument("--crawford", action=argparse.BooleanOptionalAction, default=None,
+                   help="this game is the Crawford game (nobody may double)")  # fmt: skip
+    c.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
+                   help="money play: gammons count only once the cube has been turned")  # fmt: skip
+    c.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
+                   help="money play: the taker may beaver")  # fmt: skip
+    return c
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="doublet",
@@ -514,30 +659,37 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--time", type=float, default=CLI_TIME, metavar="S",
                    help=f"time budget in seconds (default {CLI_TIME:g}): the search deepens "
                    "one ply at a time and stops at the deepest ply predicted to fit")  # fmt: skip
-    c = a.add_argument_group(
-        "cube and score",
-        "An XGID's own cube, score, match length, Crawford and Jacoby fields are used; "
-        "these flags override them. Default: money play, the cube centered at 1.",
-    )
-    c.add_argument("--cube", type=int, metavar="V", help="the cube's value (1, 2, 4, ...)")
-    c.add_argument("--owner", choices=sorted(_OWNERS), help="who owns the cube: me (the "
-                   "side on roll, also 'mover'), opponent, centered")  # fmt: skip
-    c.add_argument("--match", type=int, metavar="N", help="match length (0: money play)")
-    c.add_argument("--score", type=int, nargs=2, metavar=("A", "B"),
-                   help="points won so far by the side on roll, then by the opponent")  # fmt: skip
-    c.add_argument("--away", type=int, nargs=2, metavar=("A", "B"),
-                   help="points still needed: by the side on roll, then the opponent")  # fmt: skip
-    c.add_argument("--crawford", action=argparse.BooleanOptionalAction, default=None,
-                   help="this game is the Crawford game (nobody may double)")  # fmt: skip
-    c.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
-                   help="money play: gammons count only once the cube has been turned")  # fmt: skip
-    c.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
-                   help="money play: the taker may beaver")  # fmt: skip
+    a.add_argument("--rollout", action="store_true",
+                   help="also roll out the position, or the best --top plays of the roll "
+                   "(within the --time budget)")  # fmt: skip
+    c = _cube_arguments(a)
     c.add_argument("--cube-method", choices=METHODS, default=DEFAULT_METHOD,
                    help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "
                    f"conversion of the cubeless n-ply probabilities ('janowski'); default "
                    f"{DEFAULT_METHOD}")  # fmt: skip
+    _rollout_arguments(a, "--rollout-ply")
     a.set_defaults(func=cmd_analyse)
+
+    ro = sub.add_parser(
+        "rollout",
+        help="roll a position, or the best plays of a roll, out many times",
+        description="Play the position out many times, both sides at --ply (0 or 1), "
+        "and average: its probabilities and equity with their standard errors, and the "
+        "cube decision from them (Janowski's model); with dice, the best --top plays by "
+        "the search at --select-ply, each rolled out on the same dice, with the "
+        "difference to the best and its standard error. Luck-adjusted (the 0-ply net), "
+        "the first two rolls quasi-random, trials ended at the exact bear-off database. "
+        "Ctrl-C stops early and prints what was done; the numbers depend on the seed "
+        "and the trials only, not on --workers or --ray.",
+    )
+    _position_arguments(ro, dice_help="optional roll, e.g. 3 1")
+    _rollout_arguments(ro, "--ply")
+    ro.add_argument("--select-ply", type=int, default=1,
+                    help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
+    ro.add_argument("--time", type=float, default=None, metavar="S",
+                    help="stop after S seconds (default: no limit)")  # fmt: skip
+    _cube_arguments(ro)
+    ro.set_defaults(func=cmd_rollout)
 
     g = sub.add_parser(
         "engine",

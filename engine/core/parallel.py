@@ -21,6 +21,7 @@ nodes need Doublet installed.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
 import signal
 from collections.abc import Callable, Generator, Sequence
@@ -40,6 +41,7 @@ class Executor:
 
     workers = 1
     where = "this process"
+    closed = False
 
     def shared(self, obj: Any) -> Any:
         """A handle for an argument many tasks share (here: the object itself)."""
@@ -53,6 +55,7 @@ class Executor:
 
     def close(self) -> None:
         """Stop: tasks not yet started are dropped, workers ended."""
+        self.closed = True
 
     def __enter__(self) -> Executor:
         return self
@@ -94,6 +97,7 @@ class LocalExecutor(Executor):
                 f.cancel()
 
     def close(self) -> None:
+        self.closed = True
         processes = list(getattr(self._pool, "_processes", {}).values())
         self._pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:  # a task still running is not waited for
@@ -159,6 +163,7 @@ class RayExecutor(Executor):
                 ray.cancel(ref)
 
     def close(self) -> None:
+        self.closed = True
         for ref in self._refs:
             self._ray.cancel(ref, force=True)
         self._refs = []
@@ -181,4 +186,25 @@ def executor(workers: int = 2, ray: str | None = None) -> Executor:
     return Executor() if workers == 1 else LocalExecutor(workers)
 
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "executor"]
+_SHARED: dict[tuple[int, str | None], Executor] = {}
+
+
+def shared_executor(workers: int = 2, ray: str | None = None) -> Executor:
+    """executor(workers, ray), kept for the life of the process (a front end that runs
+    many rollouts, such as the engine protocol, starts its workers once) and closed at
+    exit; a closed one (after Ctrl-C) is started again."""
+    key = (workers, ray)
+    ex = _SHARED.get(key)
+    if ex is None or ex.closed:
+        ex = _SHARED[key] = executor(workers, ray)
+    return ex
+
+
+@atexit.register
+def _close_shared() -> None:
+    for ex in _SHARED.values():
+        ex.close()
+    _SHARED.clear()
+
+
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "executor", "shared_executor"]
