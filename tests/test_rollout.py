@@ -8,7 +8,8 @@
 - a pure bear-off rolled out to the end agrees with the exact database within its
   standard error, and its luck-adjusted trials are each the exact value;
 - the same start twice gives the same trials (the same dice), so their difference is 0;
-- the numbers do not depend on the executor: this process, 2 local processes, Ray;
+- the numbers do not depend on the executor: this process, 2 local processes, Ray (and
+  neither do doublet.training.distill's chunks);
 - until_se, a time budget and Ctrl-C stop at a chunk's end with what was done;
 - the documents: a position's, a roll's plays with paired differences, the cube;
 - `doublet rollout`, `analyse --rollout` and the engine's rollout command.
@@ -20,6 +21,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,7 +32,7 @@ from doublet.core.errors import DoubletError
 from doublet.core.parallel import Executor, executor
 from doublet.cube.state import CubeState
 from doublet.formats.position import Position
-from doublet.nn.eval import default_model, equity
+from doublet.nn.eval import default_model, equity, save_model
 from doublet.rules.bearoff import bearoff_probs, is_bearoff
 from doublet.search.analysis import luck
 from doublet.search.rollout import CHUNK, EQUITY_GRADIENT, RolloutSettings, rollout
@@ -134,12 +136,26 @@ def test_two_local_processes_give_the_same_numbers() -> None:
         assert np.array_equal(_job_numbers(ex), here)
 
 
-def test_ray_gives_the_same_numbers() -> None:
+def test_ray_gives_the_same_numbers(tmp_path: Path) -> None:
+    """A private Ray instance of 2 CPUs: the rollout's trials, and the training data of
+    doublet.training.distill (race rollouts), are those made in this process."""
     pytest.importorskip("ray")
+    from doublet.training.distill import make_data
+
     here = _job_numbers(Executor())
+    model = tmp_path / "m.npz"
+    save_model(model, MODEL)
+    make_data(str(model), tmp_path / "here", 2, 0, 3, 1, race_trials=4)
     with executor(workers=2, ray="local") as ex:
         assert ex.workers == 2
         assert np.array_equal(_job_numbers(ex), here)
+        make_data(str(model), tmp_path / "ray", 2, 0, 3, 2, race_trials=4, ray="local")
+    for c in range(2):
+        name = f"chunk-{c:05d}.npz"
+        with np.load(tmp_path / "here" / name) as a, np.load(tmp_path / "ray" / name) as b:
+            assert len(a["boards"]) > 0
+            assert np.array_equal(a["boards"], b["boards"])
+            assert np.array_equal(a["probs"], b["probs"])
 
 
 def test_until_se_stops_at_a_chunk_and_is_reproducible() -> None:

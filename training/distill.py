@@ -1,7 +1,7 @@
 """Supervised training of the net on its own deeper search: the field's step after TD.
 
     python -m doublet.training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
-        [--epsilon E] [--candidates K]
+        [--epsilon E] [--candidates K] [--ray ADDRESS]
     python -m doublet.training.distill fit --model M --data DIR [DIR ...] --out MODEL [--epochs E]
         [--lr LR] [--lr-end LR] [--hidden H]
     python -m doublet.training.distill data --model M --out DIR --race-trials 72 ...
@@ -15,7 +15,9 @@ probabilities V_ply. Work comes in chunks (chunk c: self-play games
 c * GAMES_PER_CHUNK ... of the seed, every POSITION_EVERY-th position from a random
 offset), each written atomically as DIR/chunk-NNNNN.npz by worker processes; an
 interrupted run goes on where it stopped when started again (the chunks it has are
-kept), and a chunk's content depends only on (M, seed, c, ply, epsilon). With
+kept), and a chunk's content depends only on (M, seed, c, ply, epsilon): the chunks go to
+doublet.core.parallel's executors, local processes or, with ``--ray ADDRESS``, Ray
+tasks on a cluster (the model travels with the work), the same data either way. With
 ``--epsilon E`` the games take a uniformly random play on a share E of rolls, which
 reaches positions the net's own play never does (the shipped model's last fit, session 6:
 benchmarks/RESULTS.md). With ``--candidates K`` each sampled position (every
@@ -51,9 +53,8 @@ import argparse
 import json
 import sys
 import time
+import uuid
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ import numpy as np
 from doublet.core.board import SIZE, STANDARD, flip, has_contact, outcome
 from doublet.core.dice import stream
 from doublet.core.files import atomic_open, atomic_write
+from doublet.core.parallel import executor
 from doublet.nn.eval import (
     Model,
     ModelError,
@@ -82,8 +84,10 @@ RACE_GAMES_PER_CHUNK = 16
 _STATE: dict[str, Any] = {}
 
 
-def _init(model_path: str, epsilon: float = 0.0) -> None:
-    model = load_model(model_path)
+def _init(model: Model | str, epsilon: float = 0.0) -> None:
+    """One process's model, searcher and self-play player (a Model, or a path to one)."""
+    model = load_model(model) if isinstance(model, str) else model
+    _STATE.clear()
     _STATE["model"] = model
     _STATE["searcher"] = Searcher(model)
     _STATE["selfplay"] = SelfPlay(model.variant, epsilon)
@@ -156,8 +160,14 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def _chunk_task(args: tuple[int, int, int, int, int, int]
+def _chunk_task(job: tuple[str, Model, float], args: tuple[int, int, int, int, int, int]
                 ) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
+    """A task of doublet.core.parallel's executors: job (its token, the model and the
+    epsilon, set up once a process) and the chunk's arguments."""
+    token, model, epsilon = job
+    if _STATE.get("token") != token:
+        _init(model, epsilon)
+        _STATE["token"] = token
     seed, c, ply, race_trials, rollout_trials, candidates = args
     boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates)
     return c, boards, probs
@@ -165,7 +175,10 @@ def _chunk_task(args: tuple[int, int, int, int, int, int]
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
               race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0,
-              candidates: int = 0) -> int:  # fmt: skip
+              candidates: int = 0, ray: str | None = None) -> int:  # fmt: skip
+    """Make the chunks not yet in `out`, on `workers` local processes or, with `ray` (an
+    address, "auto" or "local"), as Ray tasks (doublet.core.parallel); the number of
+    positions made."""
     from tqdm import tqdm
 
     if not 0.0 <= epsilon < 1.0:
@@ -208,10 +221,10 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         what = f"race rollouts x{race_trials}" if race_trials else f"rollouts x{rollout_trials}"
     bar = tqdm(total=chunks, initial=chunks - len(todo), desc=what, unit="chunk")
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init,
-                             initargs=(str(model_path), epsilon)) as pool:  # fmt: skip
-        tasks = [(seed, c, ply, race_trials, rollout_trials, candidates) for c in todo]
-        for c, boards, probs in pool.map(_chunk_task, tasks):
+    with executor(workers, ray) as ex:
+        job = ex.shared((uuid.uuid4().hex, load_model(model_path), epsilon))
+        tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates)) for c in todo]
+        for _, (c, boards, probs) in ex.map(_chunk_task, tasks):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
             positions += len(boards)
@@ -346,6 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--ply", type=int, default=2)
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="make the chunks as Ray tasks: 'auto' (this machine's cluster), an "
+                   "address, or 'local' (pip install 'doublet[ray]')")  # fmt: skip
     d.add_argument("--race-trials", type=int, default=0,
                    help="race positions only, valued by rollouts of this many trials")  # fmt: skip
     d.add_argument("--rollout-trials", type=int, default=0,
@@ -385,7 +401,7 @@ def _run(args: argparse.Namespace) -> int:
         load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
                       args.race_trials, args.rollout_trials, args.epsilon,
-                      args.candidates)  # fmt: skip
+                      args.candidates, args.ray)  # fmt: skip
         how = (f"by race rollouts ({args.race_trials} trials)" if args.race_trials else
                f"by rollouts ({args.rollout_trials} trials)" if args.rollout_trials else
                f"at {args.ply} ply")  # fmt: skip
