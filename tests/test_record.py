@@ -161,3 +161,14 @@ def test_a_match_file_becomes_a_played_series_and_back(name: str, tmp_path: Path
     assert [(r.winner, r.points, len(r.moves)) for r in regames] == [
         (r.winner, r.points, len(r.moves)) for r in games
     ]
+
+
+def test_a_name_like_a_move_number_is_read_as_a_name() -> None:
+    # Found by tests/test_matfile_props.py: a player called "0)" made the score line
+    # read as move line 0.
+    from doublet.formats.matfile import parse_mat
+
+    s = Series.new("standard", seed=4, length=3, cube=True)
+    s.game.resign(0, 1)
+    m = parse_mat(to_mat(s, names=("0)", "12) x"), date=DAY))
+    assert m.games[0].names == ("0)", "12) x") and m.games[0].score == (0, 0)

@@ -153,6 +153,13 @@ def parse_mat(text: str) -> MatMatch:
         if not games:
             raise MatchFileError(f"line {k}: expected ' Game 1', got {line.strip()!r}")
         g = games[-1]
+        # The line after " Game K" is its score line, even when a name looks like the
+        # start of a move line ("1) : 0 ...").
+        m = _SCORE.fullmatch(line) if not g.actions and g.names == ("", "") else None
+        if m:
+            g.names = (m.group(1), m.group(3))
+            g.score = (int(m.group(2)), int(m.group(4)))
+            continue
         m = _NUMBERED.fullmatch(line)
         if m:
             number, rest = int(m.group(1)), m.group(2)
