@@ -1,0 +1,179 @@
+"""Rollouts (doublet.search.rollout): correctness, variance reduction, speed, and one
+published rollout, every baseline measured in the same run.
+
+    .venv/bin/python benchmarks/rollout.py [--scale 1] [--workers 2] [--no-ray]
+
+1. Pure bear-offs (both sides within six checkers, where the database is exact), rolled
+   out to the end with the database's own play: the plain mean against the exact value
+   (in standard errors), and the luck-adjusted trials' largest distance from it.
+2. Luck adjustment: positions rolled out at 0 ply to the end, plain and luck-adjusted
+   on the same trials: the two estimates (their difference in its own standard errors),
+   the variance ratio (plain / adjusted: trials saved for the same error), the cost of
+   a trial each way (a plain rollout timed on its own; at 0 ply its games are the same),
+   and the net gain in time for the same error.
+3. Speed: trials/s of the opening position to the end, luck-adjusted, at 0 and 1 ply on
+   1 and 2 local worker processes (workers started before the clock), and on a private
+   Ray instance of 2 CPUs when Ray is installed.
+4. Opening 5-1, 24/23 13/8 and 13/8 6/5, against GNU Backgammon's cubeful rollout with
+   variance reduction of 46,656 games posted by Stick Rice (GammOnLine, 26 February
+   2006; archived at bkgm.com/rgb/rgb.cgi?view+1344): cubeless +0.0069 ± 0.0007 and
+   -0.0058 ± 0.0008. The only published opening figures this repository cites.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from doublet.core.board import STARTING, flip
+from doublet.core.parallel import executor
+from doublet.formats.position import Position
+from doublet.nn.eval import default_model
+from doublet.rules.bearoff import bearoff_probs
+from doublet.search.rollout import EQUITY_GRADIENT, RolloutSettings, rollout
+
+BEAROFFS = {  # both sides in the mover's numbering (tests/helpers.pos)
+    "bear-off 6 v 6": ({1: 3, 3: 2, 5: 1}, {24: 2, 22: 2, 19: 2}),
+    "bear-off 4 v 5": ({6: 1, 4: 2, 2: 1}, {19: 2, 21: 1, 23: 2}),
+}
+POSITIONS = {  # gnubg IDs (the side on roll's view), or a board as BEAROFFS writes them
+    "after 3-1 8/5 6/5": "sGfwATDgc/ABMA",
+    "after 3-1, 6-2": "4HPkQSCwZ/ABMA",
+    "after 3-1, 6-2, 4-3": "sGfFATDgc+RBIA",
+    "race, 14 v 14 checkers": (
+        {6: 3, 5: 3, 4: 2, 3: 2, 9: 2, 8: 2},
+        {19: 3, 20: 3, 21: 3, 23: 3, 15: 2},
+    ),
+}
+PUBLISHED_51 = {"24/23 13/8": (0.0069, 0.0007), "13/8 6/5": (-0.0058, 0.0008)}
+
+
+def board(mover: dict[int, int], opponent: dict[int, int]) -> np.ndarray:
+    b = np.zeros(30, np.int8)
+    for p, n in mover.items():
+        b[p] += n
+    for p, n in opponent.items():
+        b[p] -= n
+    b[26] = 15 - sum(mover.values())
+    b[27] = 15 - sum(opponent.values())
+    return b
+
+
+def eq_se(v: np.ndarray) -> tuple[float, float]:
+    e = v @ EQUITY_GRADIENT - 1.0
+    return float(e.mean()), float(e.std(ddof=1) / np.sqrt(len(e)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=1.0, help="multiplies every trial count")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-ray", action="store_true")
+    args = ap.parse_args()
+
+    def n(trials: int) -> int:
+        return max(36, round(trials * args.scale / 36) * 36)
+
+    model = default_model()
+    print(f"# benchmarks/rollout.py --scale {args.scale:g} --workers {args.workers}")
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f} at the start")  # fmt: skip
+    with executor(args.workers) as ex:
+        rollout(model, STARTING, RolloutSettings(trials=2 * 36 * args.workers, truncate=1), ex)
+
+        print("\n## 1. Pure bear-offs to the end against the exact database")
+        print("| position | exact P(win) | plain rollout | (plain - exact) / SE "
+              "| luck-adjusted: largest |trial - exact| | trials |")  # fmt: skip
+        print("|---|---|---|---|---|---|")
+        for name, (mine, theirs) in BEAROFFS.items():
+            b = board(mine, theirs)
+            exact = bearoff_probs(b)
+            t = rollout(model, b, RolloutSettings(trials=n(1296), bearoff=False, seed=1), ex)
+            raw = t.raw[0, :, 0]
+            se = raw.std(ddof=1) / np.sqrt(t.n)
+            worst = float(np.abs(t.values()[0] - exact).max())
+            print(f"| {name} | {exact[0]:.4f} | {raw.mean():.4f} ± {se:.4f} | "
+                  f"{(raw.mean() - exact[0]) / se:+.2f} | {worst:.1e} | {t.n} |")  # fmt: skip
+
+        print("\n## 2. Luck adjustment at 0 ply, to the end, on the same trials")
+        print("| position | plain equity | luck-adjusted equity | difference / its SE "
+              "| variance ratio | s a trial plain / adjusted "
+              "| time for the same error |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|")
+        ratios, gains = [], []
+        for name, where in POSITIONS.items():
+            b = Position.from_id(where).board if isinstance(where, str) else board(*where)
+            s = RolloutSettings(trials=n(216), seed=3)
+            t = rollout(model, b, s, ex)
+            plain = rollout(model, b, replace(s, luck=False), ex)
+            assert np.array_equal(plain.raw, t.raw), "0-ply trials differ with the luck on"
+            pe, ps = eq_se(t.raw[0])
+            ae, a_s = eq_se(t.values()[0])
+            luck = t.luck[0] @ EQUITY_GRADIENT  # each trial's luck, in equity
+            ls = float(luck.std(ddof=1) / np.sqrt(t.n))  # the error of plain - adjusted
+            ratio = (ps / a_s) ** 2
+            cost = t.seconds / plain.seconds
+            ratios.append(ratio)
+            gains.append(ratio / cost)
+            print(f"| {name} | {pe:+.3f} ± {ps:.3f} | {ae:+.3f} ± {a_s:.3f} | "
+                  f"{(pe - ae) / max(ls, 1e-12):+.2f} | {ratio:.1f} | "
+                  f"{plain.seconds / t.n * 1000:.1f} / {t.seconds / t.n * 1000:.1f} ms "
+                  f"({cost:.1f}x) | {ratio / cost:.2f}x less |")  # fmt: skip
+        print(f"| mean | | | | {np.mean(ratios):.1f} | | {np.mean(gains):.2f}x less |")
+
+        print("\n## 3. Trials/s, the opening position to the end, luck-adjusted")
+        print("| checker play | 1 worker | 2 workers | scaling |")
+        print("|---|---|---|---|")
+        speeds = {}
+        with executor(1) as one:
+            rollout(model, STARTING, RolloutSettings(trials=2, truncate=1), one)  # warm
+            for ply, trials in ((0, n(72)), (1, n(36))):
+                s = RolloutSettings(trials=trials, ply=ply, seed=5)
+                a = rollout(model, STARTING, s, one)
+                b2 = rollout(model, STARTING, replace(s, trials=2 * trials), ex)
+                assert np.array_equal(b2.raw[:, :trials], a.raw)  # the same trials
+                r1, r2 = a.n / a.seconds, b2.n / b2.seconds
+                speeds[ply] = r2
+                print(f"| {ply} ply | {r1:.2f} | {r2:.2f} | {r2 / r1:.2f}x |")
+        if not args.no_ray:
+            try:
+                with executor(2, ray="local") as rex:
+                    s = RolloutSettings(trials=n(144), seed=5)
+                    rollout(model, STARTING, replace(s, trials=144, truncate=1), rex)  # warm
+                    r = rollout(model, STARTING, s, rex)
+                    loc = rollout(model, STARTING, s, ex)
+                    assert np.array_equal(r.raw, loc.raw) and np.array_equal(r.luck, loc.luck)
+                    print(f"| 0 ply, Ray (local, 2 CPUs), {r.n} trials | | "
+                          f"{r.n / r.seconds:.2f} (local processes, same run: "
+                          f"{loc.n / loc.seconds:.2f}) | same numbers |")  # fmt: skip
+            except Exception as e:  # Ray missing or refusing: say so, go on
+                print(f"| Ray | not measured: {type(e).__name__}: {e} | | |")
+
+        print("\n## 4. Opening 5-1 against GNU Backgammon's published rollout")
+        start = Position(STARTING)
+        plays = {p.notation: p for p in start.plays(5, 1)}
+        starts = np.stack([flip(plays[k].board) for k in PUBLISHED_51])
+        t = rollout(model, starts, RolloutSettings(trials=n(432), seed=7), ex)
+        v = t.values()
+        print("| play | gnubg (46,656 games, cubeless) | Doublet, 0 ply, luck-adjusted | trials |")
+        print("|---|---|---|---|")
+        eqs = []
+        for i, (k, (g, gse)) in enumerate(PUBLISHED_51.items()):
+            e, se = eq_se(v[i])
+            eqs.append(v[i] @ EQUITY_GRADIENT)
+            print(f"| {k} | {g:+.4f} ± {gse:.4f} | {-e:+.4f} ± {se:.4f} | {t.n} |")
+        d = eqs[1] - eqs[0]  # the opponent's: 13/8 6/5 less 24/23 13/8 for the mover
+        ind = np.hypot(*(x.std(ddof=1) / np.sqrt(t.n) for x in eqs))
+        print(f"| difference (24/23 13/8 - 13/8 6/5) | {0.0069 + 0.0058:+.4f} | "
+              f"{d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(t.n):.4f} (paired; independent "
+              f"dice would give ± {ind:.4f}) | {t.n} |")  # fmt: skip
+    print(f"\n# load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
