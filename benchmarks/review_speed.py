@@ -7,7 +7,8 @@ The match is a 25-point match between two 0-ply Doublet engines with the cube
 (benchmarks/data/selfplay25.mat, written by this script with --make from seed 25 when
 missing). Each run reviews it without a cache (doublet.games.review.review); a decision
 is a move (with its cube decision when the player had access to the cube) or an actual
-double / take / pass. The baseline in the same run is one worker at the same ply.
+double / take / pass. The baseline in the same run is one worker at the same ply; each
+depth is first run untimed on one game, so that no timing holds a first use's costs.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for ply in args.ply:
         base = None
+        review(match, games[:1], ply)  # the first use of this depth's code paths, untimed
         for w in args.workers:
             t = time.perf_counter()
             doc = review(match, games, ply, workers=w)
