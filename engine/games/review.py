@@ -14,7 +14,8 @@ pass loses |DP - DT| (the error of the refdata's README); a beaver counts as a t
 
 Per player: unforced moves, checker errors (total, and mean per unforced move in mEMG:
 GNU Backgammon's error rate), cube decisions (every turn with access to the cube, and the
-actual doubles, takes and passes), cube errors, and overall the error rate over the
+actual doubles, takes and passes), cube errors (total, and mean per counted cube
+decision: the actual ones and the wrong ones), and overall the error rate over the
 unforced moves and the cube decisions that were actual or wrong (gnubg counts its
 "close or actual" ones; this counts the actual and the wrong), and the performance
 rating PR = 500 x the mean error per such decision (eXtreme Gammon's definition, with
@@ -316,6 +317,7 @@ class PlayerStats:
             "cube_decisions": self.cube_decisions,
             "counted_cube_decisions": self.counted_cube,
             "cube_error": round(self.cube_error, 6),
+            "cube_error_rate_memg": round(1000 * self.cube_error / max(self.counted_cube, 1), 2),
             "error_rate_memg": rate,
             "pr": pr,
             "checker_verdicts": dict(self.checker_verdicts),
