@@ -262,3 +262,12 @@ def test_resignations_at_the_start_are_accepted_and_in_a_match_by_mwc() -> None:
     g = Game.new("standard", seed=9, rules=Rules(cube=True, length=5, score=(0, 0)))
     v = resignation(g, g.turn, 1, 1)
     assert v.accepted and 0.5 < v.offered < 0.7 and 0.4 < v.playing_on < 0.6  # MWC
+
+
+def test_no_resignation_while_a_double_waits_for_its_answer() -> None:
+    g = at(DOUBLE_TAKE)
+    g.double()
+    with pytest.raises(GameError, match="pass"):
+        g.resign(1, 1)
+    g.drop()  # the pass is the way to give up here
+    assert g.result.passed and g.result.value == 1

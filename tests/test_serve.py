@@ -500,6 +500,8 @@ def test_the_engine_doubles_the_person_takes_or_passes(
         assert r.status_code == 409 and msg in r.json()["error"], (what, r.text)
     r = act(client, gid, "play", play="24/18")
     assert r.status_code == 409 and "take or pass" in r.json()["error"]
+    r = act(client, gid, "resign", points=1)  # a pass gives up the game here
+    assert r.status_code == 409 and "take, or pass" in r.json()["error"]
     assert client.get(f"/api/games/{gid}/hint").json()["kind"] == "answer"
     # A restart keeps the double waiting.
     c2 = MoveClient(create_app(tmp_path, ply=0))

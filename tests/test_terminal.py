@@ -621,3 +621,16 @@ def test_cube_options_are_checked(env: dict[str, str], tmp_path: Path) -> None:
         done = run_doublet([*args, "--save", str(tmp_path / "g.json")], env, "quit\n")
         assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_facing_a_double_resign_says_to_pass(env: dict[str, str], tmp_path: Path) -> None:
+    save = tmp_path / "game.json"
+    saved_at(save, DOUBLE_TAKE, turn=1)  # the engine on roll in a double / take
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(DOUBLED)
+    t.type("resign")
+    t.expect(r"You cannot resign now: a double is waiting for its answer: take, or pass")
+    t.type("pass")
+    m = t.expect(RESULT)
+    assert (m["winner"], m["resigned"], m["points"]) == ("Doublet wins", " (double passed)", "1")
+    assert t.wait() == 0

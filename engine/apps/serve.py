@@ -137,6 +137,7 @@ from doublet.formats.notation import format_play, other_side, parse_play
 from doublet.formats.position import Play, Position
 from doublet.games import opponent
 from doublet.games.game import (
+    NO_RESIGN_NOW,
     RESULT_NAMES,
     Game,
     GameError,
@@ -718,6 +719,8 @@ def resign(s: Series, body: Any) -> dict[str, Any]:
     g = s.game
     if g.over:
         raise ApiError(409, _now(g))
+    if g.phase == "answer":
+        raise ApiError(409, NO_RESIGN_NOW)
     points = _int_field(body if isinstance(body, dict) else {}, "points", 1, 1, 3)
     ply = _depth(s)
     v = opponent.resignation(g, YOU, points, ply)

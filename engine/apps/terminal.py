@@ -77,7 +77,7 @@ from doublet.core.files import atomic_open
 from doublet.core.jit import announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
-from doublet.games.game import RESULT_NAMES, Series
+from doublet.games.game import NO_RESIGN_NOW, RESULT_NAMES, Series
 from doublet.games.opponent import (
     engine_answer,
     engine_doubles,
@@ -574,6 +574,9 @@ class Session:
             self.say("resign, resign gammon or resign backgammon (1, 2 or 3 points).")
             return
         g = self.game
+        if g.phase == "answer":
+            self.say(f"You cannot resign now: {NO_RESIGN_NOW}.")
+            return
         points = RESIGN[what]
         value = g._value(points)
         sure = self.ask(f"Resign a {RESULT_NAMES[points]} ({value} point{'s' * (value != 1)})? "

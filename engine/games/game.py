@@ -77,6 +77,10 @@ def _variant(v: int | str) -> int:
 
 
 ACTIONS = ("play", "double", "take", "pass", "beaver")
+NO_RESIGN_NOW = (
+    "a double is waiting for its answer: take, or pass (which gives up the game "
+    "for the cube's present value)"
+)
 PHASE_ERRORS = {
     "answer": "a double is waiting for an answer: take or pass",
     "roll": "roll first (or double)",
@@ -453,8 +457,12 @@ class Game:
         return turn
 
     def resign(self, side: int, points: int = 1) -> Result:
-        """`side` gives up the game, conceding `points` (1, 2 or 3)."""
+        """`side` gives up the game, conceding `points` (1, 2 or 3). Not while a double
+        waits for its answer: passing it gives up the game at the cube's present value,
+        and a .mat file has no way to write a double answered by a resignation."""
         self._check_on()
+        if self.offered:
+            raise GameError(NO_RESIGN_NOW)
         if points not in RESULT_NAMES:
             raise GameError(f"a resignation concedes 1, 2 or 3 points, not {points!r}")
         self.board = self.board.copy()
@@ -790,6 +798,7 @@ def save_json(path: str | os.PathLike[str], doc: Any) -> None:
 
 __all__ = [
     "ACEY_DEUCEY",
+    "NO_RESIGN_NOW",
     "STANDARD",
     "Game",
     "GameError",
