@@ -73,6 +73,7 @@ import numpy as np
 from doublet.core import board as B
 from doublet.core.board import VARIANT_NAMES
 from doublet.core.errors import GameError
+from doublet.core.parallel import executor
 from doublet.cube.state import MAX_CUBE, MONEY, CubeState
 from doublet.formats.ids import parse_position, position_id
 from doublet.formats.matfile import MatMatch, ReplayedGame
@@ -377,6 +378,7 @@ def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model
     """Each game's two PlayerStats, in the order of the games."""
     bar = _bar(sum(len(g.moves) for g in games), progress)
     try:
+        analyst_args = (ply, model, cache)
         if workers <= 1 or len(games) <= 1:
             analyst = Analyst(ply, model, B.STANDARD, cache, "0")
             try:
@@ -387,31 +389,31 @@ def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model
             finally:
                 analyst.close()
             return
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork")
-        with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
-                                    initargs=(ply, model, cache)) as pool:  # fmt: skip
-            futures = [pool.submit(_worker_game, match, g) for g in games]
-            for g, fut in zip(games, futures, strict=True):
-                yield fut.result()
+        with executor(workers) as ex:  # doublet.core.parallel: spawned local processes
+            tasks = [(match, g, analyst_args) for g in games]
+            done: dict[int, list[PlayerStats]] = {}
+            following = 0
+            for i, part in ex.map(_review_task, tasks):
+                done[i] = part
                 if bar is not None:
-                    bar.update(len(g.moves))
+                    bar.update(len(games[i].moves))
+                while following in done:  # in the order of the games
+                    yield done.pop(following)
+                    following += 1
     finally:
         if bar is not None:
             bar.close()
 
 
-_WORKER: dict[str, Analyst] = {}
-
-
-def _start_worker(ply: int, model: Model | None, cache: Any) -> None:
-    _WORKER["analyst"] = Analyst(ply, model, B.STANDARD, cache, f"w{os.getpid()}")
-
-
-def _worker_game(match: MatMatch, g: ReplayedGame) -> list[PlayerStats]:
-    return _review_match_game(match, g, _WORKER["analyst"])
+def _review_task(match: MatMatch, g: ReplayedGame, args: tuple[Any, ...]) -> list[PlayerStats]:
+    """A worker's task: one game, with an Analyst of its own (its cache file named by
+    the worker's process, so that workers never write one file together)."""
+    ply, model, cache = args
+    analyst = Analyst(ply, model, B.STANDARD, cache, f"w{os.getpid()}")
+    try:
+        return _review_match_game(match, g, analyst)
+    finally:
+        analyst.close()
 
 
 def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> list[PlayerStats]:
