@@ -113,6 +113,13 @@ def _trial_roll(strata, quasi, state, trial, move):
     return _below(state, 36)
 
 
+@njit
+def roll_index(d1, d2):
+    """The index into ROLLS_21 of the roll d1-d2 (either order)."""
+    hi, lo = max(d1, d2), min(d1, d2)
+    return hi * (hi - 1) // 2 + lo - 1
+
+
 def seed64(seed: int) -> np.uint64:
     """A Python seed as the streams' uint64 (its low 64 bits)."""
     return np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
@@ -137,6 +144,7 @@ __all__ = [
     "ROLLS_21",
     "ROLL_WEIGHTS",
     "game_roll",
+    "roll_index",
     "seed64",
     "stream",
     "trial_strata",

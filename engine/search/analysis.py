@@ -51,7 +51,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from doublet.core import board as B
-from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
+from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21, roll_index
 from doublet.core.errors import DoubletError
 from doublet.cube.met import gammon_values, to_money
 from doublet.cube.state import MONEY, CubeState
@@ -239,9 +239,7 @@ def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
         cubeful = not state.is_default
     eq, _ = play_equities(s, outs, again, probs, state if cubeful else None)
     best = np.array([eq[starts[r] : starts[r + 1]].max() for r in range(len(ROLLS_21))])
-    high, low = max(dice), min(dice)
-    r = next(i for i, (a, b) in enumerate(ROLLS_21) if (a, b) == (high, low))
-    return float(best[r] - float(np.dot(ROLL_WEIGHTS, best)))
+    return float(best[roll_index(*dice)] - float(np.dot(ROLL_WEIGHTS, best)))
 
 
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,

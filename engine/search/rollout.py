@@ -61,6 +61,7 @@ from doublet.core.dice import (
     ROLLOUT_STREAM,
     _seed_stream,
     _trial_roll,
+    roll_index,
     seed64,
     trial_strata,
 )
@@ -68,7 +69,7 @@ from doublet.core.errors import DoubletError
 from doublet.core.jit import njit
 from doublet.core.parallel import Executor
 from doublet.formats.ids import check_in_play
-from doublet.nn.eval import N_OUTPUTS, Model, _equity, _terminal, equity
+from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, equity
 from doublet.rules.bearoff import Tables as bearoff_tables_type
 from doublet.rules.bearoff import is_bearoff
 from doublet.search.searcher import (
@@ -129,28 +130,6 @@ class RolloutSettings:
 
 
 @njit
-def _to_start(p, side, out):
-    """out (5,) float64 = the probabilities p of the side on roll, seen by the start side
-    (side 0: it is on roll; 1: its opponent is)."""
-    if side == 0:
-        for k in range(N_OUTPUTS):
-            out[k] = p[k]
-    else:
-        out[0] = 1.0 - p[0]
-        out[1] = p[3]
-        out[2] = p[4]
-        out[3] = p[1]
-        out[4] = p[2]
-
-
-@njit
-def _roll_index(d1, d2):
-    """The index into ROLLS_21 of the roll d1-d2 (either order)."""
-    hi, lo = max(d1, d2), min(d1, d2)
-    return hi * (hi - 1) // 2 + lo - 1
-
-
-@njit
 def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo, cfg,
            ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state, b, p,
            raw, luck):  # fmt: skip
@@ -167,12 +146,12 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
     side = 0
     for m in range(MAX_MOVES + 1):
         if _terminal(b, p):
-            _to_start(p, side, raw)
+            _mover_probs(p, side == 0, raw)  # seen by the start side
             return m
         if (bearoff and is_bearoff(b)) or m == MAX_MOVES or (truncate > 0 and m == truncate):
             _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
                 ws.flipped, p)  # fmt: skip
-            _to_start(p, side, raw)
+            _mover_probs(p, side == 0, raw)  # seen by the start side
             return m
         k = _trial_roll(strata, quasi, state, trial, m)
         d1, d2 = 1 + k // 6, 1 + k % 6
@@ -181,7 +160,7 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
             if _all_rolls(b, nets, bo, cfg, ws, cache, stats, r_outs, r_agains, r_probs,
                           r_starts) < 0:  # fmt: skip
                 return -1
-            rolled = _roll_index(d1, d2)
+            rolled = roll_index(d1, d2)
             for j in range(N_OUTPUTS):
                 mean[j] = 0.0
             for r in range(N_ROLLS):
