@@ -114,20 +114,7 @@ function show(doc) {
   const r = doc.roll;
   title.textContent = `Plays of ${r.dice[0]}-${r.dice[1]} (${r.count} legal, ${r.ply} ply, ` +
     `${r.equity === "cubeful" ? "cubeful" : "cubeless"} equity)`;
-  const h = plays.insertRow();
-  for (const x of ["", "play", "equity", "loss", "win", "gammon"]) {
-    const th = document.createElement("th");
-    th.textContent = x;
-    h.appendChild(th);
-  }
-  for (const row of r.plays) {
-    const tr = plays.insertRow();
-    tr.dataset.rank = row.rank;
-    for (const v of [row.rank, row.play || "no play", signed(row.equity), row.loss.toFixed(3),
-                     pct(row.probabilities.win), pct(row.probabilities.win_gammon)]) {
-      tr.insertCell().textContent = String(v);
-    }
-  }
+  playRows(plays, r.plays);
 }
 
 async function playHere() {

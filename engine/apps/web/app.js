@@ -549,20 +549,9 @@ function showHints(doc) {
     return;
   }
   const t = document.getElementById("hints");
-  const head = t.insertRow();
-  for (const h of ["", "play", "equity", "loss", "win", "gammon"]) {
-    const th = document.createElement("th");
-    th.textContent = h;
-    head.appendChild(th);
-  }
-  for (const r of doc.plays) {
-    const row = t.insertRow();
-    row.dataset.rank = r.rank;
-    const p = r.probabilities;
-    for (const v of [r.rank, r.play || "no play", signed(r.equity), r.loss.toFixed(3),
-                     pct(p.win), pct(p.win_gammon)]) {
-      row.insertCell().textContent = String(v);
-    }
+  const rows = playRows(t, doc.plays);
+  doc.plays.forEach((r, i) => {
+    const row = rows[i];
     const b = document.createElement("button");
     b.type = "button";
     b.textContent = "Show";
@@ -574,7 +563,7 @@ function showHints(doc) {
       render();
     }));
     row.insertCell().appendChild(b);
-  }
+  });
   const cap = t.createCaption();
   cap.textContent = `${doc.count} legal play${doc.count === 1 ? "" : "s"}, ${doc.ply} ply` +
     (doc.cubeful ? ", cubeful equity" : "");

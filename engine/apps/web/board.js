@@ -232,6 +232,27 @@ function signed(x, digits) {
   return x >= 0 ? "+" + s : s;
 }
 
+// A roll's ranked plays as rows of `table` (the game page's hint, the analysis page):
+// a header, then rank, play, equity, loss, win and gammon chances; returns the rows.
+function playRows(table, plays) {
+  const head = table.insertRow();
+  for (const h of ["", "play", "equity", "loss", "win", "gammon"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.appendChild(th);
+  }
+  return plays.map((r) => {
+    const row = table.insertRow();
+    row.dataset.rank = r.rank;
+    const p = r.probabilities;
+    for (const v of [r.rank, r.play || "no play", signed(r.equity), r.loss.toFixed(3),
+                     pct(p.win), pct(p.win_gammon)]) {
+      row.insertCell().textContent = String(v);
+    }
+    return row;
+  });
+}
+
 function describeResult(r) {
   if (!r) return "";
   const who = r.winner === "you" ? "You win" : "Doublet wins";
