@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from doublet.core.files import atomic_open  # noqa: E402
 from doublet.formats.matfile import read_match  # noqa: E402
 from doublet.games.game import Series  # noqa: E402
-from doublet.games.opponent import engine_answer, engine_doubles, engine_play  # noqa: E402
+from doublet.games.opponent import engine_step  # noqa: E402
 from doublet.games.record import to_mat  # noqa: E402
 from doublet.games.review import review  # noqa: E402
 
@@ -37,13 +37,7 @@ def make(path: Path, length: int = 25, seed: int = 25) -> None:
     while True:
         g = s.game
         while not g.over:
-            if g.phase == "roll":
-                if engine_doubles(g, 0):
-                    g.double()
-                    {"take": g.take, "pass": g.drop, "beaver": g.beaver}[engine_answer(g, 0)]()
-                    continue
-                g.roll()
-            g.play(engine_play(g, 0))
+            engine_step(g, 0)
         if s.over:
             break
         s.next_game()

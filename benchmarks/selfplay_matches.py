@@ -5,7 +5,7 @@
 
 Each pair SIGMA0:SIGMA1 is one match to --length points with the cube (the Crawford
 rule), a doublet.games.game.Series whose dice come from --seed plus the match's index.
-Both players are the engine at --ply (doublet.games.opponent: engine_play,
+Both players are the engine at --ply (doublet.games.opponent.engine_step: engine_play,
 engine_doubles, engine_answer) with Gaussian noise of standard deviation SIGMA0 for
 player 0 (the .mat file's left column, SGF's White) and SIGMA1 for player 1, added to
 each play's cubeful equity and to each cube decision's three equities (money-equivalent,
@@ -39,7 +39,7 @@ from doublet.core.board import STANDARD  # noqa: E402
 from doublet.core.files import atomic_write  # noqa: E402
 from doublet.formats.matfile import write_mat, write_sgf  # noqa: E402
 from doublet.games.game import Series  # noqa: E402
-from doublet.games.opponent import engine_answer, engine_doubles, engine_play  # noqa: E402
+from doublet.games.opponent import engine_step  # noqa: E402
 from doublet.games.record import to_match  # noqa: E402
 from doublet.nn.eval import DEFAULT_MODELS, MODELS_DIR  # noqa: E402
 
@@ -54,15 +54,7 @@ def play_match(length: int, seed: int, noise: tuple[float, float], ply: int,
     while True:
         g = s.game
         while not g.over:
-            if g.phase == "roll":
-                side = g.turn
-                if engine_doubles(g, ply, noise=noise[side], rng=rng):
-                    g.double()
-                    answer = engine_answer(g, ply, noise=noise[1 - side], rng=rng)
-                    {"take": g.take, "pass": g.drop, "beaver": g.beaver}[answer]()
-                    continue
-                g.roll()
-            g.play(engine_play(g, ply, noise=noise[g.turn], rng=rng))
+            engine_step(g, ply, noise=noise, rng=rng)
         s.record_result()
         if bar is not None:
             bar.set_postfix(game=g.number + 1, score=f"{s.score[0]}-{s.score[1]}")

@@ -17,7 +17,7 @@ from doublet.formats.ids import position_id
 from doublet.formats.matfile import read_match, to_doublet_notation, write_sgf
 from doublet.formats.position import Position
 from doublet.games.game import Series
-from doublet.games.opponent import engine_answer, engine_doubles, engine_play
+from doublet.games.opponent import engine_play, engine_step
 from doublet.games.record import to_mat, to_match
 from tests.helpers import GNUBG, gnubg_results
 
@@ -29,14 +29,7 @@ def play_out(s: Series, ply: int = 0, games: int = 50) -> None:
     for _ in range(games):
         g = s.game
         while not g.over:
-            if g.phase == "roll":
-                if engine_doubles(g, ply):
-                    g.double()
-                    answer = engine_answer(g, ply)
-                    {"take": g.take, "pass": g.drop, "beaver": g.beaver}[answer]()
-                    continue
-                g.roll()
-            g.play(engine_play(g, ply))
+            engine_step(g, ply)
         if s.over:
             s.record_result()
             return

@@ -8,6 +8,7 @@ import these; neither decides for the engine itself.
   of doublet.search.cubeful at `ply`: "Double, ..." or "Redouble, ..."; an optional
   double and "too good" are not doubled).
 - ``engine_answer(game, ply)``: "take", "beaver" or "pass" for the double waiting.
+- ``engine_step(game, ply)``: the next of these, for self-play (both sides the engine).
 - ``noise`` (each of the three, with a seeded ``rng``): a weaker player for self-play
   (benchmarks/selfplay_matches.py). Gaussian noise of that standard deviation is added
   to the equity of each play before the best is taken (cubeful, money-equivalent, in
@@ -108,6 +109,30 @@ def engine_answer(game: Game, ply: int = 0, model: Any = None, noise: float = 0.
     return "beaver" if words.endswith("beaver") and game.rules.beavers else "take"
 
 
+def engine_step(game: Game, ply: int = 0, model: Any = None,
+                noise: tuple[float, float] = (0.0, 0.0),
+                rng: np.random.Generator | None = None) -> str:  # fmt: skip
+    """The next decision of a game both of whose sides are the engine (self-play): the
+    side on roll doubles or rolls ("double", "roll"), the other answers a double ("take",
+    "pass", "beaver"), or the side on roll plays ("play"); `noise` is each side's (side
+    0's, side 1's), with `rng`. Returns what was done."""
+    phase = game.phase
+    if phase == "roll":
+        if engine_doubles(game, ply, model, noise[game.turn], rng):
+            game.double()
+            return "double"
+        game.roll()
+        return "roll"
+    if phase == "answer":
+        answer = engine_answer(game, ply, model, noise[1 - game.turn], rng)
+        {"take": game.take, "pass": game.drop, "beaver": game.beaver}[answer]()
+        return answer
+    if phase == "move":
+        game.play(engine_play(game, ply, model, noise[game.turn], rng))
+        return "play"
+    raise GameError("the game is over")
+
+
 def _best(values: Any) -> float:
     return float(np.max(np.asarray(values, dtype=np.float64)))
 
@@ -182,6 +207,7 @@ __all__ = [
     "engine_answer",
     "engine_doubles",
     "engine_play",
+    "engine_step",
     "playing_on",
     "resignation",
 ]
