@@ -807,13 +807,12 @@ def review(s: Series, number: Any, ply: int) -> dict[str, Any]:
     plays in the person's numbering."""
     g = _game_of(s, number)
     doc = review_game(g, ply)
-    cube, owner = 1, -1  # the cube before each entry, replayed from the start, centred
     for e in doc["turns"]:
         t = g.record[e["index"]]
-        e["cube_before"] = {"value": cube, "owner": None if owner < 0 else SIDES[owner],
+        owner = e["cube_before"]["owner"]  # a side, or None: centred
+        e["cube_before"] = {"value": e["cube_before"]["value"],
+                            "owner": None if owner is None else SIDES[owner],
                             "offered": t.action in ("take", "pass", "beaver")}  # fmt: skip
-        if t.action in ("take", "beaver"):
-            cube, owner = cube * (2 if t.action == "take" else 4), t.side
         board, _, _ = parse_position(t.before, g.variant)
         b = np.array(board, np.int8)
         # A take, pass or beaver's `before` is the doubler's view, like its double's.

@@ -557,7 +557,7 @@ class Session:
             self.say(f"  No double {eq['no_double']:+.3f}")
             return
         answer = "double_take" if doc["take"] else "double_pass"
-        best = max(eq["no_double"], eq[answer])
+        best = doc["optimal"]  # the value after the best action: no double, or the answer
         for name, key in (("No double", "no_double"), ("Double, take", "double_take"),
                           ("Double, pass", "double_pass")):  # fmt: skip
             # The loss of each action the doubler chooses; the answer is the taker's.

@@ -185,6 +185,15 @@ class Rules:
     jacoby: bool = False
     beavers: bool = False
 
+    def cube_state(self, side: int, cube: int, owner: int) -> CubeState | None:
+        """The cube (its value, its owner: a side or -1) and the score under these rules,
+        seen by `side`; None in a game without the cube."""
+        if not self.cube:
+            return None
+        return CubeState.for_player(side, self.length, cube, owner, self.score,
+                                    crawford=self.crawford, jacoby=self.jacoby,
+                                    beavers=self.beavers)  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return {"cube": self.cube, "length": self.length, "score": list(self.score),
                 "crawford": self.crawford, "jacoby": self.jacoby,
@@ -272,12 +281,7 @@ class Game:
     def cube_state(self, side: int | None = None) -> CubeState | None:
         """The cube and score seen by `side` (default the side on roll); None in a game
         without the cube."""
-        if not self.rules.cube:
-            return None
-        r = self.rules
-        return CubeState.for_player(self.turn if side is None else side, r.length, self.cube,
-                                    self.owner, r.score, crawford=r.crawford,
-                                    jacoby=r.jacoby, beavers=r.beavers)  # fmt: skip
+        return self.rules.cube_state(self.turn if side is None else side, self.cube, self.owner)
 
     def _cube_available(self) -> bool:
         """Whether the side on roll may double before its roll (the rules, the owner)."""

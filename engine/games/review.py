@@ -36,6 +36,7 @@ with it ranks the plays by cubeful equity, as its engine chooses them
         "before": "4HPwATDgc/ABMA",  # the record's: the mover's view (gnubg ID; JSON
                                      # board in Acey-Deucey); for take, pass, beaver:
                                      # the doubler's, whose decision is answered
+        "cube_before": {"value": 1, "owner": null},   # the cube before it (owner a side)
         "dice": [6, 4], "play": "24/14",    # null, null for a cube action; play "": none
         "forced": false,                    # at most one legal play (its loss is 0)
         "best": "24/18 13/9",               # the best play (a cube action: the proper one)
@@ -78,7 +79,7 @@ from doublet.cube.state import MAX_CUBE, MONEY, CubeState
 from doublet.formats.ids import parse_position, position_id
 from doublet.formats.matfile import MatMatch, ReplayedGame
 from doublet.formats.position import Position
-from doublet.games.game import Game, Rules
+from doublet.games.game import Game
 from doublet.nn.eval import Model, default_model
 from doublet.search.analysis import analyse_roll, cube_document, luck
 from doublet.search.choice import engine_depth
@@ -503,15 +504,6 @@ def _position_at(g: ReplayedGame, a: Any) -> tuple[np.ndarray | None, int, int]:
 # -- a game played in Doublet ----------------------------------------------------------------
 
 
-def _game_state(rules: Rules, side: int, cube: int, owner: int) -> CubeState:
-    """The cube and score seen by `side` (as Game.cube_state); MONEY without the cube."""
-    if not rules.cube:
-        return MONEY
-    return CubeState.for_player(side, rules.length, cube, owner, rules.score,
-                                crawford=rules.crawford, jacoby=rules.jacoby,
-                                beavers=rules.beavers)  # fmt: skip
-
-
 def _cube_entry(proper: str, loss: float | None) -> dict[str, Any]:
     x = round(loss or 0.0, 6)
     return {"proper": proper, "loss": x, "verdict": verdict(x)}
@@ -531,9 +523,10 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
     for i, t in enumerate(game.record):
         board, _, _ = parse_position(t.before, game.variant)
         pos = Position(board, game.variant)
-        state = _game_state(rules, t.side, cube, owner)
+        state = rules.cube_state(t.side, cube, owner) or MONEY  # MONEY: no cube
+        cube_before = {"value": cube, "owner": None if owner < 0 else owner}
         entry: dict[str, Any] = {"index": i, "side": t.side, "kind": t.action,
-                                 "before": t.before}  # fmt: skip
+                                 "before": t.before, "cube_before": cube_before}  # fmt: skip
         st = stats[t.side]
         if t.action == "play":
             assert t.dice is not None
