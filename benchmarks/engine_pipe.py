@@ -1,0 +1,222 @@
+"""Decision time through the pipe: `doublet engine` driven as a subprocess, beside GNU
+Backgammon answering the same requests.
+
+    python benchmarks/engine_pipe.py [--cases 300] [--plies 0 1 2] [--seed 1]
+                                     [--gnubg /usr/games/gnubg] [--repeat 1]
+
+The cases are a seeded sample of the decisions of tests/data/gnubg_refset.jsonl (the
+(position, roll) pairs with more than one legal play). For each ply, every case is one
+request written to the engine's stdin (``{"cmd": "best", "position": ID, "dice": [d1,
+d2], "ply": n}``) and timed from the write to the reading of its reply line; the reply
+is checked (a play, no error). Rows:
+
+- Doublet through the pipe (`python -m doublet engine`, the installed package);
+- GNU Backgammon through a pipe, benchmarks/gnubg_pipe.py (one JSON line in, one out;
+  findbestmove cubeless, deterministic, pruning nets, one thread): run by this Python
+  with the `gnubg` extra (the PyPI module 1.1.0a16, the "normal" move filter), the
+  baseline of the ratio column; and run inside Debian's gnubg 1.07 when the binary is
+  there (its Python module spends about 10 ms on every call, evaluate included, so that
+  row shows the module's overhead more than its search);
+- Doublet in-process on the same cases (Searcher.best, the search's cache kept between
+  decisions as the engine keeps it), and gnubg in-process (the `gnubg` extra, the PyPI
+  module, with benchmarks/vs_gnubg.py's settings) when it is installed: what the pipe
+  adds to each.
+
+Both processes keep their evaluation caches between requests, as a client sees them.
+Before the timed requests each process answers 20 untimed ones (loading, compiling).
+Also printed: how often gnubg's play is Doublet's (the same resulting position), a check
+that both did the work asked (their nets differ: about 70 % at 0 ply).
+Goal (issue 25): through the pipe no slower than gnubg at each depth; moonshot: half
+its time at 2 ply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from doublet.core import board as B  # noqa: E402
+from doublet.formats.ids import board_from_position_id, parse_position, position_id  # noqa: E402
+from doublet.nn.eval import default_model  # noqa: E402
+from doublet.search.searcher import Limits, Searcher  # noqa: E402
+
+WARMUP = 20
+
+
+class Pipe:
+    """A JSON-line subprocess: request() writes one line and returns (reply, seconds)."""
+
+    def __init__(self, argv: list[str], ready: bool = False) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)  # fmt: skip
+        if ready:  # gnubg prints its banner first: skip to the script's own first line
+            for line in self.proc.stdout:  # type: ignore[union-attr]
+                if line.startswith('{"ready"'):
+                    break
+            else:
+                raise RuntimeError(f"{argv[0]} ended before it was ready")
+
+    def request(self, req: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        line = json.dumps(req) + "\n"
+        t = time.perf_counter()
+        self.proc.stdin.write(line)  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+        reply = self.proc.stdout.readline()  # type: ignore[union-attr]
+        dt = time.perf_counter() - t
+        if not reply:
+            raise RuntimeError("the process ended")
+        return json.loads(reply), dt
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+
+
+def gnubg_after(pid: str, move: list[int]) -> str:
+    """The position ID after gnubg's move (from, to pairs in its numbering: 25 the bar,
+    0 or below off), seen by the opponent: to compare plays."""
+    board = board_from_position_id(pid).copy()
+    for k in range(0, len(move), 2):
+        src, dst = move[k], move[k + 1]
+        if src == 0 and dst == 0:
+            break
+        board[src] -= 1
+        if dst <= 0:
+            board[B.MY_OFF] += 1
+            continue
+        if board[dst] == -1:
+            board[dst] = 0
+            board[B.OPP_BAR] -= 1
+        board[dst] += 1
+    return position_id(B.flip(board))
+
+
+def row(name: str, times: list[float], base: list[float] | None) -> str:
+    ms = np.array(times) * 1000
+    ratio = f"{np.median(ms) / (np.median(base) * 1000):.2f}x" if base else ""
+    return (f"{name:<38}{np.median(ms):>10.3f}{ms.mean():>10.3f}"
+            f"{np.percentile(ms, 99):>10.3f}{ratio:>10}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", type=int, default=300)
+    ap.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--gnubg", default=shutil.which("gnubg") or "/usr/games/gnubg",
+                    help="Debian's gnubg 1.07 binary (default: on PATH, else /usr/games)")  # fmt: skip
+    ap.add_argument("--no-inprocess", action="store_true", help="skip the in-process rows")
+    args = ap.parse_args()
+
+    with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
+        cases = [json.loads(line) for line in f]
+    cases = [c for c in cases if c["n_legal"] > 1]
+    rng = np.random.default_rng(args.seed)
+    idx = np.sort(rng.choice(len(cases), size=min(args.cases, len(cases)), replace=False))
+    cases = [cases[i] for i in idx]
+    warm = cases[:WARMUP]
+
+    doublet = Pipe([sys.executable, "-m", "doublet", "engine"])
+    server = str(ROOT / "benchmarks" / "gnubg_pipe.py")
+    gnubgs: list[tuple[str, Pipe]] = []  # (row name, pipe)
+    try:
+        import gnubg as gnubg_module  # type: ignore[import-not-found]  # noqa: F401
+
+        from benchmarks.vs_gnubg import GnubgChooser, setup
+
+        gnubgs.append(("gnubg 1.1 (PyPI module), pipe", Pipe([sys.executable, server],
+                                                              ready=True)))  # fmt: skip
+    except ImportError:
+        gnubg_module = None
+    if os.path.exists(args.gnubg):
+        gnubgs.append(("gnubg 1.07 (Debian), pipe",
+                       Pipe([args.gnubg, "-t", "-q", "-r", "-p", server], ready=True)))  # fmt: skip
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}; "
+          f"{len(cases)} decisions; command: {' '.join(sys.argv)}")  # fmt: skip
+    if gnubg_module is None:
+        print("(no gnubg Python module: pip install -e '.[gnubg]' for its rows)")
+    if not os.path.exists(args.gnubg):
+        print(f"(no gnubg binary at {args.gnubg}: apt-get install gnubg for its pipe row)")
+    print(f"{'':<38}{'median ms':>10}{'mean ms':>10}{'p99 ms':>10}{'/ gnubg':>10}"
+          f"{'same play':>11}")  # fmt: skip
+    model = default_model()
+    searcher = Searcher(model)
+    for ply in args.plies:
+        chooser = GnubgChooser(ply) if gnubg_module is not None else None
+
+        def after(c: dict[str, Any], move: list[int]) -> str:
+            if chooser is not None and len(move) % 2:  # the module cuts bear-offs short
+                b = board_from_position_id(c["pid"])
+                return position_id(B.flip(chooser.resolve(b, *c["dice"], tuple(move))))
+            return gnubg_after(c["pid"], move)
+
+        requests = [{"cmd": "best", "position": c["pid"], "dice": c["dice"], "ply": ply}
+                    for c in cases]  # fmt: skip
+        for c, req in zip(warm, requests, strict=False):
+            doublet.request(req)
+            for _, g in gnubgs:
+                g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
+        d_times, d_after = [], []
+        for req in requests:
+            reply, dt = doublet.request(req)
+            if "error" in reply or "play" not in reply:
+                raise SystemExit(f"doublet engine: {reply}")
+            d_times.append(dt)
+            d_after.append(reply["position_id"])
+        rows = []
+        for name, g in gnubgs:
+            times, agree = [], 0
+            for c, mine in zip(cases, d_after, strict=True):
+                reply, dt = g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
+                if "error" in reply:
+                    raise SystemExit(f"{name}: {reply}")
+                times.append(dt)
+                agree += after(c, reply["move"]) == mine
+            rows.append((name, times, agree))
+        base = rows[0][1] if rows else None
+        print(f"{ply} ply")
+        print(row("  Doublet, pipe (doublet engine)", d_times, base))
+        for name, times, agree in rows:
+            print(row("  " + name, times, base) + f"{agree:>7} / {len(cases)}")
+        if not args.no_inprocess:
+            limits = Limits(ply=ply)
+            times = []
+            for c in cases:
+                b = board_from_position_id(c["pid"])
+                t = time.perf_counter()
+                searcher.best(b, *c["dice"], limits)
+                times.append(time.perf_counter() - t)
+            print(row("  Doublet, in-process", times, None))
+            if chooser is not None:
+                setup()
+                times = []
+                for c in cases:
+                    b = board_from_position_id(c["pid"])
+                    t = time.perf_counter()
+                    chooser.move(b, *c["dice"])
+                    times.append(time.perf_counter() - t)
+                print(row("  gnubg 1.1 (PyPI module), in-process", times, None), flush=True)
+    doublet.close()
+    for _, g in gnubgs:
+        g.close()
+
+
+if __name__ == "__main__":
+    main()
