@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from doublet.core import board as B  # noqa: E402
-from doublet.formats.ids import board_from_position_id, parse_position, position_id  # noqa: E402
+from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
 from doublet.nn.eval import default_model  # noqa: E402
 from doublet.search.searcher import Limits, Searcher  # noqa: E402
 
@@ -84,7 +84,7 @@ class Pipe:
         try:
             self.proc.stdin.close()  # type: ignore[union-attr]
             self.proc.wait(timeout=30)
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.proc.kill()
 
 
@@ -120,7 +120,8 @@ def main() -> None:
     ap.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--gnubg", default=shutil.which("gnubg") or "/usr/games/gnubg",
-                    help="Debian's gnubg 1.07 binary (default: on PATH, else /usr/games)")  # fmt: skip
+                    help="Debian's gnubg 1.07 binary (default: on PATH, else "
+                    "/usr/games)")  # fmt: skip
     ap.add_argument("--no-inprocess", action="store_true", help="skip the in-process rows")
     args = ap.parse_args()
 
@@ -136,7 +137,7 @@ def main() -> None:
     server = str(ROOT / "benchmarks" / "gnubg_pipe.py")
     gnubgs: list[tuple[str, Pipe]] = []  # (row name, pipe)
     try:
-        import gnubg as gnubg_module  # type: ignore[import-not-found]  # noqa: F401
+        import gnubg as gnubg_module  # type: ignore[import-not-found]
 
         from benchmarks.vs_gnubg import GnubgChooser, setup
 
@@ -161,7 +162,7 @@ def main() -> None:
     for ply in args.plies:
         chooser = GnubgChooser(ply) if gnubg_module is not None else None
 
-        def after(c: dict[str, Any], move: list[int]) -> str:
+        def after(c: dict[str, Any], move: list[int], chooser: Any = chooser) -> str:
             if chooser is not None and len(move) % 2:  # the module cuts bear-offs short
                 b = board_from_position_id(c["pid"])
                 return position_id(B.flip(chooser.resolve(b, *c["dice"], tuple(move))))

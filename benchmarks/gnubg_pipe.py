@@ -19,8 +19,9 @@ import gnubg
 
 gnubg.command("set threads 1")  # before "ready": its words go to stdout
 CUBE = gnubg.cubeinfo(1, -1, 0, 0, (0, 0), 0, 0)  # money, cube centred at 1
-CONTEXTS = {n: {"cubeful": 0, "plies": n, "deterministic": 1, "prune": 1, "noise": 0.0}
-            for n in range(5)}
+CONTEXTS = {
+    n: {"cubeful": 0, "plies": n, "deterministic": 1, "prune": 1, "noise": 0.0} for n in range(5)
+}
 PYPI = hasattr(gnubg, "__file__")  # the 1.07 program's module is built in
 EXTRA = ()
 if PYPI:
@@ -42,9 +43,10 @@ for line in sys.stdin:
             break
         board = gnubg.positionfromid(req["position_id"])
         d1, d2 = req["dice"]
-        move = gnubg.findbestmove(board, CUBE, CONTEXTS[int(req["ply"])], (int(d1), int(d2)), *EXTRA)
+        context = CONTEXTS[int(req["ply"])]
+        move = gnubg.findbestmove(board, CUBE, context, (int(d1), int(d2)), *EXTRA)
         reply = {"move": list(move)}
-    except Exception as e:  # noqa: BLE001 - a benchmark helper: say what went wrong
-        reply = {"error": "%s: %s" % (type(e).__name__, e)}
+    except Exception as e:
+        reply = {"error": f"{type(e).__name__}: {e}"}
     sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()

@@ -221,3 +221,57 @@ def reference_outcomes(
         plays, _ = legal_plays(start, d1, d2, variant)
         outcomes = {(s, False) for s in plays}
     return {(np.array(s, dtype=np.int8).tobytes(), again) for s, again in outcomes}
+
+
+# -- gnubg Position ID, bit by bit (doublet.formats.ids writes and reads it with strings
+# and integers) -------------------------------------------------------------------------
+
+
+def position_id_bits(board: np.ndarray) -> str:
+    """gnubg's PositionKey written out: for each side (the opponent first, its own
+    numbering, the bar last), a 1 bit per checker and a 0 after each place, from the
+    lowest bit of byte 0; base64 of the 10 bytes without padding."""
+    import base64
+
+    sides = ([0] * 25, [0] * 25)  # opponent, on roll
+    for p in range(1, 25):
+        n = int(board[p])
+        if n > 0:
+            sides[1][p - 1] = n
+        elif n < 0:
+            sides[0][24 - p] = -n
+    sides[1][24] = int(board[MY_BAR])
+    sides[0][24] = -int(board[OPP_BAR])
+    bits: list[int] = []
+    for side in sides:
+        for n in side:
+            bits.extend([1] * n)
+            bits.append(0)
+    data = bytearray(10)
+    for i, bit in enumerate(bits[:80]):
+        if bit:
+            data[i // 8] |= 1 << (i % 8)
+    return base64.b64encode(bytes(data)).decode("ascii")[:14]
+
+
+def position_id_counts(pid: str) -> tuple[list[int], list[int]] | None:
+    """The 25 counts of each side (opponent, on roll) a Position ID encodes, read bit by
+    bit; None when the bits hold fewer than 50 places."""
+    import base64
+
+    data = base64.b64decode(pid + "==")
+    bits = [(data[i // 8] >> (i % 8)) & 1 for i in range(80)]
+    sides: list[list[int]] = [[0] * 25, [0] * 25]
+    side, point = 0, 0
+    for bit in bits:
+        if side == 2:
+            break
+        if bit:
+            sides[side][point] += 1
+        else:
+            point += 1
+            if point == 25:
+                side, point = side + 1, 0
+    if side < 2:
+        return None
+    return sides[0], sides[1]

@@ -77,8 +77,9 @@ def test_analyse_and_eval(model: str) -> None:
     assert r.returncode == 0 and "16 legal plays" in r.stdout and "pips: X 167" in r.stdout
     r = run("analyse", "4HPwATDgc/ABMA", "--ply", "0", "--json", "--model", model)
     assert json.loads(r.stdout)["evaluation"]["probabilities"]["win"] > 0
-    r = run("eval", "4HPwATDgc/ABMA", "--json", "--model", model)
-    assert r.returncode == 0 and "equity" in json.loads(r.stdout)
+    r = run("eval", "4HPwATDgc/ABMA", "--json", "--model", model, "--ply", "0")
+    assert r.returncode == 0 and "equity" in json.loads(r.stdout)["evaluation"]
+    assert r.stderr == ""
 
 
 def test_engine_protocol(model: str) -> None:

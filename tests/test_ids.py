@@ -65,6 +65,7 @@ from doublet.formats.ids import (
     validate,
     xgid_dice,
 )
+from tests import reference
 from tests.helpers import pos
 
 DATA = Path(__file__).parent / "data"
@@ -322,6 +323,36 @@ def test_acey_deucey_reference_boards() -> None:
 @given(boards())
 def test_random_boards_round_trip(bv: tuple[Board, int]) -> None:
     check_round_trips(*bv)
+
+
+@settings(max_examples=500, deadline=None)
+@given(boards(STANDARD))
+def test_position_id_is_the_bitwise_reference(bv: tuple[Board, int]) -> None:
+    """position_id and board_from_position_id (strings and integers) against the
+    bit-by-bit reference of tests/reference.py, both ways, on random boards."""
+    b, _ = bv
+    assume(no_unentered(b))
+    pid = position_id(b)
+    assert pid == reference.position_id_bits(b)
+    counts = reference.position_id_counts(pid)
+    assert counts is not None
+    opp, me = counts
+    back = board_from_position_id(pid)
+    assert [max(int(back[p]), 0) for p in range(1, 25)] == me[:24]
+    assert [max(-int(back[25 - p]), 0) for p in range(1, 25)] == opp[:24]
+    assert int(back[MY_BAR]) == me[24] and -int(back[OPP_BAR]) == opp[24]
+
+
+def test_position_id_bits_after_the_fiftieth_place_are_not_read() -> None:
+    """gnubg reads 50 places and stops; so does the decoder (the reference too)."""
+    board = pos({6: 2, 5: 1}, {19: 2})  # 5 checkers: 55 of the 80 bits are read
+    base = position_id(board)
+    data = bytearray(base64.b64decode(base + "=="))
+    data[9] |= 0x80  # bit 79
+    pid = base64.b64encode(bytes(data)).decode()[:14]
+    assert pid != base
+    assert same(board_from_position_id(pid), board)
+    assert reference.position_id_counts(pid) == reference.position_id_counts(base)
 
 
 @settings(max_examples=200, deadline=None)

@@ -46,8 +46,14 @@ from doublet.core.board import (
     starting,
 )
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
-from doublet.formats.ids import board_from_position_id
-from doublet.formats.notation import _roll, describe_outcomes, format_play, parse_play
+from doublet.formats.ids import board_from_position_id, position_id
+from doublet.formats.notation import (
+    _roll,
+    describe_outcomes,
+    format_play,
+    parse_play,
+    play_text,
+)
 from doublet.rules.movegen import legal_outcomes
 from tests.helpers import pos
 from tests.reference import legal_plays
@@ -228,6 +234,34 @@ def test_round_trip_acey_deucey_sample() -> None:
         chains += {d1, d2} == {1, 2} and case["n_outcomes"] > 100
     assert total > 20000
     assert chains >= 5
+
+
+def test_play_text_agrees_with_describe_outcomes() -> None:
+    """play_text (one outcome, a pruned search for one path) writes what
+    describe_outcomes (every path of the roll) writes, for every legal outcome of every
+    refset case and of a 1-1 with 2220 plays; what is not an outcome is refused."""
+    cases = [(board_from_position_id(c["pid"]), *c["dice"]) for c in refset()]
+    cases.append((board_from_position_id("AACAkCRJqqoAAA"), 1, 1))
+    total = 0
+    for board, d1, d2 in cases:
+        outs, again = legal_outcomes(board, d1, d2)
+        texts = describe_outcomes(board, outs, again, d1, d2)
+        for out, want in zip(outs, texts, strict=True):
+            assert play_text(board, out, d1, d2) == want, (position_id(board), d1, d2, want)
+        total += len(texts)
+    assert total > 57000
+    with pytest.raises(IllegalPlayError, match="not a legal outcome"):
+        play_text(STARTING, STARTING, 6, 5)
+    outs, _ = legal_outcomes(STARTING, 6, 5)
+    with pytest.raises(IllegalPlayError, match="not a legal outcome"):
+        play_text(STARTING, outs[0], 6, 5, again=True)
+    with pytest.raises(IllegalPlayError, match="not a legal outcome"):
+        play_text(STARTING, outs[0], 6, 4)
+    ad = starting(ACEY_DEUCEY)
+    outs, again = legal_outcomes(ad, 2, 1, ACEY_DEUCEY)
+    assert play_text(ad, outs[3], 2, 1, ACEY_DEUCEY, bool(again[3])) == format_play(
+        ad, outs[3], 2, 1, ACEY_DEUCEY, bool(again[3])
+    )
 
 
 def test_describe_outcomes_agrees_with_format_play() -> None:

@@ -738,17 +738,17 @@ def test_review_of_a_finished_game(client: TestClient, monkeypatch: pytest.Monke
 
 def test_analyse(client: TestClient) -> None:
     xgid = "XGID=-b----E-C---eE---c-e----B-:1:1:1:31:0:0:0:5:10"
-    r = client.post("/api/analyse", json={"position": xgid, "ply": 0})
+    r = client.post("/api/page/analysis", json={"position": xgid, "ply": 0})
     assert r.status_code == 200, r.text
     doc = r.json()
     assert doc["dice"] == [3, 1] and doc["roll"]["plays"][0]["rank"] == 1
     assert doc["roll"]["count"] == 16 and doc["roll"]["equity"] == "cubeful"
     assert doc["cube"]["state"]["match"]["length"] == 5 and "action" in doc["cube"]
     assert doc["state_text"].startswith("5-point match") and doc["board"]["points"][6] == 5
-    doc = client.post("/api/analyse", json={"position": "4HPwATDgc/ABMA", "ply": 0}).json()
+    doc = client.post("/api/page/analysis", json={"position": "4HPwATDgc/ABMA", "ply": 0}).json()
     assert doc["roll"] is None and doc["cube"]["action"] and doc["position_id"] == "4HPwATDgc/ABMA"
     state = {"cube": {"value": 2, "owner": "mover"}, "match": {"length": 5, "score": [2, 3]}}
-    doc = client.post("/api/analyse", json={"position": "4HPwATDgc/ABMA", "ply": 0,
+    doc = client.post("/api/page/analysis", json={"position": "4HPwATDgc/ABMA", "ply": 0,
                                             "dice": [6, 5], "state": state}).json()  # fmt: skip
     assert doc["state"]["match"]["away"] == [3, 2] and doc["roll"]["plays"][0]["play"] == "24/13"
     for body, msg in [
@@ -758,9 +758,9 @@ def test_analyse(client: TestClient) -> None:
         ({"position": "4HPwATDgc/ABMA", "ply": 7}, "'ply'"),
         ({"position": "4HPwATDgc/ABMA", "state": {"match": {"length": 5}}}, "away"),
     ]:
-        r = client.post("/api/analyse", json=body)
+        r = client.post("/api/page/analysis", json=body)
         assert r.status_code == 400 and msg in r.json()["error"], (body, r.text)
-    r = client.post("/api/analyse", content=b"{}", headers={"content-type": "text/plain"})
+    r = client.post("/api/page/analysis", content=b"{}", headers={"content-type": "text/plain"})
     assert r.status_code == 415
 
 

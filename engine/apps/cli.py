@@ -11,71 +11,42 @@ import json
 import os
 import re
 import sys
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import numpy as np
 
-from doublet.apps import serve
+from doublet.apps import protocol, serve
 from doublet.apps import terminal as play
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
-from doublet.core.errors import DoubletError, InvalidDiceError
+from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open
 from doublet.core.jit import announce_compile, cache_base
 from doublet.cube.state import CubeState, from_request
-from doublet.formats.ids import check_in_play, parse_position, position_id
+from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
 from doublet.formats.position import Position
 from doublet.games.review import review
-from doublet.nn.eval import default_model, equity, evaluate, load_model
+from doublet.nn.eval import default_model, load_model
 from doublet.search.analysis import (
     analyse_position,
     analyse_roll,
-    cube_document,
     evaluate_position,
     render,
+    searcher,
+    watchdog,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
 from doublet.search.rollout_analysis import render as render_rollout
 from doublet.search.rollout_analysis import rollout_document
 
-
-def _dice(values: Sequence[Any]) -> tuple[int, int]:
-    if not isinstance(values, (list, tuple)) or len(values) != 2:
-        raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, str):
-            v = v.strip()
-            if not (v.isascii() and v.isdigit() and len(v) <= 2):
-                raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v[:20]!r}")
-            v = int(v)
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
-            raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v!r}")
-        out.append(v)
-    return out[0], out[1]
-
-
-def _plays_json(position: Any, d1: int, d2: int) -> list[dict[str, Any]]:
-
-    check_in_play(position.board, position.variant)
-    rows = []
-    for p in position.plays(d1, d2):
-        mover, opponent = B.counts(p.board)
-        row: dict[str, Any] = {
-            "play": p.notation,
-            "board": {"mover": mover, "opponent": opponent},
-            "again": p.again,
-        }
-        if position.variant == B.STANDARD:
-            row["position_id"] = position_id(B.flip(p.board))
-        rows.append(row)
-    return rows
+T = TypeVar("T")
 
 
 def _input_lines(stream: Any) -> Iterator[str | bytes]:
@@ -118,8 +89,7 @@ def _batch_lines(lines: Iterator[str | bytes], variant: str | None) -> Iterator[
             if not isinstance(req, dict) or "position" not in req or "dice" not in req:
                 raise DoubletError('each line must be {"position": ..., "dice": [d1, d2]}')
             pos = Position.parse(req["position"], req.get("variant", variant))
-            d1, d2 = _dice(req["dice"])
-            yield json.dumps({"plays": _plays_json(pos, d1, d2)})
+            yield json.dumps({"plays": protocol.moves(pos, protocol.dice(req["dice"]))})
         except DoubletError as e:
             yield json.dumps({"error": str(e)})
         except RecursionError:
@@ -152,12 +122,12 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
         raise DoubletError("usage: doublet moves POSITION D1 D2 (or --batch FILE)")
     pos = Position.parse(args.position, args.variant)
     check_in_play(pos.board, pos.variant)
-    d1, d2 = _dice(args.dice)
+    d1, d2 = protocol.dice(args.dice)
     if args.json:
         doc = {
             "position": pos.to_json(),
             "dice": [d1, d2],
-            "plays": _plays_json(pos, d1, d2),
+            "plays": protocol.moves(pos, (d1, d2)),
         }
         out.write(json.dumps(doc) + "\n")
         return 0
@@ -189,32 +159,93 @@ def _load_model(path: str | None, variant: int) -> Any:
 
 
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
-
+    """The side on roll's chances before it rolls: the engine's "eval" reply (one document:
+    doublet.search.analysis.evaluate_position)."""
     pos = Position.parse(args.position, args.variant)
     check_in_play(pos.board, pos.variant)
     model = _load_model(args.model, pos.variant)
-    announce_compile("eval", "_evaluate_batch")
-    probs = evaluate(np.array(pos.board), model)
-    eq = equity(probs)
-    names = ["win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"]
-    mine, theirs = pos.pip_counts()
+    _check_ply(args.ply)
+    announce_compile("searcher", "_analyse_root")
+    doc = _watched(lambda: evaluate_position(pos, args.ply, model, args.time, iterative=True),
+                   model, pos.variant)  # fmt: skip
     if args.json:
-        doc = {
-            "position": pos.to_json(),
-            "probabilities": dict(zip(names, (round(float(p), 6) for p in probs), strict=True)),
-            "equity": round(float(eq), 6),
-            "pips": {"mover": mine, "opponent": theirs},
-            "ply": 0,
-        }
         out.write(json.dumps(doc) + "\n")
         return 0
     labels = ["Win", "Win gammon", "Win backgammon", "Lose gammon", "Lose backgammon"]
-    out.write(f"{B.VARIANT_NAMES[pos.variant]} position, side on roll, before the roll (0 ply)\n")
-    for label, p in zip(labels, probs, strict=True):
-        out.write(f"  {label:<16}{100 * float(p):6.2f} %\n")
-    out.write(f"  {'Equity':<16}{float(eq):+7.3f}  (cubeless)\n")
-    out.write(f"  {'Pips':<16}{mine} vs {theirs}\n")
+    probs = doc["evaluation"]["probabilities"]
+    out.write(f"{B.VARIANT_NAMES[pos.variant]} position, side on roll, before the roll "
+              f"({doc['ply']} ply)\n")  # fmt: skip
+    for label, p in zip(labels, probs.values(), strict=True):
+        out.write(f"  {label:<16}{100 * p:6.2f} %\n")
+    out.write(f"  {'Equity':<16}{doc['evaluation']['equity']:+7.3f}  (cubeless)\n")
+    out.write(f"  {'Pips':<16}{doc['pips']['mover']} vs {doc['pips']['opponent']}\n")
+    if doc.get("stopped"):
+        out.write(f"  Stopped short: {doc['stopped']}\n")
     return 0
+
+
+def _check_ply(ply: int) -> None:
+    if not 0 <= ply <= protocol.MAX_PLY:
+        raise DoubletError(f"--ply must be 0..{protocol.MAX_PLY}, got {ply}")
+
+
+def seconds(text: str) -> float:
+    """A --time value: seconds, as "2", "2.5", "2s", "500ms" or "1m"."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|min)?\s*", text or "")
+    if not m:
+        raise argparse.ArgumentTypeError(f"a time is seconds such as 2, 2.5s, 500ms or 1m, "
+                                         f"got {text[:20]!r}")  # fmt: skip
+    value = float(m.group(1)) * {"ms": 0.001, "m": 60.0, "min": 60.0}.get(m.group(2) or "s", 1.0)
+    if not 0 < value <= protocol.MAX_TIME:
+        raise argparse.ArgumentTypeError(f"a time is above 0 and at most "
+                                         f"{protocol.MAX_TIME:g} s, got {text[:20]!r}")  # fmt: skip
+    return value
+
+
+# A search that takes longer than this shows a progress line on a terminal.
+PROGRESS_AFTER = 1.0
+
+
+def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
+    """work() (a search by doublet.search.analysis) in a thread, so that on a terminal a
+    search that takes more than PROGRESS_AFTER seconds shows what it is at, and Ctrl-C
+    stops it: the answer is then the deepest ply it completed (its "stopped" says so)."""
+    if not sys.stderr.isatty():
+        return work()
+    s = searcher(model, variant)
+    dog = watchdog(s)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as e:
+            box["error"] = e
+
+    thread = threading.Thread(target=run, name="doublet-search", daemon=True)
+    start, evals0, shown = time.perf_counter(), int(s.stats[0]), False
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+            spent = time.perf_counter() - start
+            if thread.is_alive() and spent > PROGRESS_AFTER:
+                done = f", {dog.done} ply done" if dog.done >= 0 else ""
+                sys.stderr.write(f"\rsearching {dog.ply} ply{done}: "
+                                 f"{(int(s.stats[0]) - evals0) / 1e6:.1f} M positions, "
+                                 f"{spent:.0f} s (Ctrl-C: answer with what is done) ")  # fmt: skip
+                sys.stderr.flush()
+                shown = True
+    except KeyboardInterrupt:
+        dog.interrupt()
+        thread.join()
+    finally:
+        if shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 _XGID_SHAPE = re.compile(r"-[-a-oA-O]{25}(:[^:]*){9}")
@@ -273,38 +304,29 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
     return from_request(req, base)
 
 
-# The time budgets of a request (doublet.search.analysis.deepen): the CLI's default and
-# the engine protocol's, in seconds; a request may ask for up to MAX_TIME.
-CLI_TIME, ENGINE_TIME, MAX_TIME = 60.0, 30.0, 600.0
-
-
-def _budget(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIME:
-        raise DoubletError(f"{name} is a number of seconds above 0, at most {MAX_TIME:g}, "
-                           f"got {str(value)[:30]}")  # fmt: skip
-    return float(value)
-
-
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
     board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
     pos = Position(board, variant)
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
-    if not 0 <= args.ply <= 4:
-        raise DoubletError(f"--ply must be 0..4, got {args.ply}")
+    ply = args.ply if args.ply is not None else (
+        protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
+    _check_ply(ply)
     announce_compile("searcher", "_analyse_root")
-    budget = _budget(args.time, "--time")
-    dice = _dice(args.dice) if args.dice else meta.get("roll")
+    dice = protocol.dice(args.dice) if args.dice else meta.get("roll")
     if dice:
         d1, d2 = dice
-        doc = analyse_roll(pos, d1, d2, args.ply, model, state, budget)
+        doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, args.time,
+                                            iterative=True), model, pos.variant)  # fmt: skip
         if not state.is_default:
             doc["state_text"] = state.describe()
     else:
-        doc = analyse_position(pos, state, args.ply, model, args.cube_method, budget)
+        doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
+                                                args.time, iterative=True),
+                       model, pos.variant)  # fmt: skip
     if args.rollout:
-        doc["rollout"] = _rollout(args, pos, dice, state, model, args.ply)
+        doc["rollout"] = _rollout(args, pos, dice, state, model, ply)
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
@@ -360,7 +382,7 @@ def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
     announce_compile("rollout", "_chunk")
-    dice = _dice(args.dice) if args.dice else meta.get("roll")
+    dice = protocol.dice(args.dice) if args.dice else meta.get("roll")
     doc = _rollout(args, pos, dice, state, model, args.select_ply)
     out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
     return 0
@@ -391,95 +413,6 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
                    help="run the trials as Ray tasks: 'auto' (this machine's cluster), "
                    "an address, or 'local' (a private instance); pip install "
                    "'doublet[ray]'")  # fmt: skip
-
-
-def _engine_reply(req: Any, models: dict[str, Any]) -> dict[str, Any]:
-
-    if not isinstance(req, dict):
-        raise DoubletError("a request is a JSON object with a 'cmd'")
-    cmd = req.get("cmd")
-    if cmd not in ("best", "eval", "analyse", "moves", "cube", "rollout"):
-        raise DoubletError(f"unknown cmd {cmd!r}: use best, eval, analyse, moves, cube, rollout "
-                           "or quit")  # fmt: skip
-    if "position" not in req:
-        raise DoubletError(f"'{cmd}' needs a 'position'")
-    board, variant, meta = parse_position(req["position"], req.get("variant"))
-    pos = Position(board, variant)
-    state = from_request(req, CubeState.from_meta(meta))
-    given = any(k in req for k in ("cube", "match", "jacoby", "beavers"))
-    ply = req.get("ply", 2 if cmd == "cube" else 0)
-    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= 4:
-        raise DoubletError(f"'ply' must be an integer 0..4, got {ply!r}")
-    model = None
-    if req.get("model"):
-        path = str(req["model"])
-        if path not in models:
-            models[path] = _load_model(path, pos.variant)
-        model = models[path]
-    budget = _budget(req.get("time", ENGINE_TIME), "'time'")
-    method = req.get("method", DEFAULT_METHOD)
-    if method not in METHODS:
-        raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {method!r}")
-    if cmd == "cube":
-        return cube_document(pos, state, ply, model, method, budget)
-    if cmd == "rollout":
-        return _engine_rollout(req, pos, meta, state, model, budget)
-    if cmd == "eval":
-        doc = evaluate_position(pos, ply, model, budget)
-        if given or not state.is_default:
-            doc["cube"] = cube_document(pos, state, ply, model, method, budget)
-        return doc
-    if "dice" not in req and not meta.get("roll"):
-        raise DoubletError(f"'{cmd}' needs 'dice': [d1, d2]")
-    d1, d2 = _dice(req["dice"]) if "dice" in req else meta["roll"]
-    if cmd == "moves":
-        return {"plays": _plays_json(pos, d1, d2)}
-    doc = analyse_roll(pos, d1, d2, ply, model, state, budget)
-    if cmd == "analyse":
-        return doc
-    top = doc["plays"][0]
-    keys = ("play", "equity", "again", "probabilities", "ply", "board")
-    reply = {k: top[k] for k in keys}
-    for k in ("cubeless_equity", "mwc"):
-        if k in top:
-            reply[k] = top[k]
-    if "stopped" in doc:
-        reply["stopped"] = doc["stopped"]
-    if "position_id" in top:
-        reply["position_id"] = top["position_id"]
-    return reply
-
-
-def _engine_rollout(req: dict[str, Any], pos: Position, meta: dict[str, Any], state: CubeState,
-                    model: Any, budget: float) -> dict[str, Any]:  # fmt: skip
-    """The engine's rollout: `doublet rollout`'s document, its options as keys (ply: the
-    trials' checker play, select_ply: the search that picks the plays)."""
-    from doublet.core.parallel import shared_executor
-
-    def whole(key: str, default: int) -> int:
-        v = req.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise DoubletError(f"'{key}' must be an integer, got {str(v)[:30]}")
-        return v
-
-    flags = {}
-    for key, default in (("luck", True), ("bearoff", True)):
-        flags[key] = req.get(key, default)
-        if not isinstance(flags[key], bool):
-            raise DoubletError(f"'{key}' is true or false, got {str(flags[key])[:30]}")
-    until = req.get("until_se", 0.0)
-    if isinstance(until, bool) or not isinstance(until, (int, float)):
-        raise DoubletError(f"'until_se' is a number, got {str(until)[:30]}")
-    ray = req.get("ray")
-    if ray is not None and not isinstance(ray, str):
-        raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {str(ray)[:30]}")
-    settings = RolloutSettings(trials=whole("trials", RolloutSettings.trials),
-                               ply=whole("ply", 0), truncate=whole("truncate", 0),
-                               seed=whole("seed", 1), until_se=float(until), **flags)  # fmt: skip
-    dice = _dice(req["dice"]) if "dice" in req else meta.get("roll")
-    ex = shared_executor(whole("workers", 2), ray)
-    return rollout_document(pos, dice, settings, state, model, whole("top", 3),
-                            whole("select_ply", 1), ex, None, budget)  # fmt: skip
 
 
 def default_cache_dir() -> Path:
@@ -548,23 +481,22 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
+    """The engine protocol (doublet.apps.protocol, docs/protocol.md) on stdin/stdout."""
     announce_compile("searcher", "_analyse_root")
-    models: dict[str, Any] = {}
+    session = protocol.Session()
+    write, flush = out.write, out.flush
     for req, bad in _json_requests(_input_lines(sys.stdin)):
-        try:
-            if bad:
-                raise DoubletError(bad)
-            if isinstance(req, dict) and req.get("cmd") == "quit":
-                break
-            reply = _engine_reply(req, models)
-        except DoubletError as e:
-            reply = {"error": str(e)}
-        except RecursionError:
-            reply = {"error": "the request is nested too deeply"}
-        except Exception as e:  # a bug must not end the engine for its client
-            reply = {"error": f"internal error, please report it: {type(e).__name__}: {e}"}
-        out.write(json.dumps(reply) + "\n")
-        out.flush()
+        if bad:
+            reply: dict[str, Any] = {"error": bad}
+        elif isinstance(req, dict) and req.get("cmd") == "quit" and set(req) <= {"cmd", "id"}:
+            break
+        else:
+            try:
+                reply = session.answer(req)
+            except Exception as e:  # a bug must not end the engine for its client
+                reply = {"error": f"internal error, please report it: {type(e).__name__}: {e}"}
+        write(json.dumps(reply) + "\n")
+        flush()
     return 0
 
 
@@ -637,9 +569,16 @@ def build_parser() -> argparse.ArgumentParser:
         "eval",
         help="probabilities and equity of a position",
         description="The net's five probabilities (win, win gammon, win backgammon, lose "
-        "gammon, lose backgammon) and the cubeless equity for the side on roll, before it rolls.",
+        "gammon, lose backgammon) and the cubeless equity for the side on roll, before it "
+        "rolls, at --ply (0: the net itself). --json prints the engine protocol's eval reply "
+        "(docs/protocol.md).",
     )
     _position_arguments(e)
+    e.add_argument("--ply", type=int, default=protocol.ANALYSIS_PLY,
+                   help=f"search depth 0..{protocol.MAX_PLY} "
+                   f"(default {protocol.ANALYSIS_PLY})")  # fmt: skip
+    e.add_argument("--time", type=seconds, default=None, metavar="T",
+                   help="a time budget: deepen while it lasts (as analyse --time)")  # fmt: skip
     e.set_defaults(func=cmd_eval)
 
     a = sub.add_parser(
@@ -654,11 +593,15 @@ def build_parser() -> argparse.ArgumentParser:
         "play. --json prints the documented JSON (engine/search/analysis.py).",
     )
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
-    a.add_argument("--ply", type=int, default=2, help="search depth 0..4 (default 2)")
+    a.add_argument("--ply", type=int, default=None,
+                   help=f"search depth 0..{protocol.MAX_PLY} (default {protocol.ANALYSIS_PLY}; "
+                   f"with --time, {protocol.MAX_PLY}: as deep as the time allows)")  # fmt: skip
     a.add_argument("--all", action="store_true", help="list every play, not the best 20")
-    a.add_argument("--time", type=float, default=CLI_TIME, metavar="S",
-                   help=f"time budget in seconds (default {CLI_TIME:g}): the search deepens "
-                   "one ply at a time and stops at the deepest ply predicted to fit")  # fmt: skip
+    a.add_argument("--time", type=seconds, default=None, metavar="T",
+                   help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
+                   "time remains and answer with the deepest ply completed (default: no "
+                   "limit; a search of more than a second shows its progress, and Ctrl-C "
+                   "answers with the deepest ply done)")  # fmt: skip
     a.add_argument("--rollout", action="store_true",
                    help="also roll out the position, or the best --top plays of the roll "
                    "(within the --time budget)")  # fmt: skip
@@ -694,12 +637,11 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser(
         "engine",
         help="a JSON line protocol on stdin/stdout for other programs",
-        description="One JSON request a line on stdin, one JSON reply a line on stdout. "
-        'Requests: {"cmd": "best"|"analyse"|"eval"|"moves"|"cube"|"quit", "position": ..., '
-        '"dice": [d1, d2], "ply": 0..4, "variant": ..., "model": PATH, "cube": {"value": 2, '
-        '"owner": "mover"|"opponent"|"centered"}, "match": {"length": 7, "away": [2, 4], '
-        '"crawford": false} or null, "jacoby": false}. A bad request gets {"error": ...} '
-        "and the engine goes on.",
+        description="One JSON request a line on stdin, one JSON reply a line on stdout: "
+        '{"cmd": "best"|"analyse"|"eval"|"cube"|"moves"|"rollout"|"version"|"set"|"quit", '
+        '"position": ..., "dice": [d1, d2], "ply": 0..4, ...}. Every request, reply, '
+        'default and error is in docs/protocol.md. A bad request gets {"error": ...} and '
+        "the engine goes on.",
     )
     g.set_defaults(func=cmd_engine)
 

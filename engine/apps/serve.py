@@ -92,8 +92,9 @@ send one without the browser asking this server first.
   the latest finished) at `ply` (default the series'): doublet.games.review.review_game's
   document, each turn with ``"board"`` (the person's view before it) and ``"moves"``,
   the plays in the person's numbering.
-- ``POST /api/analyse`` ``{"position", "dice" (optional; else the ID's), "ply", "state"
-  (as above)}``: ``{"board" (the side on roll is "you"), "position_id", "state",
+- ``POST /api/page/analysis`` ``{"position", "dice" (optional; else the ID's), "ply",
+  "state" (as above)}`` (the analysis page's): ``{"board" (the side on roll is "you"),
+  "position_id", "state",
   "state_text", "cube" (cube_document), "roll" (analyse_roll, its first ANALYSE_PLAYS
   plays, "count" all of them) | null}``.
 - ``POST /api/import`` ``{"text": a .mat or .sgf file's text, "ply"}`` (up to 1 MiB):
@@ -126,6 +127,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from doublet import __version__
+from doublet.apps import protocol
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
@@ -169,6 +172,56 @@ WEB = Path(__file__).parent / "web"
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _WEB_EXTRA = "pip install -e '.[web]' (starlette and uvicorn)"
 _OWNERS = {"centered": -1, "mover": YOU, "opponent": ENGINE}
+
+# The HTTP API for programs (POST /api/best, ...): the engine protocol's commands, each
+# request bounded: without "time" the search is capped at HTTP_TIME seconds (half of it
+# at the ply asked, as evaluations, then deepening: doublet.search.analysis.deepen), and
+# a "time" may ask for no more; no model paths, no "set", no rollouts.
+HTTP_COMMANDS = ("best", "analyse", "eval", "cube", "moves")
+HTTP_TIME = 10.0
+HTTP_BOUNDS = protocol.Bounds(default_time=HTTP_TIME, max_time=HTTP_TIME, settable=False,
+                              rollouts=False, where="the HTTP API",
+                              commands=(*HTTP_COMMANDS, "version"))  # fmt: skip
+HTTP_SESSION = protocol.Session(HTTP_BOUNDS)  # for the version only: it holds no state
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 description of the HTTP API for programs (GET /api/openapi.json),
+    made from the protocol's own tables (doublet.apps.protocol.KEYS, KEY_SCHEMAS)."""
+    error = {"description": "a bad request: what is wrong",
+             "content": _json({"$ref": "#/components/schemas/Error"})}  # fmt: skip
+    paths: dict[str, Any] = {}
+    for cmd in HTTP_COMMANDS:
+        keys = sorted(protocol.KEYS[cmd] - {"cmd", "model"})
+        props = {k: {**protocol.KEY_SCHEMAS[k][0], "description": protocol.KEY_SCHEMAS[k][1]}
+                 for k in keys}  # fmt: skip
+        body = {"type": "object", "properties": props, "required": ["position"],
+                "additionalProperties": False}  # fmt: skip
+        reply = {"description": "the reply (docs/protocol.md)",
+                 "content": _json({"type": "object"})}  # fmt: skip
+        paths[f"/api/{cmd}"] = {"post": {
+            "summary": protocol.SUMMARIES[cmd],
+            "description": f"The engine protocol's {cmd!r} request without its 'cmd' "
+                           "(docs/protocol.md has the reply's keys).",
+            "requestBody": {"required": True, "content": _json(body)},
+            "responses": {"200": reply, "400": error, "413": error, "415": error},
+        }}  # fmt: skip
+    version = {"description": "name, version, protocol, commands, defaults, limits",
+               "content": _json({"type": "object"})}  # fmt: skip
+    paths["/api/version"] = {"get": {"summary": protocol.SUMMARIES["version"],
+                                     "responses": {"200": version}}}  # fmt: skip
+    info = {"title": "Doublet analysis API", "version": __version__,
+            "description": "Stateless backgammon analysis: the engine protocol of `doublet "
+            f"engine` over HTTP. Every request's search is bounded ({HTTP_TIME:g} s)."}  # fmt: skip
+    errors = {"type": "object", "required": ["error"],
+              "properties": {"error": {"type": "string"}}}  # fmt: skip
+    return {"openapi": "3.1.0", "info": info, "paths": paths,
+            "components": {"schemas": {"Error": errors}}}  # fmt: skip
+
 
 # One lock for the engine: the move generator's buffers and the search's cache are shared
 # by the whole process, so two requests must not search at once.
@@ -874,12 +927,9 @@ def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     }
     if dice:
         d1, d2 = int(dice[0]), int(dice[1])
-        r = analyse_roll(pos, d1, d2, engine_depth(v, ply, (d1, d2)), state=state,
-                         budget=ANALYSE_BUDGET, cubeful=True)  # fmt: skip
-        plays = r["plays"]
-        r["count"] = len(plays)
-        r["plays"] = plays[:ANALYSE_PLAYS]
-        doc["roll"] = r
+        doc["roll"] = analyse_roll(pos, d1, d2, engine_depth(v, ply, (d1, d2)), state=state,
+                                   budget=ANALYSE_BUDGET, cubeful=True,
+                                   limit=ANALYSE_PLAYS)  # fmt: skip
     return doc
 
 
@@ -1041,6 +1091,17 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     def analysing(_: str, doc: dict[str, Any]) -> dict[str, Any]:
         return analyse(doc, ply)
 
+    def program(cmd: str) -> Callable[[str, Any], Any]:
+        """The HTTP API for programs: the engine protocol's request (its "cmd" is the path)
+        answered by a fresh session with the HTTP bounds (no state between requests)."""
+
+        def work(_: str, doc: dict[str, Any]) -> dict[str, Any]:
+            if "cmd" in doc:
+                raise ApiError(400, f"'cmd' is the path here: POST /api/{cmd} without it")
+            return protocol.Session(HTTP_BOUNDS).reply({"cmd": cmd, **doc})
+
+        return work
+
     def importing(_: str, doc: dict[str, Any]) -> dict[str, Any]:
         s = import_match(doc, ply)
         gid = store.add(s)
@@ -1078,7 +1139,13 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         Route("/review", page("review.html")),
         Route("/analysis", page("analysis.html")),
         Route("/favicon.ico", favicon),
-        Route("/api/analyse", endpoint(analysing, body=True), methods=["POST"]),
+        Route("/api/page/analysis", endpoint(analysing, body=True), methods=["POST"]),
+        *(
+            Route(f"/api/{cmd}", endpoint(program(cmd), body=True), methods=["POST"])
+            for cmd in HTTP_COMMANDS
+        ),
+        Route("/api/version", endpoint(lambda _, __: HTTP_SESSION.version()), methods=["GET"]),
+        Route("/api/openapi.json", endpoint(lambda _, __: openapi()), methods=["GET"]),
         Route("/api/import", endpoint(importing, 201, body=True), methods=["POST"]),
         *(
             Route(f"/api/games{path}", endpoint(work, status, body=body), methods=[method])

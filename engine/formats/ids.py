@@ -102,7 +102,7 @@ def validate(board: Board, variant: int | str = STANDARD) -> None:
             else type(board).__name__
         )
         raise InvalidPositionError(f"a board must be an int8 array of shape ({SIZE},), got {got}")
-    b = [int(v) for v in board]
+    b = board.tolist()
     if b[OPP_BAR] > 0:
         raise InvalidPositionError(
             f"the opponent's bar (index {OPP_BAR}) is {b[OPP_BAR]}: the opponent's checkers are "
@@ -203,30 +203,26 @@ def _gnubg_sides(board: Board) -> tuple[list[int], list[int]]:
     """gnubg's anBoard[0] (opponent) and anBoard[1] (on roll): 25 ints each, own numbering."""
     opp = [0] * 25
     me = [0] * 25
+    b = board.tolist() if isinstance(board, np.ndarray) else [int(v) for v in board]
     for p in range(1, 25):
-        n = int(board[p])
+        n = b[p]
         if n > 0:
             me[p - 1] = n
         elif n < 0:
             opp[24 - p] = -n
-    me[24] = int(board[MY_BAR])
-    opp[24] = -int(board[OPP_BAR])
+    me[24] = b[MY_BAR]
+    opp[24] = -b[OPP_BAR]
     return opp, me
 
 
 def position_id(board: Board) -> str:
-    """gnubg Position ID (14 characters) of a standard board, the mover on roll."""
-    bits: list[int] = []
-    for side in _gnubg_sides(board):
-        for n in side:
-            bits.extend([1] * n)
-            bits.append(0)
-    bits.extend([0] * (80 - len(bits)))
-    data = bytearray(10)
-    for i, bit in enumerate(bits):
-        if bit:
-            data[i // 8] |= 1 << (i % 8)
-    return base64.b64encode(bytes(data)).decode("ascii")[:14]
+    """gnubg Position ID (14 characters) of a standard board, the mover on roll: for each
+    side (the opponent first) and each of its 25 places, as many 1 bits as checkers and
+    a 0, read from the lowest bit of the first byte (tests/reference.py writes it bit by
+    bit)."""
+    bits = "".join("1" * n + "0" for side in _gnubg_sides(board) for n in side)
+    data = int(bits[::-1], 2).to_bytes(10, "little")
+    return base64.b64encode(data).decode("ascii")[:14]
 
 
 def board_from_position_id(pid: str) -> Board:
@@ -246,36 +242,31 @@ def board_from_position_id(pid: str) -> Board:
         raise InvalidPositionError(
             f"gnubg Position ID has characters outside base64: {pid!r}"
         ) from None
-    bits = [(data[i // 8] >> (i % 8)) & 1 for i in range(80)]
-    sides: list[list[int]] = [[0] * 25, [0] * 25]
-    side, point, i = 0, 0, 0
-    while side < 2 and i < 80:
-        if bits[i]:
-            sides[side][point] += 1
-        else:
-            point += 1
-            if point == 25:
-                side, point = side + 1, 0
-        i += 1
-    if side < 2:
+    # The bits from the first one on; the runs of 1s between 0s are the counts of the
+    # 50 places (the opponent's 25, then the side on roll's); bits after the 50th 0 are
+    # not read.
+    runs = format(int.from_bytes(data[:10], "little"), "080b")[::-1].split("0")
+    if len(runs) < 51:
         raise InvalidPositionError(f"gnubg Position ID {pid!r} does not encode two sides")
-    opp, me = sides
+    opp = [len(r) for r in runs[:25]]
+    me = [len(r) for r in runs[25:50]]
     for name, cnt in (("the side on roll", me), ("the opponent", opp)):
         if sum(cnt) > CHECKERS:
             raise InvalidPositionError(
                 f"gnubg Position ID {pid!r} gives {name} {sum(cnt)} checkers (at most 15)"
             )
-    b = empty()
+    v = [0] * SIZE
     for p in range(1, 25):
         if me[p - 1] and opp[24 - p]:
             raise InvalidPositionError(
                 f"gnubg Position ID {pid!r} puts both sides on point {p} of the side on roll"
             )
-        b[p] = me[p - 1] - opp[24 - p]
-    b[MY_BAR] = me[24]
-    b[OPP_BAR] = -opp[24]
-    b[MY_OFF] = CHECKERS - sum(me)
-    b[OPP_OFF] = CHECKERS - sum(opp)
+        v[p] = me[p - 1] - opp[24 - p]
+    v[MY_BAR] = me[24]
+    v[OPP_BAR] = -opp[24]
+    v[MY_OFF] = CHECKERS - sum(me)
+    v[OPP_OFF] = CHECKERS - sum(opp)
+    b = np.array(v, dtype=np.int8)
     try:
         validate(b, STANDARD)
     except InvalidPositionError as e:

@@ -72,7 +72,14 @@ from doublet.core.board import (
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
 from doublet.rules.movegen import check_dice, legal_outcomes
 
-__all__ = ["describe_outcomes", "format_play", "other_side", "parse_play", "single_moves"]
+__all__ = [
+    "describe_outcomes",
+    "format_play",
+    "other_side",
+    "parse_play",
+    "play_text",
+    "single_moves",
+]
 
 # A position while plays are searched: the board array as a tuple of ints (hashable).
 State = tuple[int, ...]
@@ -91,9 +98,12 @@ _NO_PLAY = "no play"
 # ---------------------------------------------------------------------------
 
 
-def _steps(b: State, die: int, variant: int) -> list[tuple[int, int, State]]:
+def _steps(b: State, die: int, variant: int, have: list[int] | None = None,
+           need: list[int] | None = None) -> list[tuple[int, int, State]]:  # fmt: skip
     """Every move of one checker by ``die`` in ``b``: (source, destination, new state).
-    The rules of doublet.rules.movegen (bar first, bear-off, Acey-Deucey's home rule)."""
+    The rules of doublet.rules.movegen (bar first, bear-off, Acey-Deucey's home rule).
+    With ``have`` and ``need`` (play_text's pruning, standard only), only the moves that
+    leave have[p] >= need[p] on every point p they pass."""
     if b[MY_BAR] > 0:
         sources = [MY_BAR]
         highest = _ENTER
@@ -116,6 +126,10 @@ def _steps(b: State, die: int, variant: int) -> list[tuple[int, int, State]]:
             if dst < 0 and (variant == ACEY_DEUCEY or s != highest):
                 continue
             dst = _OFF
+        if have is not None and need is not None:
+            top = 25 if s == MY_BAR else s
+            if any(have[p] <= need[p] for p in range(dst + 1, top + 1)):
+                continue
         nb = list(b)
         nb[s] -= 1
         if dst == _OFF:
@@ -377,6 +391,71 @@ def format_play(
     IllegalPlayError when ``after`` is not an outcome of the roll."""
     r = _roll(before, d1, d2, variant)
     return r.text(tuple(np.asarray(after, np.int8).tolist()), bool(again))
+
+
+def play_text(before: Board, after: Board, d1: int, d2: int, variant: int = STANDARD,
+              again: bool = False) -> str:  # fmt: skip
+    """``format_play`` for one legal outcome (as the search gives it) without finding the
+    roll's other plays: a search for one path of single-die moves from ``before`` to
+    ``after``, the longest the dice allow first (a legal play uses the most dice any
+    play can, and no path of more dice exists to any position), each step kept only
+    while the mover still has at least as many checkers on or above every point as
+    ``after`` has (checkers only move down). Standard backgammon (Acey-Deucey goes
+    through format_play). IllegalPlayError when no path of the roll's dice reaches
+    ``after``; unlike format_play it does not check that a longer play was possible."""
+    if variant != STANDARD:
+        return format_play(before, after, d1, d2, variant, again)
+    check_dice(d1, d2)
+    hi, lo = max(d1, d2), min(d1, d2)
+    if again:
+        raise IllegalPlayError(f"not a legal outcome of {hi}-{lo} here")
+    start = tuple(np.asarray(before, np.int8).tolist())
+    goal = tuple(np.asarray(after, np.int8).tolist())
+    need = _above(goal)
+    orders = [(hi,) * 4] if hi == lo else [(hi, lo), (lo, hi)]
+    for length in range(len(orders[0]), -1, -1):
+        for dice in orders[: 1 if length == 0 else 2]:
+            path = _path_to(start, goal, dice[:length], need)
+            if path:
+                return _gnubg_text(start, path)
+            if path is not None and not (
+                _steps(start, hi, STANDARD) or _steps(start, lo, STANDARD)
+            ):
+                return ""  # no die can be played
+    raise IllegalPlayError(f"not a legal outcome of {hi}-{lo} here")
+
+
+def _above(b: State) -> list[int]:
+    """out[p]: the mover's checkers on point p or higher (the bar counts as 25), p = 0..25."""
+    out = [0] * 26
+    n = out[25] = b[MY_BAR]
+    for p in range(24, 0, -1):
+        if b[p] > 0:
+            n += b[p]
+        out[p] = n
+    out[0] = n
+    return out
+
+
+def _path_to(b: State, goal: State, dice: tuple[int, ...], need: list[int],
+             have: list[int] | None = None) -> Path | None:  # fmt: skip
+    """One path of single-die moves playing ``dice`` in order from ``b`` to ``goal``, or
+    None; a move s -> d is tried only while ``have`` (_above of the state, kept up to
+    date) stays at least ``need`` (_above of the goal) on the points it leaves."""
+    if not dice:
+        return () if b == goal else None
+    if have is None:
+        have = _above(b)
+    for s, d, nb in _steps(b, dice[0], STANDARD, have, need):
+        top = 25 if s == MY_BAR else s
+        for p in range(d + 1, top + 1):
+            have[p] -= 1
+        rest = _path_to(nb, goal, dice[1:], need, have)
+        for p in range(d + 1, top + 1):
+            have[p] += 1
+        if rest is not None:
+            return ((s, d), *rest)
+    return None
 
 
 def describe_outcomes(

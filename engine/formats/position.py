@@ -53,13 +53,24 @@ class Position:
     @classmethod
     def from_id(cls, pid: str) -> Position:
         """From a gnubg Position ID (standard backgammon)."""
-        return cls(board_from_position_id(pid))
+        return cls.checked(board_from_position_id(pid), STANDARD)
 
     @classmethod
     def parse(cls, text: str | Mapping[str, Any], variant: int | str | None = None) -> Position:
         """From a gnubg Position ID, an XGID or a JSON board (text or dict)."""
         board, v, _ = parse_position(text, variant)
-        return cls(board, v)
+        return cls.checked(board, v)
+
+    @classmethod
+    def checked(cls, board: Board, variant: int) -> Position:
+        """A board the parsers of doublet.formats.ids made (so validated already) as a
+        Position, without validating it again (the engine protocol's hot path)."""
+        pos = object.__new__(cls)
+        b = np.array(board, dtype=np.int8)
+        b.flags.writeable = False
+        object.__setattr__(pos, "board", b)
+        object.__setattr__(pos, "variant", int(variant))
+        return pos
 
     # -- formats -------------------------------------------------------------------------
     def id(self) -> str:

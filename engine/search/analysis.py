@@ -44,9 +44,11 @@ false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` say
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -56,11 +58,11 @@ from doublet.core.errors import DoubletError
 from doublet.cube.met import gammon_values, to_money
 from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play, position_id
-from doublet.formats.notation import describe_outcomes
+from doublet.formats.notation import describe_outcomes, play_text
 from doublet.formats.position import Position
 from doublet.nn.eval import Model, default_model, equity
 from doublet.rules.movegen import shots
-from doublet.search.choice import ranking
+from doublet.search.choice import best_index, ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
 from doublet.search.searcher import BudgetExceeded, Limits, Searcher
 
@@ -94,54 +96,136 @@ def _base(pos: Position, ply: int) -> dict[str, Any]:
     return doc
 
 
-# Time budgets (seconds): a search is deepened one ply at a time; each ply may evaluate as
-# many positions as the time left allows at the rate measured so far (EVALS_PER_SECOND
-# before a rate is known), and a ply that passes it is abandoned (Searcher's max_evals:
-# the kernels check it as they start each roll). The answer is then the deepest ply
-# completed, with "stopped" saying so.
-EVALS_PER_SECOND = 100_000
+# Time budgets (seconds). Without one a search runs at the ply asked. With one (a bound:
+# the engine protocol's and the HTTP API's default), the ply asked is searched within
+# half of it (as evaluations: EVALS_PER_SECOND); if that does not finish, the search
+# deepens from 0 ply within the rest and answers with the deepest ply completed
+# ("stopped" says so). Iterative deepening
+# (`iterative`: the CLI's --time, a request's "time") searches 0, 1, ... ply while time
+# remains and answers with the deepest completed. A search is stopped at its deadline
+# by the Searcher's watchdog thread (the kernels release the GIL); 0 ply always finishes.
+STOP_REPEAT = 0.02  # seconds between a watchdog's repeated stops (see Watchdog)
+# A bounded search's half of the budget is counted in evaluations at this rate (measured:
+# 136,000 to 186,000 a second at 1 to 3 ply on the project's machine, cache cleared), so
+# that it needs no watchdog and answers alike whatever the load.
+EVALS_PER_SECOND = 150_000
+
+
+class Watchdog:
+    """Stops a Searcher's kernels from another thread, at a deadline (``armed``) or at once
+    (``interrupt``: Ctrl-C). The kernels give up as they start a roll once stats[0] >
+    stats[1] > 0 (Searcher._budget), so a stop sets stats[1] to 1, and again every
+    STOP_REPEAT seconds until disarmed (a kernel that starts in between clears it); the
+    Searcher then raises BudgetExceeded. ``ply`` and ``done`` say what the search is at
+    (for a progress line)."""
+
+    def __init__(self, s: Searcher) -> None:
+        self.s = s
+        self.cv = threading.Condition()
+        self.deadline: float | None = None
+        self.interrupted = False
+        self.ply = self.done = -1
+        self.thread: threading.Thread | None = None
+
+    def arm(self, deadline: float) -> None:
+        with self.cv:
+            self.deadline = deadline
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="doublet-watchdog",
+                                               daemon=True)  # fmt: skip
+                self.thread.start()
+            self.cv.notify()
+
+    def disarm(self) -> None:
+        with self.cv:
+            self.deadline = None
+
+    def interrupt(self) -> None:
+        """Stop the search now (it answers with what it has completed)."""
+        with self.cv:
+            self.interrupted = True
+        self.arm(0.0)
+
+    def _run(self) -> None:
+        with self.cv:
+            while True:
+                if self.deadline is None or self.deadline == float("inf"):
+                    self.cv.wait()  # disarmed, or armed for an interrupt only
+                    continue
+                left = self.deadline - time.perf_counter()
+                if left > 0:
+                    self.cv.wait(left)
+                    continue
+                self.s.stats[1] = 1
+                if self.s.stats[0] < 2:
+                    self.s.stats[0] = 2
+                self.cv.wait(STOP_REPEAT)
+
+
+_WATCHDOGS: weakref.WeakKeyDictionary[Searcher, Watchdog] = weakref.WeakKeyDictionary()
+
+
+def watchdog(s: Searcher) -> Watchdog:
+    """The Searcher's watchdog (one each, made on first use)."""
+    dog = _WATCHDOGS.get(s)
+    if dog is None:
+        dog = _WATCHDOGS[s] = Watchdog(s)
+    return dog
 
 
 def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
-           budget: float | None) -> tuple[T, int, str | None]:  # fmt: skip
-    """compute(ply, 0, no deadline), or, with a budget, compute(0, ...), compute(1, ...),
-    ... each with its evaluation budget and the deadline: (the deepest result completed,
-    its ply, None or why the search stopped short)."""
-    if budget is None:
+           budget: float | None, iterative: bool = False) -> tuple[T, int, str | None]:  # fmt: skip
+    """compute(n, 0, deadline) at ply n as the budget allows (see above): (the result, its
+    ply, None or why the search stopped short of `ply`)."""
+    dog = watchdog(s)
+    dog.interrupted = False
+    if ply == 0 or (budget is None and not iterative):
+        dog.ply = ply
         return compute(ply, 0, float("inf")), ply, None
     start = time.perf_counter()
-    deadline = start + budget
-    evals0 = int(s.stats[0])
-    result = compute(0, 0, deadline)
-    done = 0
-    for p in range(1, ply + 1):
-        now = time.perf_counter()
-        spent, evals = now - start, int(s.stats[0]) - evals0
-        rate = evals / spent if spent > 0.05 and evals > 1000 else EVALS_PER_SECOND
-        left = deadline - now
-        if left <= 0:
-            return (
-                result,
-                done,
-                f"the time budget of {budget:g} s allowed {done} ply of the {ply} asked for",
-            )
-        try:
-            result = compute(p, max(1, int(left * rate)), deadline)
+    deadline = float("inf") if budget is None else start + budget
+    if not iterative:
+        half = budget / 2  # type: ignore[operator]
+        dog.ply, dog.done = ply, -1
+        try:  # bounded by a count of evaluations: no thread, and the same answer each time
+            return compute(ply, max(1, int(half * EVALS_PER_SECOND)), start + half), ply, None
         except BudgetExceeded:
+            pass
+    dog.ply, dog.done = 0, -1
+    result = compute(0, 0, float("inf"))
+    done = dog.done = 0
+    for p in range(1, ply + 1):
+        if dog.interrupted:
+            return result, done, f"interrupted: answered at {done} ply of the {ply} asked for"
+        if time.perf_counter() >= deadline:
+            return result, done, (f"the time budget of {budget:g} s allowed {done} ply of the "
+                                  f"{ply} asked for")  # fmt: skip
+        dog.ply = p
+        try:
+            dog.arm(deadline)
+            result = compute(p, 0, deadline)
+        except BudgetExceeded:
+            if dog.interrupted:
+                return result, done, (f"interrupted: answered at {done} ply of the {ply} "
+                                      "asked for")  # fmt: skip
             return result, done, (f"the time budget of {budget:g} s allowed {done} ply of the "
                                   f"{ply} asked for: ply {p} did not finish within it")  # fmt: skip
-        done = p
+        finally:
+            dog.disarm()
+        done = dog.done = p
     return result, done, None
 
 
 def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None,
-                      budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+                      budget: float | None = None,
+                      iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """The side on roll's chances before it rolls, at `ply` (with a time `budget` in
     seconds, at the deepest ply that fits it: see deepen)."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
-    p, done, stopped = deepen(s, lambda n, m, _: s.evaluate(b, Limits(ply=n), m), ply, budget)
+    p, done, stopped = deepen(s, lambda n, m, _: s.evaluate(b, Limits(ply=n), m), ply, budget,
+                              iterative)  # fmt: skip
     doc = _base(pos, done)
     doc["evaluation"] = {"probabilities": _probs(p), "equity": round(float(equity(p)), 6)}
     if stopped:
@@ -150,15 +234,15 @@ def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None,
 
 
 def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
-                  method: str = DEFAULT_METHOD,
-                  budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+                  method: str = DEFAULT_METHOD, budget: float | None = None,
+                  iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """The side on roll's cube decision before its roll: the reply of the engine's
     ``cube`` command (see the module docstring)."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
     a, _, stopped = deepen(s, lambda n, m, t: cube_decision(s, b, state, n, method, m, t),
-                           ply, budget)  # fmt: skip
+                           ply, budget, iterative)  # fmt: skip
     if a.decision is None:
         doc: dict[str, Any] = {
             "double": False,
@@ -190,13 +274,14 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
 
 def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
                      model: Model | None = None, method: str = DEFAULT_METHOD,
-                     budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+                     budget: float | None = None,
+                     iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """Without a roll: the side on roll's chances at `ply` (``evaluation``, as
     evaluate_position) and its cube decision (``cube``, as cube_document), each within
     half the time budget."""
     half = None if budget is None else budget / 2
-    doc = evaluate_position(pos, ply, model, half)
-    doc["cube"] = cube_document(pos, state, ply, model, method, half)
+    doc = evaluate_position(pos, ply, model, half, iterative)
+    doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
     doc["state_text"] = state.describe()
     return doc
 
@@ -242,9 +327,97 @@ def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
     return float(best[roll_index(*dice)] - float(np.dot(ROLL_WEIGHTS, best)))
 
 
+class Ranked(NamedTuple):
+    """A roll's plays searched and ranked (rank_plays): the search's arrays, the equities
+    they are ranked by, and `order` (the indices, best first)."""
+
+    boards: np.ndarray
+    again: np.ndarray
+    probs: np.ndarray
+    plies: np.ndarray
+    equity: np.ndarray  # cubeful where `cubeful`, else cubeless (`top`: maybe the best's only)
+    mwc: np.ndarray | None
+    cubeless: np.ndarray
+    order: list[int]
+    cubeful: bool
+    ply: int  # the ply completed
+    stopped: str | None
+
+
+def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
+               state: CubeState = MONEY, budget: float | None = None,
+               cubeful: bool | None = None, iterative: bool = False,
+               top: bool = False) -> Ranked:  # fmt: skip
+    """Every legal play of d1-d2 searched (within the budget: deepen) and ranked as
+    analyse_roll documents; nothing is formatted. With `top`, `order` holds the best
+    play only (ranking's first, without sorting the rest)."""
+    check_in_play(pos.board, pos.variant)
+    s = searcher(model, pos.variant)
+    b = np.array(pos.board)
+    found, ply, stopped = deepen(s, lambda n, m, _: s.analyse(b, d1, d2, Limits(ply=n), m),
+                                 ply, budget, iterative)  # fmt: skip
+    boards, again, probs, plies = found
+    if cubeful is None:
+        cubeful = not state.is_default
+    if top and not cubeful:  # the engine's best at money: the kernel's choice, one equity
+        i = best_index(probs, plies)
+        eq = np.full(len(plies), np.nan)
+        eq[i] = float(equity(probs[i]))
+        return Ranked(boards, again, probs, plies, eq, None, eq, [i], False, ply, stopped)
+    eq, mwc = play_equities(s, boards, again, probs, state if cubeful else None)
+    cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1) if cubeful else eq
+    # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
+    if top:
+        deepest = np.flatnonzero(plies == plies.max())
+        order = [int(deepest[np.argmax(eq[deepest])])]  # the first of the best, as ranking
+    else:
+        order = ranking(probs, plies, eq if cubeful else None)
+    return Ranked(boards, again, probs, plies, eq, mwc, cubeless, order, cubeful, ply, stopped)
+
+
+# Plays formatted one at a time (notation.play_text) up to this many; more, all at once.
+ONE_BY_ONE = 4
+
+
+def play_rows(pos: Position, d1: int, d2: int, r: Ranked,
+              limit: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The rows of the best `limit` plays (all: None), as analyse_roll documents them;
+    only those plays are written out."""
+    chosen = [int(i) for i in (r.order if limit is None else r.order[: max(0, limit)])]
+    if len(chosen) <= ONE_BY_ONE:
+        texts = {i: play_text(pos.board, r.boards[i], d1, d2, pos.variant, bool(r.again[i]))
+                 for i in chosen}  # fmt: skip
+    else:
+        texts = dict(enumerate(describe_outcomes(pos.board, r.boards, r.again, d1, d2,
+                                                 pos.variant)))  # fmt: skip
+    best_eq = r.equity[r.order[0]]
+    rows = []
+    for rank, i in enumerate(chosen, 1):
+        mover, opponent = B.counts(r.boards[i])
+        row: dict[str, Any] = {
+            "rank": rank,
+            "play": texts[i],
+            "equity": round(float(r.equity[i]), 6),
+            "loss": round(float(best_eq - r.equity[i]), 6),
+            "ply": int(r.plies[i]),
+            "probabilities": _probs(r.probs[i]),
+            "again": bool(r.again[i]),
+        }
+        if r.cubeful:
+            row["cubeless_equity"] = round(float(r.cubeless[i]), 6)
+            if r.mwc is not None:
+                row["mwc"] = round(float(r.mwc[i]), 6)
+        if pos.variant == B.STANDARD:
+            row["position_id"] = position_id(B.flip(r.boards[i]))
+        row["board"] = {"mover": mover, "opponent": opponent}
+        rows.append(row)
+    return rows
+
+
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
                  state: CubeState = MONEY, budget: float | None = None,
-                 cubeful: bool | None = None) -> dict[str, Any]:  # fmt: skip
+                 cubeful: bool | None = None, limit: int | None = None,
+                 iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """Every legal play of d1-d2 ranked by equity (deepest ply first), with losses.
 
     In money play with the cube centered (the default `state`) the equity is cubeless;
@@ -254,51 +427,43 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     equivalent in a match, each play's match-winning chance beside it (``mwc``), and
     the cubeless equity as ``cubeless_equity``. `cubeful` True ranks by the cubeful
     equity in any state (a game played with the cube does, as its engine chooses:
-    doublet.search.choice.choose), False by the cubeless one."""
-    check_in_play(pos.board, pos.variant)
-    s = searcher(model, pos.variant)
-    b = np.array(pos.board)
-    found, ply, stopped = deepen(s, lambda n, m, _: s.analyse(b, d1, d2, Limits(ply=n), m),
-                                 ply, budget)  # fmt: skip
-    boards, again, probs, plies = found
-    texts = describe_outcomes(pos.board, boards, again, d1, d2, pos.variant)
-    cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
-    if cubeful is None:
-        cubeful = not state.is_default
-    eq, mwc = play_equities(s, boards, again, probs, state if cubeful else None)
-    # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
-    order = ranking(probs, plies, eq if cubeful else None)
-    best_eq = eq[order[0]]
-    plays = []
-    for rank, i in enumerate(order, 1):
-        mover, opponent = B.counts(boards[i])
-        row: dict[str, Any] = {
-            "rank": rank,
-            "play": texts[i],
-            "equity": round(float(eq[i]), 6),
-            "loss": round(float(best_eq - eq[i]), 6),
-            "ply": int(plies[i]),
-            "probabilities": _probs(probs[i]),
-            "again": bool(again[i]),
-        }
-        if cubeful:
-            row["cubeless_equity"] = round(float(cubeless[i]), 6)
-            if mwc is not None:
-                row["mwc"] = round(float(mwc[i]), 6)
-        if pos.variant == B.STANDARD:
-            row["position_id"] = position_id(B.flip(boards[i]))
-        row["board"] = {"mover": mover, "opponent": opponent}
-        plays.append(row)
-    doc = _base(pos, ply)
-    if cubeful:
+    doublet.search.choice.choose), False by the cubeless one. With `limit`, only the
+    best `limit` plays are listed (and written out); ``"count"`` is then the number of
+    legal plays."""
+    r = rank_plays(pos, d1, d2, ply, model, state, budget, cubeful, iterative)
+    doc = _base(pos, r.ply)
+    if r.cubeful:
         doc["equity"] = "cubeful"
         doc["state"] = state.to_json()
     doc["dice"] = [d1, d2]
-    if stopped:
-        doc["stopped"] = stopped
-    doc["plays"] = plays
-    doc["shots"] = blot_shots(boards[order[0]], pos.variant)
+    if r.stopped:
+        doc["stopped"] = r.stopped
+    doc["plays"] = play_rows(pos, d1, d2, r, limit)
+    if limit is not None:
+        doc["count"] = len(r.order)
+    doc["shots"] = blot_shots(r.boards[r.order[0]], pos.variant)
     return doc
+
+
+# The keys of the engine's ``best`` reply, in order, from the best play's row.
+BEST_KEYS = ("play", "equity", "again", "probabilities", "ply", "board", "cubeless_equity",
+             "mwc")  # fmt: skip
+
+
+def best_play(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
+              state: CubeState = MONEY, budget: float | None = None,
+              cubeful: bool | None = None, iterative: bool = False) -> dict[str, Any]:  # fmt: skip
+    """The best play of d1-d2 (the first row of analyse_roll, only it written out): the
+    engine's ``best`` reply, its row's BEST_KEYS, ``stopped`` when the search stopped
+    short, and ``position_id`` (standard)."""
+    r = rank_plays(pos, d1, d2, ply, model, state, budget, cubeful, iterative, top=True)
+    (top,) = play_rows(pos, d1, d2, r, 1)
+    reply = {k: top[k] for k in BEST_KEYS if k in top}
+    if r.stopped:
+        reply["stopped"] = r.stopped
+    if "position_id" in top:
+        reply["position_id"] = top["position_id"]
+    return reply
 
 
 def diagram(board: np.ndarray, dice: tuple[int, int] | None = None) -> str:

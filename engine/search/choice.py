@@ -42,7 +42,9 @@ def ranking(probs: np.ndarray, plies: np.ndarray, equities: np.ndarray | None = 
         eq = np.asarray(equity(probs), dtype=np.float64).reshape(-1)
     else:
         eq = np.asarray(equities, dtype=np.float64).reshape(-1)
-    return sorted(range(len(eq)), key=lambda i: (-int(plies[i]), -eq[i], i))
+    depth = np.asarray(plies, dtype=np.int64).reshape(-1)
+    # np.lexsort sorts by its last key first and is stable: ties keep the index order.
+    return np.lexsort((-eq, -depth)).tolist()
 
 
 def best_index(probs: np.ndarray, plies: np.ndarray) -> int:

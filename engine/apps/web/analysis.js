@@ -1,6 +1,6 @@
 // The analysis page: a gnubg ID (with or without its Match ID) or an XGID, optional cube
 // and score fields; shows the cube decision (cube_document) and the ranked plays of a
-// roll (analyse_roll) from POST /api/analyse, and starts a game there (POST /api/games
+// roll (analyse_roll) from POST /api/page/analysis, and starts a game there (POST /api/games
 // with the same position). /analysis?position=ID fills the form and analyses it.
 "use strict";
 
@@ -48,7 +48,7 @@ async function analyse(ev) {
   document.body.classList.add("busy");
   try {
     A.request = request();
-    A.doc = await post("/api/analyse", A.request);
+    A.doc = await post("/api/page/analysis", A.request);
     show(A.doc);
   } catch (e) {
     err.textContent = e.message;

@@ -1,0 +1,379 @@
+"""The engine protocol: one JSON request in, one JSON reply out.
+
+``doublet engine`` reads a request a line on stdin and writes each reply as a line on
+stdout; ``doublet serve`` answers the same requests (without ``cmd``: the path names it)
+at ``POST /api/best``, ``/api/analyse``, ``/api/eval``, ``/api/cube`` and ``/api/moves``.
+docs/protocol.md documents every request, reply, default and error; the tables below
+(KEYS, DEFAULTS) are what it describes and what the tests check it against.
+
+A Session holds a client's defaults (``{"cmd": "set", ...}``) and the models it loaded.
+The HTTP API uses a fresh session per request, with its own bounds (HTTP_LIMITS): no
+``set``, no ``model`` paths, no rollouts, and a time limit on every request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from doublet import __version__
+from doublet.core import board as B
+from doublet.core.board import VARIANTS
+from doublet.core.errors import DoubletError, InvalidDiceError
+from doublet.cube.state import CubeState, from_request
+from doublet.formats.ids import check_in_play, parse_position, position_id
+from doublet.formats.position import Position
+from doublet.nn.eval import default_model, load_model
+from doublet.search.analysis import (
+    analyse_position,
+    analyse_roll,
+    best_play,
+    cube_document,
+    evaluate_position,
+)
+from doublet.search.cubeful import DEFAULT_METHOD, METHODS
+from doublet.search.rollout import RolloutSettings
+from doublet.search.rollout_analysis import rollout_document
+
+PROTOCOL = 2  # the protocol's version: 2 added version, set, id, unknown-key errors
+MAX_PLY = 4
+ANALYSIS_PLY = 2  # the default depth of best, analyse, eval and cube, here and in the CLI
+ENGINE_TIME = 30.0  # seconds: the bound of a request that gives no "time" (doublet engine)
+MAX_TIME = 600.0  # the most a request may ask for (doublet engine)
+
+_COMMON = {"cmd", "id"}
+_POSITION = {"position", "variant"}
+_SEARCH = {"ply", "time", "model"}
+_STATE = {"cube", "match", "jacoby", "beavers"}
+_ROLLOUT = {"trials", "truncate", "seed", "luck", "bearoff", "until_se", "workers", "ray", "top",
+            "select_ply"}  # fmt: skip
+KEYS: dict[str, set[str]] = {
+    "best": _COMMON | _POSITION | _SEARCH | _STATE | {"dice"},
+    "analyse": _COMMON | _POSITION | _SEARCH | _STATE | {"dice", "method", "limit"},
+    "eval": _COMMON | _POSITION | _SEARCH | _STATE | {"method"},
+    "cube": _COMMON | _POSITION | _SEARCH | _STATE | {"method"},
+    "moves": _COMMON | _POSITION | {"dice"},
+    "rollout": _COMMON | _POSITION | _SEARCH | _STATE | _ROLLOUT | {"dice"},
+    "version": set(_COMMON),
+    "set": _COMMON | {"ply", "time", "model", "variant", "method"},
+    "quit": set(_COMMON),
+}
+ALIASES = {"analyze": "analyse"}
+SUMMARIES = {
+    "best": "the best play of a roll",
+    "analyse": "every play of a roll ranked (with dice), or the chances and the cube "
+               "decision before the roll (without)",
+    "eval": "the side on roll's chances before it rolls",
+    "cube": "the cube decision before the roll",
+    "moves": "every legal play of a roll",
+    "rollout": "a rollout of the position, or of the best plays of a roll",
+    "version": "the engine's name, version, protocol, commands, defaults and limits",
+    "set": "change this session's defaults",
+    "quit": "end the session",
+}  # fmt: skip
+# What "set" changes, and the value of each before it does (None: see docs/protocol.md).
+DEFAULTS: dict[str, Any] = {"ply": ANALYSIS_PLY, "time": None, "model": None, "variant": None,
+                            "method": DEFAULT_METHOD}  # fmt: skip
+
+
+# Each key's JSON schema and meaning (docs/protocol.md says more; the HTTP API's OpenAPI
+# description is built from these).
+_BOARD = {"type": "object", "description": 'a JSON board: {"variant", "mover": [26 counts], '
+          '"opponent": [26 counts]}'}  # fmt: skip
+KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
+    "cmd": ({"type": "string", "enum": sorted(KEYS)}, "the command"),
+    "id": ({}, "any JSON value, returned as the reply's first key"),
+    "position": ({"oneOf": [{"type": "string"}, _BOARD]},
+                 "a gnubg Position ID (optionally ID:MatchID), an XGID or a JSON board"),
+    "variant": ({"type": "string", "enum": sorted(VARIANTS)},
+                "the rules (default: the position's; a gnubg ID or XGID is standard)"),
+    "dice": ({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 6},
+              "minItems": 2, "maxItems": 2}, "the roll (default: an XGID's or match ID's dice)"),
+    "ply": ({"type": "integer", "minimum": 0, "maximum": MAX_PLY},
+            f"search depth (default {ANALYSIS_PLY}; rollout: the trials' depth, 0 or 1)"),
+    "time": ({"type": "number", "exclusiveMinimum": 0},
+             "seconds: deepen one ply at a time while they last, answer with the deepest "
+             "completed (without it the search runs at 'ply', bounded by the server's limit)"),
+    "model": ({"type": "string"}, "path of a model .npz (doublet engine only)"),
+    "method": ({"type": "string", "enum": list(METHODS)},
+               f"cube decisions by a cubeful search or Janowski's conversion (default "
+               f"{DEFAULT_METHOD})"),
+    "cube": ({"type": "object", "properties": {"value": {"type": "integer"},
+              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]}}},
+             "the cube (default: an XGID's, else centered at 1)"),
+    "match": ({"type": ["object", "null"], "properties": {
+               "length": {"type": "integer"}, "away": {"type": "array"},
+               "score": {"type": "array"}, "crawford": {"type": "boolean"}}},
+              "the match (null: money play)"),
+    "jacoby": ({"type": "boolean"}, "money play: gammons count once the cube has turned"),
+    "beavers": ({"type": "boolean"}, "money play: the taker may beaver"),
+    "limit": ({"type": "integer", "minimum": 1}, "analyse: list only the best N plays"),
+    "trials": ({"type": "integer"}, "rollout: trials (default 1296)"),
+    "truncate": ({"type": "integer"}, "rollout: value by the net after P plays (0: to the end)"),
+    "seed": ({"type": "integer"}, "rollout: the dice's seed (default 1)"),
+    "luck": ({"type": "boolean"}, "rollout: luck adjustment (default true)"),
+    "bearoff": ({"type": "boolean"}, "rollout: end at the exact bear-off database (default "
+                "true)"),
+    "until_se": ({"type": "number"}, "rollout: stop at this standard error"),
+    "workers": ({"type": "integer"}, "rollout: local processes (default 2)"),
+    "ray": ({"type": "string"}, "rollout: a Ray address, 'auto' or 'local'"),
+    "top": ({"type": "integer"}, "rollout with dice: the plays rolled out (default 3)"),
+    "select_ply": ({"type": "integer"}, "rollout with dice: the depth choosing them (default 1)"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What a session allows: the time a request without "time" is bounded by, the most
+    one may ask for, and which commands and keys are open (the HTTP API closes some)."""
+
+    default_time: float = ENGINE_TIME
+    max_time: float = MAX_TIME
+    max_ply: int = MAX_PLY
+    settable: bool = True  # "set" and "model"
+    rollouts: bool = True
+    where: str = "doublet engine"
+    commands: tuple[str, ...] | None = None  # the commands served (None: all of KEYS)
+
+
+ENGINE_LIMITS = Bounds()
+
+
+def dice(values: Any) -> tuple[int, int]:
+    if not isinstance(values, (list, tuple)) or len(values) != 2:
+        raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {str(values)[:40]}")
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            v = v.strip()
+            if not (v.isascii() and v.isdigit() and len(v) <= 2):
+                raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v[:20]!r}")
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
+            raise InvalidDiceError(f"a die must be a number from 1 to 6, got {str(v)[:20]}")
+        out.append(v)
+    return out[0], out[1]
+
+
+def _whole(req: dict[str, Any], key: str, default: int, lo: int | None = None,
+           hi: int | None = None) -> int:  # fmt: skip
+    v = req.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or (lo is not None and v < lo) or (
+            hi is not None and v > hi):  # fmt: skip
+        span = "" if lo is None else f" {lo}..{hi}" if hi is not None else f" of at least {lo}"
+        raise DoubletError(f"'{key}' must be an integer{span}, got {str(v)[:30]}")
+    return v
+
+
+class Session:
+    """One client's requests: its defaults (set), the models it named, and the bounds."""
+
+    def __init__(self, bounds: Bounds = ENGINE_LIMITS) -> None:
+        self.bounds = bounds
+        self.defaults = dict(DEFAULTS)
+        self.models: dict[str, Any] = {}
+
+    # -- the pieces of a request ----------------------------------------------------------
+    def _model(self, req: dict[str, Any], variant: int) -> Any:
+        path = req.get("model", self.defaults["model"])
+        if path is None:
+            return default_model(variant)
+        if not self.bounds.settable:
+            raise DoubletError(f"'model' is not taken by {self.bounds.where}: it uses the "
+                               "server's models")  # fmt: skip
+        if not isinstance(path, str) or not path:
+            raise DoubletError(f"'model' is the path of a model .npz, got {str(path)[:40]}")
+        if path not in self.models:
+            self.models[path] = load_model(path)
+        return self.models[path]
+
+    def _ply(self, req: dict[str, Any]) -> int:
+        ply = req.get("ply", self.defaults["ply"])
+        hi = self.bounds.max_ply
+        if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= hi:
+            raise DoubletError(f"'ply' must be an integer 0..{hi}, got {str(ply)[:30]}")
+        return ply
+
+    def _time(self, req: dict[str, Any]) -> tuple[float, bool]:
+        """(the budget in seconds, whether to deepen iteratively within it): a "time"
+        deepens while it lasts; without one, the session's bound caps the search."""
+        t = req.get("time", self.defaults["time"])
+        if t is None:
+            return self.bounds.default_time, False
+        hi = self.bounds.max_time
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= hi:
+            raise DoubletError(f"'time' is a number of seconds above 0, at most {hi:g} "
+                               f"({self.bounds.where}), got {str(t)[:30]}")  # fmt: skip
+        return float(t), True
+
+    def _method(self, req: dict[str, Any]) -> str:
+        method = req.get("method", self.defaults["method"])
+        if method not in METHODS:
+            raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {str(method)[:30]}")
+        return str(method)
+
+    def _position(self, req: dict[str, Any], cmd: str) -> tuple[Position, dict[str, Any]]:
+        if "position" not in req:
+            raise DoubletError(f"'{cmd}' needs a 'position'")
+        variant = req.get("variant", self.defaults["variant"])
+        board, variant, meta = parse_position(req["position"], variant)
+        return Position.checked(board, variant), meta
+
+    # -- requests ----------------------------------------------------------------------------
+    def command(self, req: Any) -> str:
+        """The request's command, its keys checked: DoubletError naming what is wrong."""
+        if not isinstance(req, dict):
+            raise DoubletError("a request is a JSON object with a 'cmd'")
+        cmd = req.get("cmd")
+        cmd = ALIASES.get(cmd, cmd) if isinstance(cmd, str) else cmd
+        served = self.bounds.commands or tuple(KEYS)
+        if cmd not in served:
+            raise DoubletError(f"unknown cmd {str(cmd)[:30]!r}: use {', '.join(served)}")
+        unknown = set(req) - KEYS[cmd]
+        if unknown:
+            names = ", ".join(repr(k)[:30] for k in sorted(unknown, key=str))
+            raise DoubletError(f"'{cmd}' takes no {names}: its keys are "
+                               f"{', '.join(sorted(KEYS[cmd]))}")  # fmt: skip
+        return cmd
+
+    def reply(self, req: Any) -> dict[str, Any]:
+        """The reply to one request (raises DoubletError for a bad one; "quit" is the
+        caller's: it gets {})."""
+        cmd = self.command(req)
+        if cmd == "quit":
+            return {}
+        if cmd == "version":
+            return self.version()
+        if cmd == "set":
+            return self.set(req)
+        pos, meta = self._position(req, cmd)
+        if cmd == "moves":
+            return {"plays": moves(pos, self._roll(req, meta, cmd))}
+        check_in_play(pos.board, pos.variant)
+        state = from_request(req, CubeState.from_meta(meta))
+        model = self._model(req, pos.variant)
+        ply = self._ply(req)
+        budget, iterative = self._time(req)
+        if cmd == "rollout":
+            if not self.bounds.rollouts:
+                raise DoubletError(f"rollouts are not run by {self.bounds.where}")
+            return self._rollout(req, pos, meta, state, model, budget if iterative else None)
+        if cmd == "cube":
+            return cube_document(pos, state, ply, model, self._method(req), budget, iterative)
+        if cmd == "eval":
+            doc = evaluate_position(pos, ply, model, budget, iterative)
+            if any(k in req for k in _STATE) or not state.is_default:
+                doc["cube"] = cube_document(pos, state, ply, model, self._method(req), budget,
+                                            iterative)  # fmt: skip
+            return doc
+        if cmd == "analyse":
+            limit = req.get("limit")
+            if limit is not None:
+                limit = _whole(req, "limit", 0, 1)
+            if "dice" not in req and not meta.get("roll"):
+                doc = analyse_position(pos, state, ply, model, self._method(req), budget,
+                                       iterative)  # fmt: skip
+                return doc
+            d1, d2 = self._roll(req, meta, cmd)
+            return analyse_roll(pos, d1, d2, ply, model, state, budget, limit=limit,
+                                iterative=iterative)  # fmt: skip
+        d1, d2 = self._roll(req, meta, cmd)
+        return best_play(pos, d1, d2, ply, model, state, budget, iterative=iterative)
+
+    def answer(self, req: Any) -> dict[str, Any]:
+        """reply(), with a bad request's error as {"error": ...}; the request's "id" (any
+        JSON value) comes back in its reply."""
+        try:
+            out = self.reply(req)
+        except DoubletError as e:
+            out = {"error": str(e)}
+        except RecursionError:
+            out = {"error": "the request is nested too deeply"}
+        if isinstance(req, dict) and "id" in req:
+            out = {"id": req["id"], **out}
+        return out
+
+    def _roll(self, req: dict[str, Any], meta: dict[str, Any], cmd: str) -> tuple[int, int]:
+        if "dice" in req:
+            return dice(req["dice"])
+        if meta.get("roll"):
+            return meta["roll"]
+        raise DoubletError(f"'{cmd}' needs 'dice': [d1, d2]")
+
+    def version(self) -> dict[str, Any]:
+        b = self.bounds
+        return {"name": "doublet", "version": __version__, "protocol": PROTOCOL,
+                "commands": sorted(b.commands or KEYS), "variants": sorted(VARIANTS),
+                "defaults": dict(self.defaults),
+                "limits": {"max_ply": b.max_ply, "time_bound": b.default_time,
+                           "max_time": b.max_time}}  # fmt: skip
+
+    def set(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Change the session's defaults (a key set to null goes back to its default); each
+        value is checked as a request's would be, so a bad one changes nothing."""
+        if not self.bounds.settable:
+            raise DoubletError(f"'set' is not taken by {self.bounds.where}: each request "
+                               "gives its own keys")  # fmt: skip
+        new = dict(self.defaults)
+        for key in KEYS["set"] - _COMMON:
+            if key in req:
+                new[key] = DEFAULTS[key] if req[key] is None else req[key]
+        probe = Session(self.bounds)
+        probe.defaults, probe.models = new, self.models
+        probe._ply({})
+        probe._time({})
+        probe._method({})
+        variant = new["variant"]
+        if variant is not None and variant not in VARIANTS:
+            raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))}, got "
+                               f"{str(variant)[:30]}")  # fmt: skip
+        if new["model"] is not None:
+            probe._model({}, VARIANTS[variant] if variant else 0)
+        self.defaults = new
+        return {"defaults": dict(new)}
+
+    def _rollout(self, req: dict[str, Any], pos: Position, meta: dict[str, Any],
+                 state: CubeState, model: Any, budget: float | None) -> dict[str, Any]:  # fmt: skip
+        """doublet rollout's document, its options as keys (ply: the trials' checker play,
+        0 or 1; select_ply: the search that picks the plays)."""
+        from doublet.core.parallel import shared_executor
+
+        flags = {}
+        for key, default in (("luck", True), ("bearoff", True)):
+            flags[key] = req.get(key, default)
+            if not isinstance(flags[key], bool):
+                raise DoubletError(f"'{key}' is true or false, got {str(flags[key])[:30]}")
+        until = req.get("until_se", 0.0)
+        if isinstance(until, bool) or not isinstance(until, (int, float)):
+            raise DoubletError(f"'until_se' is a number, got {str(until)[:30]}")
+        ray = req.get("ray")
+        if ray is not None and not isinstance(ray, str):
+            raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {str(ray)[:30]}")
+        settings = RolloutSettings(trials=_whole(req, "trials", RolloutSettings.trials),
+                                   ply=_whole(req, "ply", 0), truncate=_whole(req, "truncate", 0),
+                                   seed=_whole(req, "seed", 1), until_se=float(until),
+                                   **flags)  # fmt: skip
+        roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
+        ex = shared_executor(_whole(req, "workers", 2), ray)
+        return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3),
+                                _whole(req, "select_ply", 1), ex, None,
+                                ENGINE_TIME if budget is None else budget)  # fmt: skip
+
+
+def moves(pos: Position, dice: tuple[int, int]) -> list[dict[str, Any]]:
+    """The "moves" reply's plays (and `doublet moves --json`'s): every legal play of the
+    roll, its text, the board after it (mover's view), whether the mover rolls again
+    (Acey-Deucey), and (standard) the position ID seen by the side to roll next."""
+    check_in_play(pos.board, pos.variant)
+    rows = []
+    for p in pos.plays(*dice):
+        mover, opponent = B.counts(p.board)
+        row: dict[str, Any] = {"play": p.notation, "board": {"mover": mover, "opponent": opponent},
+                               "again": p.again}  # fmt: skip
+        if pos.variant == B.STANDARD:
+            row["position_id"] = position_id(B.flip(p.board))
+        rows.append(row)
+    return rows
+
+
+__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "moves"]
