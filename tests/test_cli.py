@@ -431,3 +431,56 @@ def test_review_a_match_file(tmp_path: Path) -> None:
     r = run("review", str(bad))
     assert r.returncode == 2 and "game 1, move 1, player 0" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("2", 2.0), ("2.5s", 2.5), ("500ms", 0.5), ("1m", 60.0), (" 3 s ", 3.0), (".5", 0.5)],
+)
+def test_time_values(text: str, seconds: float) -> None:
+    from doublet.apps.cli import seconds as parse
+
+    assert parse(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "two", "0", "-1", "601", "2h", "1e3"])
+def test_bad_time_values(text: str) -> None:
+    r = run("analyse", "4HPwATDgc/ABMA", "--time", text)
+    assert r.returncode == 2 and "--time" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
+    """On a terminal, 4 ply on the opening 6-5 (about half a minute) shows its progress
+    line after a second; Ctrl-C then answers at once with the deepest ply done."""
+    import os
+    import pty
+    import select
+    import signal
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: doublet on the pty
+        os.execv(sys.executable, [sys.executable, "-m", "doublet", "analyse", "4HPwATDgc/ABMA",
+                                  "6", "5", "--ply", "4"])  # fmt: skip
+    out, sent, start = b"", 0.0, time.monotonic()
+    try:
+        while time.monotonic() - start < 120:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not sent and b"searching 4 ply" in out:
+                os.kill(pid, signal.SIGINT)
+                sent = time.monotonic()
+    finally:
+        _, status = os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    assert sent, text[-2000:]
+    assert time.monotonic() - sent < 10
+    assert os.WEXITSTATUS(status) == 0, text[-2000:]
+    assert "3 ply done" in text and "interrupted: answered at 3 ply of the 4" in text
+    assert "24/13" in text or "24/18 13/8" in text  # the ranked plays follow

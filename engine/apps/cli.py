@@ -215,21 +215,23 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
     s = searcher(model, variant)
     dog = watchdog(s)
     box: dict[str, Any] = {}
+    finished = threading.Event()  # not Thread.join: an interrupted join can return early
 
     def run() -> None:
         try:
             box["value"] = work()
         except BaseException as e:
             box["error"] = e
+        finally:
+            finished.set()
 
     thread = threading.Thread(target=run, name="doublet-search", daemon=True)
     start, evals0, shown = time.perf_counter(), int(s.stats[0]), False
     thread.start()
     try:
-        while thread.is_alive():
-            thread.join(0.1)
+        while not finished.wait(0.1):
             spent = time.perf_counter() - start
-            if thread.is_alive() and spent > PROGRESS_AFTER:
+            if spent > PROGRESS_AFTER:
                 done = f", {dog.done} ply done" if dog.done >= 0 else ""
                 sys.stderr.write(f"\rsearching {dog.ply} ply{done}: "
                                  f"{(int(s.stats[0]) - evals0) / 1e6:.1f} M positions, "
@@ -238,7 +240,7 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
                 shown = True
     except KeyboardInterrupt:
         dog.interrupt()
-        thread.join()
+        finished.wait()
     finally:
         if shown:
             sys.stderr.write("\r\033[K")

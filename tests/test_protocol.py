@@ -1,0 +1,302 @@
+"""The engine protocol (doublet.apps.protocol) and its two transports.
+
+What this module checks:
+
+- docs/protocol.md documents every command and every key of KEYS, and the defaults of
+  DEFAULTS; the OpenAPI description served at /api/openapi.json takes exactly the keys
+  of each command (less cmd and model).
+- Keys: a key a command does not take is an error naming it and the keys it takes,
+  for every command; an unknown cmd names the commands; "analyze" is "analyse".
+- One default depth: best, analyse, eval and cube answer at 2 ply without "ply", as
+  `doublet analyse` and `doublet eval` do; `doublet eval --json` prints the engine's
+  eval reply exactly; `best` is the first row of `analyse` (its keys) at 0 and 1 ply,
+  cubeless and cubeful, on refset positions.
+- version, set (a default used by later requests, null resets, a bad value changes
+  nothing), id echoed first in every reply (errors included).
+- Bounds: a request without "time" that passes its bound answers shallower with
+  "stopped"; a "time" deepens and stops at its deadline; the watchdog's interrupt
+  answers at once with the deepest ply done.
+- The HTTP API: each command answers as the session does; 400 for unknown keys, a
+  "cmd", a "model", a "time" over the bound, set/rollout not served; the version lists
+  the HTTP commands.
+- `doublet engine` through its pipe: version, set, id and an error in one session.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doublet.apps import protocol
+from doublet.apps.protocol import DEFAULTS, KEYS, Bounds, Session
+from doublet.formats.position import Position
+from doublet.search.analysis import BEST_KEYS, analyse_roll, searcher, watchdog
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "protocol.md"
+START = "4HPwATDgc/ABMA"
+AD_START = {"variant": "acey-deucey", "mover": [15] + [0] * 25, "opponent": [15] + [0] * 25}
+
+
+def refset(n: int) -> list[dict[str, Any]]:
+    with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
+        cases = [json.loads(line) for line in f]
+    return [c for c in cases if c["n_legal"] > 1][::97][:n]
+
+
+# -- the documentation ---------------------------------------------------------------------
+
+
+def test_every_command_and_key_is_documented() -> None:
+    text = DOC.read_text()
+    for cmd in KEYS:
+        assert f"`{cmd}`" in text, cmd
+    for key in set().union(*KEYS.values()):
+        assert f"`{key}`" in text, key
+    for key in DEFAULTS:
+        assert f"`{key}`" in text
+    assert f"**{protocol.ANALYSIS_PLY}**" in text  # the default depth, stated once
+
+
+# -- keys and commands ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cmd", sorted(KEYS))
+def test_an_unknown_key_is_an_error(cmd: str) -> None:
+    reply = Session().answer({"cmd": cmd, "position": START, "plies": 3})
+    assert "'plies'" in reply["error"] and "its keys are" in reply["error"]
+    for key in KEYS[cmd]:
+        assert key in reply["error"]
+
+
+def test_unknown_commands_and_the_alias() -> None:
+    s = Session()
+    assert "unknown cmd 'fly'" in s.answer({"cmd": "fly"})["error"]
+    assert "a JSON object" in s.answer([1, 2])["error"]
+    doc = s.answer({"cmd": "analyze", "position": START, "dice": [3, 1], "ply": 0})
+    assert len(doc["plays"]) == 16
+
+
+def test_one_default_depth() -> None:
+    s = Session()
+    assert s.answer({"cmd": "best", "position": START, "dice": [3, 1]})["ply"] == 2
+    assert s.answer({"cmd": "analyse", "position": START, "dice": [3, 1]})["ply"] == 2
+    assert s.answer({"cmd": "eval", "position": START})["ply"] == 2
+    assert s.answer({"cmd": "cube", "position": START})["ply"] == 2
+    cli = subprocess.run([sys.executable, "-m", "doublet", "analyse", START, "3", "1", "--json"],
+                         capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    assert json.loads(cli.stdout)["ply"] == 2
+
+
+def test_eval_reply_is_doublet_eval_json() -> None:
+    for ply in (0, 1):
+        cli = subprocess.run([sys.executable, "-m", "doublet", "eval", START, "--json",
+                              "--ply", str(ply)], capture_output=True, text=True, timeout=300,
+                             check=True)  # fmt: skip
+        engine = Session().answer({"cmd": "eval", "position": START, "ply": ply})
+        assert json.loads(cli.stdout) == engine
+        assert engine["ply"] == ply and set(engine["evaluation"]) == {"probabilities", "equity"}
+
+
+@pytest.mark.parametrize("ply", [0, 1])
+def test_best_is_the_first_row_of_analyse(ply: int) -> None:
+    s = Session()
+    states: list[dict[str, Any]] = [{}, {"match": {"length": 7, "away": [2, 4]}},
+                                    {"cube": {"value": 2, "owner": "mover"}}]  # fmt: skip
+    for c in refset(12):
+        for extra in states:
+            req = {"position": c["pid"], "dice": c["dice"], "ply": ply, **extra}
+            best = s.answer({"cmd": "best", **req})
+            top = s.answer({"cmd": "analyse", **req})["plays"][0]
+            want = {k: top[k] for k in (*BEST_KEYS, "position_id") if k in top}
+            assert best == want, (c["pid"], c["dice"], extra)
+            limited = s.answer({"cmd": "analyse", "limit": 2, **req})
+            assert limited["plays"][0] == top and len(limited["plays"]) <= 2
+            assert limited["count"] == c["n_legal"]
+
+
+def test_analyse_without_dice_is_the_cli_document() -> None:
+    doc = Session().answer({"cmd": "analyse", "position": START, "ply": 1})
+    assert {"evaluation", "cube", "state_text"} <= set(doc)
+    cli = subprocess.run([sys.executable, "-m", "doublet", "analyse", START, "--ply", "1",
+                          "--json"], capture_output=True, text=True, timeout=300,
+                         check=True)  # fmt: skip
+    assert json.loads(cli.stdout) == doc
+
+
+# -- version, set, id -------------------------------------------------------------------------
+
+
+def test_version_set_and_id() -> None:
+    s = Session()
+    v = s.answer({"cmd": "version", "id": 1})
+    assert next(iter(v)) == "id" and v["id"] == 1 and v["protocol"] == protocol.PROTOCOL
+    assert v["defaults"] == DEFAULTS and set(v["commands"]) == set(KEYS)
+    assert s.answer({"cmd": "set", "ply": 0, "id": "a"}) == {
+        "id": "a",
+        "defaults": {**DEFAULTS, "ply": 0},
+    }
+    assert s.answer({"cmd": "best", "position": START, "dice": [3, 1]})["ply"] == 0
+    assert s.answer({"cmd": "eval", "position": START})["ply"] == 0
+    # A bad value changes nothing, with the reason.
+    bad = s.answer({"cmd": "set", "ply": 1, "method": "guess", "id": [2]})
+    assert bad["id"] == [2] and "'method'" in bad["error"]
+    assert s.defaults["ply"] == 0
+    assert "'model'" in s.answer({"cmd": "set", "model": ""})["error"]
+    assert "does not exist" in s.answer({"cmd": "set", "model": "/nonexistent.npz"})["error"]
+    assert "'variant'" in s.answer({"cmd": "set", "variant": "chess"})["error"]
+    s.answer({"cmd": "set", "variant": "acey-deucey"})
+    ad = s.answer({"cmd": "moves", "position": {"mover": AD_START["mover"],
+                                                 "opponent": AD_START["opponent"]},
+                   "dice": [6, 5]})  # fmt: skip
+    assert ad["plays"][0]["play"].startswith("in/")
+    assert s.answer({"cmd": "set", "ply": None, "variant": None})["defaults"] == DEFAULTS
+    err = s.answer({"cmd": "best", "position": "nonsense", "dice": [3, 1], "id": None})
+    assert list(err) == ["id", "error"] and err["id"] is None
+
+
+# -- bounds and time ------------------------------------------------------------------------
+
+
+def test_a_bound_answers_shallower_and_says_so() -> None:
+    s = Session(Bounds(default_time=1.0))
+    start = time.perf_counter()
+    doc = s.answer({"cmd": "best", "position": AD_START, "dice": [2, 1], "ply": 3})
+    assert time.perf_counter() - start < 10
+    assert doc["ply"] < 3 and "time budget of 1 s" in doc["stopped"] and doc["play"]
+
+
+def test_time_deepens_until_its_deadline() -> None:
+    s = Session()
+    start = time.perf_counter()
+    doc = s.answer({"cmd": "analyse", "position": START, "dice": [6, 5], "ply": 4, "time": 0.5})
+    spent = time.perf_counter() - start
+    assert spent < 3, spent  # 4 ply takes half a minute: the watchdog stopped it
+    assert 1 <= doc["ply"] < 4 and "time budget of 0.5 s" in doc["stopped"]
+    quick = s.answer({"cmd": "best", "position": START, "dice": [6, 5], "ply": 1, "time": 5})
+    assert quick["ply"] == 1 and "stopped" not in quick
+    assert "'time'" in s.answer({"cmd": "best", "position": START, "dice": [6, 5],
+                                 "time": 601})["error"]  # fmt: skip
+
+
+def test_an_interrupt_answers_with_the_deepest_ply_done() -> None:
+    pos = Position.from_id(START)
+    s = searcher(None, 0)
+    out: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: out.update(doc=analyse_roll(
+        pos, 6, 5, 4, budget=None, iterative=True)))  # fmt: skip
+    thread.start()
+    time.sleep(1.5)
+    start = time.perf_counter()
+    watchdog(s).interrupt()
+    thread.join(10)
+    assert not thread.is_alive() and time.perf_counter() - start < 2
+    assert out["doc"]["ply"] < 4 and out["doc"]["stopped"].startswith("interrupted")
+
+
+# -- the HTTP API ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from doublet.apps.serve import create_app
+
+    return TestClient(create_app(tmp_path_factory.mktemp("web")))
+
+
+def test_http_answers_as_the_protocol(client: Any) -> None:
+    from doublet.apps.serve import HTTP_BOUNDS, HTTP_COMMANDS
+
+    reqs = {"best": {"position": START, "dice": [3, 1], "ply": 1},
+            "analyse": {"position": START, "dice": [6, 5], "ply": 1, "limit": 3},
+            "eval": {"position": START, "ply": 1, "match": {"length": 5, "away": [3, 2]}},
+            "cube": {"position": START, "ply": 1},
+            "moves": {"position": START, "dice": [6, 6]}}  # fmt: skip
+    assert set(reqs) == set(HTTP_COMMANDS)
+    for cmd, body in reqs.items():
+        r = client.post(f"/api/{cmd}", json=body)
+        assert r.status_code == 200, r.text
+        assert r.json() == Session(HTTP_BOUNDS).answer({"cmd": cmd, **body})
+    v = client.get("/api/version").json()
+    assert v["commands"] == sorted([*HTTP_COMMANDS, "version"])
+    assert v["limits"]["max_time"] == v["limits"]["time_bound"] == 10
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "words"),
+    [
+        ("best", {"position": START, "dice": [3, 1], "plies": 2}, "takes no 'plies'"),
+        ("best", {"cmd": "best", "position": START, "dice": [3, 1]}, "'cmd' is the path"),
+        ("best", {"position": START, "dice": [3, 1], "model": "/etc/passwd"}, "'model'"),
+        ("best", {"position": START, "dice": [3, 1], "time": 11}, "at most 10"),
+        ("best", {"position": START}, "needs 'dice'"),
+        ("eval", {"position": "4HPwATDgc/ABMX"}, "Position ID"),
+        ("cube", {"position": START, "ply": 9}, "'ply'"),
+    ],
+)
+def test_http_bad_requests(client: Any, path: str, body: dict[str, Any], words: str) -> None:
+    r = client.post(f"/api/{path}", json=body)
+    assert r.status_code == 400 and words in r.json()["error"], r.text
+
+
+def test_http_serves_no_set_and_no_rollout(client: Any) -> None:
+    for path in ("set", "rollout", "quit"):
+        assert client.post(f"/api/{path}", json={"ply": 1}).status_code == 404
+    r = client.post("/api/best", content=b"{}", headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+
+
+def test_openapi_describes_each_commands_keys(client: Any) -> None:
+    from doublet.apps.serve import HTTP_COMMANDS
+
+    doc = client.get("/api/openapi.json").json()
+    assert doc["openapi"].startswith("3.")
+    for cmd in HTTP_COMMANDS:
+        schema = doc["paths"][f"/api/{cmd}"]["post"]["requestBody"]["content"][
+            "application/json"]["schema"]  # fmt: skip
+        assert set(schema["properties"]) == KEYS[cmd] - {"cmd", "model"}
+        assert schema["additionalProperties"] is False
+    assert "/api/version" in doc["paths"]
+
+
+# -- doublet engine through its pipe ----------------------------------------------------------
+
+
+def test_engine_session_through_the_pipe() -> None:
+    lines = [{"cmd": "version", "id": 0},
+             {"cmd": "set", "ply": 0},
+             {"cmd": "best", "position": START, "dice": [3, 1], "id": "x"},
+             {"cmd": "best", "position": START, "dice": [3, 1], "ply": 1, "extra": 1},
+             {"cmd": "quit", "id": 9},
+             {"cmd": "version"}]  # fmt: skip
+    r = subprocess.run([sys.executable, "-m", "doublet", "engine"], text=True, timeout=300,
+                       input="\n".join(json.dumps(x) for x in lines) + "\n",
+                       capture_output=True)  # fmt: skip
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert r.returncode == 0 and len(out) == 4  # nothing after quit
+    assert out[0]["id"] == 0 and re.fullmatch(r"\d+\.\d+\.\d+.*", out[0]["version"])
+    assert out[1]["defaults"]["ply"] == 0
+    assert out[2]["id"] == "x" and out[2]["ply"] == 0 and out[2]["play"] == "8/5 6/5"
+    assert "takes no 'extra'" in out[3]["error"]
+
+
+def test_the_load_test_runs() -> None:
+    """benchmarks/http_load.py (the HTTP API under load) in a small size: a real server
+    on 127.0.0.1, every reply checked (it exits 1 on any failed request)."""
+    pytest.importorskip("uvicorn")
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "http_load.py"), "--requests",
+                        "30", "--clients", "2", "--ply", "0", "--seconds", "60"],
+                       capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "best, 0 ply, HTTP" in r.stdout and "mix of the five" in r.stdout
