@@ -174,23 +174,46 @@ def main() -> None:
             doublet.request(req)
             for _, g in gnubgs:
                 g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
+        # Doublet and the first gnubg (the PyPI module's) take turns, case by case, the
+        # order swapped every case, so that both see the machine in the same state (a
+        # pipe's round trip depends on where the scheduler puts the processes and on how
+        # long they slept); gnubg 1.07 (10 ms a call) runs on its own afterwards.
         d_times, d_after = [], []
-        for req in requests:
+        g_times: list[list[float]] = [[] for _ in gnubgs]
+        agree = [0] * len(gnubgs)
+        g_replies: list[list[Any]] = [[] for _ in gnubgs]
+
+        def ask(
+            k: int,
+            c: dict[str, Any],
+            ply: int = ply,
+            g_times: list[list[float]] = g_times,
+            g_replies: list[list[Any]] = g_replies,
+        ) -> None:
+            name, g = gnubgs[k]
+            reply, dt = g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
+            if "error" in reply:
+                raise SystemExit(f"{name}: {reply}")
+            g_times[k].append(dt)
+            g_replies[k].append(reply["move"])
+
+        for n, (c, req) in enumerate(zip(cases, requests, strict=True)):
+            if gnubgs and n % 2:
+                ask(0, c)
             reply, dt = doublet.request(req)
             if "error" in reply or "play" not in reply:
                 raise SystemExit(f"doublet engine: {reply}")
             d_times.append(dt)
             d_after.append(reply["position_id"])
-        rows = []
-        for name, g in gnubgs:
-            times, agree = [], 0
-            for c, mine in zip(cases, d_after, strict=True):
-                reply, dt = g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
-                if "error" in reply:
-                    raise SystemExit(f"{name}: {reply}")
-                times.append(dt)
-                agree += after(c, reply["move"]) == mine
-            rows.append((name, times, agree))
+            if gnubgs and not n % 2:
+                ask(0, c)
+        for k in range(1, len(gnubgs)):
+            for c in cases:
+                ask(k, c)
+        for k in range(len(gnubgs)):
+            mine = zip(cases, g_replies[k], d_after, strict=True)
+            agree[k] = sum(after(c, m) == pid for c, m, pid in mine)
+        rows = [(name, g_times[k], agree[k]) for k, (name, _) in enumerate(gnubgs)]
         base = rows[0][1] if rows else None
         print(f"{ply} ply")
         print(row("  Doublet, pipe (doublet engine)", d_times, base))
