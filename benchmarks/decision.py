@@ -44,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.fair_judge import JUDGE, FairJudge  # noqa: E402
 from benchmarks.vs_gnubg import (  # noqa: E402
     MISSING,
     NORMAL_FILTER,
@@ -107,6 +108,60 @@ def _row(name: str, times: list[float], losses: list[float], outside: int,
     loss = f"{'>=' if bound and outside else ''}{np.mean(losses):.5f}"
     return (f"{name:<24}{1e3 * statistics.median(times):>10.3f}"
             f"{1e3 * statistics.mean(times):>10.3f}{loss:>12}{outside:>15}")  # fmt: skip
+
+
+BLUNDER = 0.05  # a decision losing more than this (equity) is a blunder
+
+
+def _paired(d: np.ndarray) -> str:
+    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return f"{1000 * d.mean():+.2f} ± {1000 * se:.2f}"
+
+
+def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudge,
+                worst: int) -> list[str]:  # fmt: skip
+    """The fair judge's tables (issue 24): every legal play valued by gnubg 1.07 at 2 ply.
+    Per ply and position class: Doublet's mean loss (mEq), gnubg 0-ply's (its choice as
+    the refdata records it) on the same decisions, the paired difference with its
+    standard error, and the blunders (> BLUNDER) of each; then the tags where Doublet's
+    2-ply (the deepest ply run) loses most against gnubg 0 ply, and its worst decisions."""
+    g0 = np.array([judge.loss(c, c["best"]["0"]["after"]) for c in cases])
+    classes = sorted({c["class"] for c in cases})
+    out = ["fair judge: every legal play valued by gnubg 1.07 at 2 ply "
+           f"(benchmarks/fair_judge.py); loss in mEq; blunders lose more than {BLUNDER}",
+           f"{'':<18}{'class':<10}{'n':>6}{'Doublet':>9}{'gnubg 0':>9}"
+           f"{'Doublet - gnubg 0':>20}{'blunders':>10}{'gnubg 0':>9}"]  # fmt: skip
+    for ply, afters in sorted(chosen.items()):
+        mine = np.array([judge.loss(c, a) for c, a in zip(cases, afters, strict=True)])
+        for cls in [*classes, "all"]:
+            idx = np.array([cls in ("all", c["class"]) for c in cases])
+            if not idx.any():
+                continue
+            a, b = mine[idx], g0[idx]
+            out.append(f"{'Doublet ' + str(ply) + '-ply':<18}{cls:<10}{idx.sum():>6}"
+                       f"{1000 * a.mean():>9.2f}{1000 * b.mean():>9.2f}{_paired(a - b):>20}"
+                       f"{int((a > BLUNDER).sum()):>10}{int((b > BLUNDER).sum()):>9}")  # fmt: skip
+    deep = max(chosen)
+    mine = np.array([judge.loss(c, a) for c, a in zip(cases, chosen[deep], strict=True)])
+    by_tag: dict[str, list[int]] = {}
+    for k, c in enumerate(cases):
+        for tag in c.get("tags", []):
+            by_tag.setdefault(tag, []).append(k)
+    excess = sorted(((float((mine[ix] - g0[ix]).sum()), tag, ix) for tag, ix in by_tag.items()),
+                    reverse=True)  # fmt: skip
+    out.append(f"tags where Doublet {deep}-ply loses most beyond gnubg 0-ply (total mEq, n, "
+               "Doublet mean, gnubg 0 mean):")  # fmt: skip
+    for total, tag, ix in excess[:8]:
+        out.append(f"  {tag:<20}{1000 * total:>9.1f}{len(ix):>6}{1000 * mine[ix].mean():>8.2f}"
+                   f"{1000 * g0[ix].mean():>8.2f}")  # fmt: skip
+    out.append(f"Doublet {deep}-ply's worst decisions (loss; the position ID and roll; its play "
+               "and gnubg 2-ply's best):")  # fmt: skip
+    for k in np.argsort(-mine)[:worst]:
+        c = cases[int(k)]
+        best = max(judge.table[c["case"]], key=judge.table[c["case"]].get)
+        out.append(f"  {mine[k]:.3f}  {c['pid']} {c['dice'][0]}{c['dice'][1]} {c['class']:<8} "
+                   f"after {chosen[deep][int(k)]}, best after {best}")  # fmt: skip
+    return out
 
 
 def gnubg_rows(cases: list[dict], plies: list[int], judge: Judge) -> list[str]:
@@ -186,6 +241,9 @@ def main() -> None:
         help=f"... within this equity of the best (default {ROOT_WIDTH})",
     )
     ap.add_argument("--no-gnubg", action="store_true", help="skip gnubg's own rows")
+    ap.add_argument("--no-fair", action="store_true",
+                    help="skip the fair judge's tables (benchmarks/fair_judge.py)")  # fmt: skip
+    ap.add_argument("--worst", type=int, default=10, help="worst decisions listed (fair judge)")
     args = ap.parse_args()
     model = load_model(args.model) if args.model else default_model()
     with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
@@ -210,6 +268,8 @@ def main() -> None:
           f"{np.mean([g[0] for g in gnubg0]):>12.5f}{sum(g[1] for g in gnubg0):>15}")  # fmt: skip
     s = Searcher(model)
     s.best(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # compile / load
+    fair: dict[int, list[str]] = {}  # ply -> the position after each chosen play
+    fair_judge = FairJudge() if JUDGE.exists() and not args.no_fair else None
     for ply in args.plies:
         limits = Limits(ply=ply, prune_keep=args.prune_keep, inner_keep=args.inner_keep,
                         inner_width=args.inner_width, root_keep=args.root_keep,
@@ -222,13 +282,18 @@ def main() -> None:
             i = s.best(b, *c["dice"], limits)
             times.append(time.perf_counter() - t)
             chosen.append(i)
-        losses, outside = [], 0
+        losses, outside, afters = [], 0, []
         for c, i in zip(cases, chosen, strict=True):
             boards, _, _, _ = s.analyse(board_from_position_id(c["pid"]), *c["dice"], limits)
             loss, out = judge(c, boards[i])
             losses.append(loss)
             outside += out
+            afters.append(position_id(flip(boards[i])))
         print(_row(f"Doublet {ply}-ply", times, losses, outside, judge.live is None), flush=True)
+        fair[ply] = afters
+    if fair_judge is not None:
+        for line in fair_report(cases, fair, fair_judge, args.worst):
+            print(line, flush=True)
     if args.no_gnubg:
         return
     if gnubg is None:

@@ -170,7 +170,7 @@ def test_a_bound_answers_shallower_and_says_so() -> None:
     s = Session(Bounds(default_time=1.0))
     start = time.perf_counter()
     doc = s.answer({"cmd": "best", "position": AD_START, "dice": [2, 1], "ply": 3})
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < 3  # the watchdog backs the evaluation count
     assert doc["ply"] < 3 and "time budget of 1 s" in doc["stopped"] and doc["play"]
 
 

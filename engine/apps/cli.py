@@ -247,7 +247,7 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
             sys.stderr.flush()
     if "error" in box:
         raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return box["value"]
 
 
 _XGID_SHAPE = re.compile(r"-[-a-oA-O]{25}(:[^:]*){9}")

@@ -187,10 +187,19 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
     if not iterative:
         half = budget / 2  # type: ignore[operator]
         dog.ply, dog.done = ply, -1
-        try:  # bounded by a count of evaluations: no thread, and the same answer each time
+        # Bounded by a count of evaluations (the same answer whatever the load), and where
+        # a search can be long (2 ply and up, or Acey-Deucey, whose 1-2 generates up to
+        # 100,000 plays a roll that the count hardly sees) by the watchdog too.
+        watch = ply >= 2 or s.variant != B.STANDARD
+        try:
+            if watch:
+                dog.arm(start + half)
             return compute(ply, max(1, int(half * EVALS_PER_SECOND)), start + half), ply, None
         except BudgetExceeded:
             pass
+        finally:
+            if watch:
+                dog.disarm()
     dog.ply, dog.done = 0, -1
     result = compute(0, 0, float("inf"))
     done = dog.done = 0
