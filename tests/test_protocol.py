@@ -300,3 +300,76 @@ def test_the_load_test_runs() -> None:
                        capture_output=True, text=True, timeout=600)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert "best, 0 ply, HTTP" in r.stdout and "mix of the five" in r.stdout
+
+
+# -- what a review found (session 15) --------------------------------------------------------
+
+
+def test_an_interrupt_stops_the_cubeful_search_too() -> None:
+    """The cube half of an analysis without dice is a cubeful search in Python between
+    its kernels: the watchdog's stop reaches it as well, and once interrupted the rest of
+    the command's searches stop at once (the CLI clears the flag before each command)."""
+    from doublet.cube.state import MONEY
+    from doublet.search.analysis import analyse_position
+
+    pos = Position.from_id(START)
+    s = searcher(None, 0)
+    dog = watchdog(s)
+    dog.interrupted = False
+    out: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: out.update(doc=analyse_position(
+        pos, MONEY, 4, budget=None, iterative=True)))  # fmt: skip
+    thread.start()
+    time.sleep(1.0)
+    start = time.perf_counter()
+    dog.interrupt()
+    thread.join(20)
+    assert not thread.is_alive() and time.perf_counter() - start < 5
+    doc = out["doc"]
+    assert doc["evaluation"] and doc["cube"]["action"]
+    assert "interrupted" in doc.get("stopped", "") + doc["cube"].get("stopped", "")
+    dog.interrupted = False
+    # Nothing is left armed: the same searcher's next searches run whole.
+    again = analyse_roll(pos, 3, 1, 2, budget=None, iterative=True)
+    assert again["ply"] == 2 and "stopped" not in again
+    assert s.analyse(pos.board, 6, 5)[0].shape[0] == 7
+
+
+def test_checked_keys_and_echoed_ids() -> None:
+    s = Session()
+    bad = s.answer({"cmd": "analyse", "position": START, "dice": [3, 1], "method": "guess"})
+    assert "'method'" in bad["error"]
+    assert "'method'" in s.answer({"cmd": "eval", "position": START, "method": 1})["error"]
+    r = s.answer({"cmd": "rollout", "position": START, "dice": [3, 1], "select_ply": 9,
+                  "id": 5})  # fmt: skip
+    assert r["id"] == 5 and "'select_ply'" in r["error"]
+    assert "'workers'" in s.answer({"cmd": "rollout", "position": START,
+                                    "workers": 0})["error"]  # fmt: skip
+
+
+def test_an_internal_error_keeps_the_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: Session, req: Any) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Session, "reply", broken)
+    out = Session().answer({"cmd": "version", "id": "q"})
+    assert out == {"id": "q", "error": "internal error, please report it: RuntimeError: boom"}
+
+
+def test_http_ids_and_play_caps(client: Any) -> None:
+    r = client.post("/api/best", json={"position": START, "dice": [3, 1], "ply": 0, "id": 3})
+    assert r.status_code == 200 and next(iter(r.json())) == "id" and r.json()["id"] == 3
+    r = client.post("/api/best", json={"position": START, "dice": [3, 9], "id": 4})
+    assert r.status_code == 400 and r.json()["id"] == 4 and "die" in r.json()["error"]
+    many = {
+        "variant": "acey-deucey",  # a 1-2 of acey_deucey.jsonl with 1,210 plays
+        "mover": [0] * 11 + [4, 0, 1, 0, 3, 0, 0, 0, 0, 1, 0, 3, 0, 1, 2],
+        "opponent": [1] + [0] * 7 + [1, 1] + [0] * 6 + [1, 5, 1, 0, 2, 2, 1, 0, 0, 0],
+    }
+    ad = {"position": many, "dice": [1, 2]}
+    r = client.post("/api/moves", json=ad)
+    assert r.status_code == 400 and "at most 1,000" in r.json()["error"]
+    r = client.post("/api/analyse", json={**ad, "ply": 0})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert len(doc["plays"]) == 1000 and doc["count"] == 1210

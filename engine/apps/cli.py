@@ -39,12 +39,12 @@ from doublet.search.analysis import (
     evaluate_position,
     render,
     searcher,
-    watchdog,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
 from doublet.search.rollout_analysis import render as render_rollout
 from doublet.search.rollout_analysis import rollout_document
+from doublet.search.watch import watchdog
 
 T = TypeVar("T")
 
@@ -214,6 +214,7 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
         return work()
     s = searcher(model, variant)
     dog = watchdog(s)
+    dog.interrupted = False
     box: dict[str, Any] = {}
     finished = threading.Event()  # not Thread.join: an interrupted join can return early
 
@@ -327,8 +328,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
                                                 args.time, iterative=True),
                        model, pos.variant)  # fmt: skip
-    if args.rollout:
-        doc["rollout"] = _rollout(args, pos, dice, state, model, ply)
+    if args.rollout:  # the plays are picked at the depth the analysis reached
+        doc["rollout"] = _rollout(args, pos, dice, state, model, min(doc["ply"], 2))
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
@@ -493,10 +494,7 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
         elif isinstance(req, dict) and req.get("cmd") == "quit" and set(req) <= {"cmd", "id"}:
             break
         else:
-            try:
-                reply = session.answer(req)
-            except Exception as e:  # a bug must not end the engine for its client
-                reply = {"error": f"internal error, please report it: {type(e).__name__}: {e}"}
+            reply = session.answer(req)
         write(json.dumps(reply) + "\n")
         flush()
     return 0

@@ -24,6 +24,7 @@ from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.position import Position
 from doublet.nn.eval import default_model, load_model
+from doublet.rules.movegen import legal_outcomes
 from doublet.search.analysis import (
     analyse_position,
     analyse_roll,
@@ -134,6 +135,7 @@ class Bounds:
     rollouts: bool = True
     where: str = "doublet engine"
     commands: tuple[str, ...] | None = None  # the commands served (None: all of KEYS)
+    max_plays: int | None = None  # the most plays a reply lists (None: all)
 
 
 ENGINE_LIMITS = Bounds()
@@ -248,32 +250,42 @@ class Session:
             return self.set(req)
         pos, meta = self._position(req, cmd)
         if cmd == "moves":
-            return {"plays": moves(pos, self._roll(req, meta, cmd))}
+            roll = self._roll(req, meta, cmd)
+            cap = self.bounds.max_plays
+            if cap is not None:
+                check_in_play(pos.board, pos.variant)
+                n = len(legal_outcomes(pos.board, *roll, pos.variant)[0])
+                if n > cap:
+                    raise DoubletError(f"this roll has {n:,} plays; {self.bounds.where} lists "
+                                       f"at most {cap:,} (doublet engine or doublet moves "
+                                       "list them all)")  # fmt: skip
+            return {"plays": moves(pos, roll)}
         check_in_play(pos.board, pos.variant)
         state = from_request(req, CubeState.from_meta(meta))
         model = self._model(req, pos.variant)
         ply = self._ply(req)
         budget, iterative = self._time(req)
+        # A method is checked whether or not the request ends up using it.
+        method = self._method(req) if "method" in KEYS[cmd] else DEFAULT_METHOD
         if cmd == "rollout":
             if not self.bounds.rollouts:
                 raise DoubletError(f"rollouts are not run by {self.bounds.where}")
             return self._rollout(req, pos, meta, state, model, budget if iterative else None)
         if cmd == "cube":
-            return cube_document(pos, state, ply, model, self._method(req), budget, iterative)
+            return cube_document(pos, state, ply, model, method, budget, iterative)
         if cmd == "eval":
-            doc = evaluate_position(pos, ply, model, budget, iterative)
-            if any(k in req for k in _STATE) or not state.is_default:
-                doc["cube"] = cube_document(pos, state, ply, model, self._method(req), budget,
-                                            iterative)  # fmt: skip
+            if not (any(k in req for k in _STATE) or not state.is_default):
+                return evaluate_position(pos, ply, model, budget, iterative)
+            doc = evaluate_position(pos, ply, model, budget / 2, iterative)  # and the cube
+            doc["cube"] = cube_document(pos, state, ply, model, method, budget / 2, iterative)
             return doc
         if cmd == "analyse":
-            limit = req.get("limit")
-            if limit is not None:
-                limit = _whole(req, "limit", 0, 1)
+            limit = _whole(req, "limit", 0, 1) if req.get("limit") is not None else None
+            cap = self.bounds.max_plays
+            if cap is not None:
+                limit = min(limit or cap, cap)
             if "dice" not in req and not meta.get("roll"):
-                doc = analyse_position(pos, state, ply, model, self._method(req), budget,
-                                       iterative)  # fmt: skip
-                return doc
+                return analyse_position(pos, state, ply, model, method, budget, iterative)
             d1, d2 = self._roll(req, meta, cmd)
             return analyse_roll(pos, d1, d2, ply, model, state, budget, limit=limit,
                                 iterative=iterative)  # fmt: skip
@@ -281,17 +293,18 @@ class Session:
         return best_play(pos, d1, d2, ply, model, state, budget, iterative=iterative)
 
     def answer(self, req: Any) -> dict[str, Any]:
-        """reply(), with a bad request's error as {"error": ...}; the request's "id" (any
-        JSON value) comes back in its reply."""
+        """reply(), with a bad request's error as {"error": ...} (a failure of the engine
+        itself too: "internal error, please report it: ..."); the request's "id" (any
+        JSON value) comes back first in its reply."""
         try:
             out = self.reply(req)
         except DoubletError as e:
             out = {"error": str(e)}
         except RecursionError:
             out = {"error": "the request is nested too deeply"}
-        if isinstance(req, dict) and "id" in req:
-            out = {"id": req["id"], **out}
-        return out
+        except Exception as e:  # a bug must not end the engine for its client
+            out = {"error": f"internal error, please report it: {type(e).__name__}: {e}"}
+        return with_id(req, out)
 
     def _roll(self, req: dict[str, Any], meta: dict[str, Any], cmd: str) -> tuple[int, int]:
         if "dice" in req:
@@ -354,10 +367,17 @@ class Session:
                                    seed=_whole(req, "seed", 1), until_se=float(until),
                                    **flags)  # fmt: skip
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
-        ex = shared_executor(_whole(req, "workers", 2), ray)
-        return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3),
-                                _whole(req, "select_ply", 1), ex, None,
+        ex = shared_executor(_whole(req, "workers", 2, 1, 64), ray)
+        return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
+                                _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
                                 ENGINE_TIME if budget is None else budget)  # fmt: skip
+
+
+def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:
+    """The reply `out` with the request's "id" first, when it has one."""
+    if isinstance(req, dict) and "id" in req:
+        return {"id": req["id"], **out}
+    return out
 
 
 def moves(pos: Position, dice: tuple[int, int]) -> list[dict[str, Any]]:

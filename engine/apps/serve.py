@@ -176,12 +176,15 @@ _OWNERS = {"centered": -1, "mover": YOU, "opponent": ENGINE}
 # The HTTP API for programs (POST /api/best, ...): the engine protocol's commands, each
 # request bounded: without "time" the search is capped at HTTP_TIME seconds (half of it
 # at the ply asked, as evaluations, then deepening: doublet.search.analysis.deepen), and
-# a "time" may ask for no more; no model paths, no "set", no rollouts.
+# a "time" may ask for no more; no model paths, no "set", no rollouts; at most HTTP_PLAYS
+# plays in a reply.
 HTTP_COMMANDS = ("best", "analyse", "eval", "cube", "moves")
 HTTP_TIME = 10.0
+HTTP_PLAYS = 1000  # the most plays an HTTP reply lists (analyse: the best; moves: refused)
 HTTP_BOUNDS = protocol.Bounds(default_time=HTTP_TIME, max_time=HTTP_TIME, settable=False,
                               rollouts=False, where="the HTTP API",
-                              commands=(*HTTP_COMMANDS, "version"))  # fmt: skip
+                              commands=(*HTTP_COMMANDS, "version"),
+                              max_plays=HTTP_PLAYS)  # fmt: skip
 HTTP_SESSION = protocol.Session(HTTP_BOUNDS)  # for the version only: it holds no state
 
 
@@ -1098,7 +1101,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         def work(_: str, doc: dict[str, Any]) -> dict[str, Any]:
             if "cmd" in doc:
                 raise ApiError(400, f"'cmd' is the path here: POST /api/{cmd} without it")
-            return protocol.Session(HTTP_BOUNDS).reply({"cmd": cmd, **doc})
+            req = {"cmd": cmd, **doc}
+            try:
+                return protocol.with_id(req, protocol.Session(HTTP_BOUNDS).reply(req))
+            except DoubletError as e:  # 400, with the request's id
+                raise ApiError(400, str(e), {"id": doc["id"]} if "id" in doc else None) from None
 
         return work
 

@@ -44,9 +44,7 @@ false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` say
 
 from __future__ import annotations
 
-import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -65,6 +63,7 @@ from doublet.rules.movegen import shots
 from doublet.search.choice import best_index, ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
 from doublet.search.searcher import BudgetExceeded, Limits, Searcher
+from doublet.search.watch import Watchdog, watchdog
 
 T = TypeVar("T")
 
@@ -104,73 +103,10 @@ def _base(pos: Position, ply: int) -> dict[str, Any]:
 # (`iterative`: the CLI's --time, a request's "time") searches 0, 1, ... ply while time
 # remains and answers with the deepest completed. A search is stopped at its deadline
 # by the Searcher's watchdog thread (the kernels release the GIL); 0 ply always finishes.
-STOP_REPEAT = 0.02  # seconds between a watchdog's repeated stops (see Watchdog)
 # A bounded search's half of the budget is counted in evaluations at this rate (measured:
 # 136,000 to 186,000 a second at 1 to 3 ply on the project's machine, cache cleared), so
 # that it needs no watchdog and answers alike whatever the load.
 EVALS_PER_SECOND = 150_000
-
-
-class Watchdog:
-    """Stops a Searcher's kernels from another thread, at a deadline (``armed``) or at once
-    (``interrupt``: Ctrl-C). The kernels give up as they start a roll once stats[0] >
-    stats[1] > 0 (Searcher._budget), so a stop sets stats[1] to 1, and again every
-    STOP_REPEAT seconds until disarmed (a kernel that starts in between clears it); the
-    Searcher then raises BudgetExceeded. ``ply`` and ``done`` say what the search is at
-    (for a progress line)."""
-
-    def __init__(self, s: Searcher) -> None:
-        self.s = s
-        self.cv = threading.Condition()
-        self.deadline: float | None = None
-        self.interrupted = False
-        self.ply = self.done = -1
-        self.thread: threading.Thread | None = None
-
-    def arm(self, deadline: float) -> None:
-        with self.cv:
-            self.deadline = deadline
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="doublet-watchdog",
-                                               daemon=True)  # fmt: skip
-                self.thread.start()
-            self.cv.notify()
-
-    def disarm(self) -> None:
-        with self.cv:
-            self.deadline = None
-
-    def interrupt(self) -> None:
-        """Stop the search now (it answers with what it has completed)."""
-        with self.cv:
-            self.interrupted = True
-        self.arm(0.0)
-
-    def _run(self) -> None:
-        with self.cv:
-            while True:
-                if self.deadline is None or self.deadline == float("inf"):
-                    self.cv.wait()  # disarmed, or armed for an interrupt only
-                    continue
-                left = self.deadline - time.perf_counter()
-                if left > 0:
-                    self.cv.wait(left)
-                    continue
-                self.s.stats[1] = 1
-                if self.s.stats[0] < 2:
-                    self.s.stats[0] = 2
-                self.cv.wait(STOP_REPEAT)
-
-
-_WATCHDOGS: weakref.WeakKeyDictionary[Searcher, Watchdog] = weakref.WeakKeyDictionary()
-
-
-def watchdog(s: Searcher) -> Watchdog:
-    """The Searcher's watchdog (one each, made on first use)."""
-    dog = _WATCHDOGS.get(s)
-    if dog is None:
-        dog = _WATCHDOGS[s] = Watchdog(s)
-    return dog
 
 
 def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
@@ -178,7 +114,14 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
     """compute(n, 0, deadline) at ply n as the budget allows (see above): (the result, its
     ply, None or why the search stopped short of `ply`)."""
     dog = watchdog(s)
-    dog.interrupted = False
+    try:
+        return _deepen(s, dog, compute, ply, budget, iterative)
+    finally:
+        dog.disarm()  # whatever happened, no stop is left for the next search
+
+
+def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T], ply: int,
+            budget: float | None, iterative: bool) -> tuple[T, int, str | None]:  # fmt: skip
     if ply == 0 or (budget is None and not iterative):
         dog.ply = ply
         return compute(ply, 0, float("inf")), ply, None

@@ -35,6 +35,7 @@ from doublet.cube import equity as E
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
 from doublet.search.searcher import MAX_PLY, BudgetExceeded, Limits, Searcher
+from doublet.search.watch import stopping
 
 METHODS = ("cubeful", "janowski")
 DEFAULT_METHOD = "cubeful"
@@ -132,8 +133,9 @@ class CubefulSearch:
     def node(self, board: Board, states: list[CubeState], depth: int, act: bool) -> Node:
         """Search `board` (before its side on roll rolls) `depth` plies deep for each state."""
         b = np.asarray(board, dtype=np.int8)
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise BudgetExceeded("the cubeful search passed its time budget")
+        if (self.deadline is not None and time.perf_counter() > self.deadline) or stopping(
+                self.searcher):  # fmt: skip
+            raise BudgetExceeded("the cubeful search passed its time budget, or was stopped")
         if depth == 0:
             p = self.searcher.evaluate(b, Limits(ply=0)).astype(np.float64)
             return self._leaf(p, b, states, act)
