@@ -17,8 +17,11 @@ is checked (a play, no error). Rows:
   baseline of the ratio column; and run inside Debian's gnubg 1.07 when the binary is
   there (its Python module spends about 10 ms on every call, evaluate included, so that
   row shows the module's overhead more than its search);
-- Doublet in-process on the same cases (Searcher.best, the search's cache kept between
-  decisions as the engine keeps it), and gnubg in-process (the `gnubg` extra, the PyPI
+- Doublet in-process on the same cases: the search alone (Searcher.best, the search's
+  cache kept between decisions as the engine keeps it), and the whole protocol without
+  the pipe (the request's JSON read, doublet.apps.protocol.Session.answer, the reply's
+  JSON written: parsing, validation and formatting on top of the search); and gnubg
+  in-process (the `gnubg` extra, the PyPI
   module, with benchmarks/vs_gnubg.py's settings) when it is installed: what the pipe
   adds to each.
 
@@ -48,6 +51,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from doublet.apps.protocol import Session  # noqa: E402
 from doublet.core import board as B  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
 from doublet.nn.eval import default_model  # noqa: E402
@@ -227,7 +231,14 @@ def main() -> None:
                 t = time.perf_counter()
                 searcher.best(b, *c["dice"], limits)
                 times.append(time.perf_counter() - t)
-            print(row("  Doublet, in-process", times, None))
+            print(row("  Doublet, in-process (the search)", times, None))
+            session, times = Session(), []
+            for req in requests:  # the protocol without the pipe: parse, search, reply, JSON
+                line = json.dumps(req)
+                t = time.perf_counter()
+                json.dumps(session.answer(json.loads(line)))
+                times.append(time.perf_counter() - t)
+            print(row("  Doublet, in-process (the protocol)", times, None))
             if chooser is not None:
                 setup()
                 times = []
