@@ -150,9 +150,12 @@ def test_cube_requests(req: dict[str, Any]) -> None:
 
 GOOD = {"cmd": "moves", "position": "4HPwATDgc/ABMA", "dice": [2, 1]}
 KEYS = ["cmd", "position", "dice", "ply", "variant", "model", "cube", "match", "jacoby",
-        "method", "time"]  # fmt: skip
+        "method", "time", "id", "limit", "plies"]  # fmt: skip
 VALUES: dict[str, list[Any]] = {
-    "cmd": ["best", "eval", "analyse", "moves", "cube", "quiet", None, 3],
+    "cmd": ["best", "eval", "analyse", "moves", "cube", "version", "analyze", "quiet", None, 3],
+    "id": [1, None, {"a": [1]}, "x" * 50],
+    "limit": [1, 0, -1, "3", 10**6, None],
+    "plies": [2],  # a key no command takes
     "position": [*VALID_TEXT, 7, None, {"variant": "standard"}, "x" * 300],
     "dice": [[3, 1], [6, 6], [0, 1], ["3", "1"], "31", [1], None, [7, 2]],
     "ply": [0, 1, -1, 9, "2", True, 2.5],
@@ -262,13 +265,42 @@ def _web_fuzz(n: int, seed: int, tmp: Path) -> int:
     return n
 
 
+def _program_api_fuzz(n: int, seed: int, tmp: Path) -> int:
+    """The HTTP API for programs (POST /api/best ...): requests of the engine's keys with
+    odd values, never a 5xx, every error a JSON {"error"}."""
+    from starlette.testclient import TestClient
+
+    from doublet.apps.serve import HTTP_COMMANDS, create_app
+
+    c = TestClient(create_app(tmp, ply=0), raise_server_exceptions=False)
+    rng = random.Random(seed)
+    keys = [k for k in KEYS if k != "cmd"]
+    for _ in range(n):
+        body: Any = {k: rng.choice(VALUES[k]) for k in rng.sample(keys, rng.randint(1, 6))}
+        if isinstance(body.get("ply"), int) and not isinstance(body["ply"], bool):
+            body["ply"] = min(body["ply"], 1)  # bounded anyway; keeps the run short
+        body.setdefault("time", 1)
+        if rng.random() < 0.1:
+            body = rng.choice([[], "x", None, 3])
+        path = "/api/" + rng.choice([*HTTP_COMMANDS, "version", "set", "rollout"])
+        r = c.post(path, content=json.dumps(body).encode(),
+                   headers={"content-type": "application/json"})  # fmt: skip
+        assert r.status_code < 500, (path, body, r.status_code, r.text[:300])
+        if r.status_code >= 400:
+            assert "error" in r.json()
+            assert "internal error" not in r.json()["error"], (path, body, r.text[:300])
+    return n
+
+
 def test_the_web_api_never_answers_5xx(tmp_path: Path) -> None:
     assert _web_fuzz(CI, seed=1, tmp=tmp_path) == CI
+    assert _program_api_fuzz(CI, seed=1, tmp=tmp_path) == CI
 
 
 @pytest.mark.slow
 def test_the_web_api_never_answers_5xx_long(tmp_path: Path) -> None:
     _web_fuzz(SLOW, seed=2, tmp=tmp_path)
+    _program_api_fuzz(SLOW, seed=2, tmp=tmp_path)
 
 
 # -- loaders: models and saved games, damaged ------------------------------------------------
