@@ -511,6 +511,14 @@ def saved_at(save: Path, pid: str, turn: int, length: int = 0, jacoby: bool = Fa
     s.save(save)
 
 
+def resumed_at(tmp_path: Path, env: dict[str, str], pid: str,
+               turn: int) -> tuple[Path, Terminal]:  # fmt: skip
+    """`doublet play --resume` on a series saved by saved_at: (the save, its Terminal)."""
+    save = tmp_path / "game.json"
+    saved_at(save, pid, turn)
+    return save, Terminal(["--resume", "--save", str(save)], env)
+
+
 def test_a_match_to_3_with_a_double_a_resignation_and_the_crawford_game(
     env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -560,9 +568,8 @@ def test_a_match_to_3_with_a_double_a_resignation_and_the_crawford_game(
 def test_the_engine_doubles_and_the_person_takes_with_a_hint(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    save = tmp_path / "game.json"
-    saved_at(save, DOUBLE_TAKE, turn=1)  # the engine on roll in a double / take
-    t = Terminal(["--resume", "--save", str(save)], env)
+    # the engine on roll in a double / take
+    save, t = resumed_at(tmp_path, env, DOUBLE_TAKE, 1)
     t.expect(DOUBLED)
     t.type("hint")
     t.expect(r"Hint \(0 ply\): take\. For you, taking is worth -\d\.\d{3} and passing -1\.000")
@@ -579,9 +586,8 @@ def test_the_engine_doubles_and_the_person_takes_with_a_hint(
 
 
 def test_the_engine_passes_a_double_it_should_pass(env: dict[str, str], tmp_path: Path) -> None:
-    save = tmp_path / "game.json"
-    saved_at(save, DOUBLE_PASS, turn=0)  # the person on roll, a double / pass
-    t = Terminal(["--resume", "--save", str(save)], env)
+    # the person on roll, a double / pass
+    _, t = resumed_at(tmp_path, env, DOUBLE_PASS, 0)
     t.expect(ROLL_PROMPT)
     t.type("double")
     t.expect(r"You double to 2\. Doublet passes: you win 1 point\.")
@@ -593,9 +599,8 @@ def test_the_engine_passes_a_double_it_should_pass(env: dict[str, str], tmp_path
 def test_the_engine_refuses_a_resignation_worth_less_than_playing_on(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    save = tmp_path / "game.json"
-    saved_at(save, TOO_GOOD, turn=1)  # the engine is too good to double: on for a gammon
-    t = Terminal(["--resume", "--save", str(save)], env)
+    # the engine is too good to double: on for a gammon
+    _, t = resumed_at(tmp_path, env, TOO_GOOD, 1)
     t.expect(r"Doublet rolls \d-\d: ")
     t.expect(rf"{STANDARD_TURN}|{ROLL_PROMPT}")
     t.type("resign")
@@ -624,9 +629,8 @@ def test_cube_options_are_checked(env: dict[str, str], tmp_path: Path) -> None:
 
 
 def test_facing_a_double_resign_says_to_pass(env: dict[str, str], tmp_path: Path) -> None:
-    save = tmp_path / "game.json"
-    saved_at(save, DOUBLE_TAKE, turn=1)  # the engine on roll in a double / take
-    t = Terminal(["--resume", "--save", str(save)], env)
+    # the engine on roll in a double / take
+    _, t = resumed_at(tmp_path, env, DOUBLE_TAKE, 1)
     t.expect(DOUBLED)
     t.type("resign")
     t.expect(r"You cannot resign now: a double is waiting for its answer: take, or pass")
