@@ -51,6 +51,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.vs_gnubg import _hop  # noqa: E402
 from doublet.apps.protocol import Session  # noqa: E402
 from doublet.core import board as B  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
@@ -94,20 +95,13 @@ class Pipe:
 
 def gnubg_after(pid: str, move: list[int]) -> str:
     """The position ID after gnubg's move (from, to pairs in its numbering: 25 the bar,
-    0 or below off), seen by the opponent: to compare plays."""
+    0 or below off; benchmarks/vs_gnubg.py's _hop moves each checker), seen by the
+    opponent: to compare plays."""
     board = board_from_position_id(pid).copy()
     for k in range(0, len(move), 2):
-        src, dst = move[k], move[k + 1]
-        if src == 0 and dst == 0:
+        if move[k] == move[k + 1] == 0:
             break
-        board[src] -= 1
-        if dst <= 0:
-            board[B.MY_OFF] += 1
-            continue
-        if board[dst] == -1:
-            board[dst] = 0
-            board[B.OPP_BAR] -= 1
-        board[dst] += 1
+        _hop(board, move[k], move[k + 1])
     return position_id(B.flip(board))
 
 

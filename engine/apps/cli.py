@@ -491,7 +491,8 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     for req, bad in _json_requests(_input_lines(sys.stdin)):
         if bad:
             reply: dict[str, Any] = {"error": bad}
-        elif isinstance(req, dict) and req.get("cmd") == "quit" and set(req) <= {"cmd", "id"}:
+        elif isinstance(req, dict) and req.get("cmd") == "quit" and (
+                set(req) <= protocol.KEYS["quit"]):  # fmt: skip
             break
         else:
             reply = session.answer(req)

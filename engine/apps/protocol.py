@@ -7,8 +7,9 @@ docs/protocol.md documents every request, reply, default and error; the tables b
 (KEYS, DEFAULTS) are what it describes and what the tests check it against.
 
 A Session holds a client's defaults (``{"cmd": "set", ...}``) and the models it loaded.
-The HTTP API uses a fresh session per request, with its own bounds (HTTP_LIMITS): no
-``set``, no ``model`` paths, no rollouts, and a time limit on every request.
+The HTTP API answers with one session of its own bounds (doublet.apps.serve.HTTP_BOUNDS):
+no ``set``, no ``model`` paths, no rollouts, and a time limit on every request, so it
+holds no state between requests.
 """
 
 from __future__ import annotations
@@ -132,7 +133,6 @@ class Bounds:
     max_time: float = MAX_TIME
     max_ply: int = MAX_PLY
     settable: bool = True  # "set" and "model"
-    rollouts: bool = True
     where: str = "doublet engine"
     commands: tuple[str, ...] | None = None  # the commands served (None: all of KEYS)
     max_plays: int | None = None  # the most plays a reply lists (None: all)
@@ -268,13 +268,11 @@ class Session:
         # A method is checked whether or not the request ends up using it.
         method = self._method(req) if "method" in KEYS[cmd] else DEFAULT_METHOD
         if cmd == "rollout":
-            if not self.bounds.rollouts:
-                raise DoubletError(f"rollouts are not run by {self.bounds.where}")
-            return self._rollout(req, pos, meta, state, model, budget if iterative else None)
+            return self._rollout(req, pos, meta, state, model, budget)
         if cmd == "cube":
             return cube_document(pos, state, ply, model, method, budget, iterative)
         if cmd == "eval":
-            if not (any(k in req for k in _STATE) or not state.is_default):
+            if state.is_default and not any(k in req for k in _STATE):
                 return evaluate_position(pos, ply, model, budget, iterative)
             doc = evaluate_position(pos, ply, model, budget / 2, iterative)  # and the cube
             doc["cube"] = cube_document(pos, state, ply, model, method, budget / 2, iterative)
@@ -346,7 +344,7 @@ class Session:
         return {"defaults": dict(new)}
 
     def _rollout(self, req: dict[str, Any], pos: Position, meta: dict[str, Any],
-                 state: CubeState, model: Any, budget: float | None) -> dict[str, Any]:  # fmt: skip
+                 state: CubeState, model: Any, budget: float) -> dict[str, Any]:  # fmt: skip
         """doublet rollout's document, its options as keys (ply: the trials' checker play,
         0 or 1; select_ply: the search that picks the plays)."""
         from doublet.core.parallel import shared_executor
@@ -370,7 +368,7 @@ class Session:
         ex = shared_executor(_whole(req, "workers", 2, 1, 64), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
-                                ENGINE_TIME if budget is None else budget)  # fmt: skip
+                                budget)  # fmt: skip
 
 
 def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:

@@ -182,10 +182,11 @@ HTTP_COMMANDS = ("best", "analyse", "eval", "cube", "moves")
 HTTP_TIME = 10.0
 HTTP_PLAYS = 1000  # the most plays an HTTP reply lists (analyse: the best; moves: refused)
 HTTP_BOUNDS = protocol.Bounds(default_time=HTTP_TIME, max_time=HTTP_TIME, settable=False,
-                              rollouts=False, where="the HTTP API",
+                              where="the HTTP API",
                               commands=(*HTTP_COMMANDS, "version"),
                               max_plays=HTTP_PLAYS)  # fmt: skip
-HTTP_SESSION = protocol.Session(HTTP_BOUNDS)  # for the version only: it holds no state
+# The HTTP API's one session: with no "set" and no model paths it holds no state.
+HTTP_SESSION = protocol.Session(HTTP_BOUNDS)
 
 
 def _json(schema: dict[str, Any]) -> dict[str, Any]:
@@ -1096,14 +1097,14 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
 
     def program(cmd: str) -> Callable[[str, Any], Any]:
         """The HTTP API for programs: the engine protocol's request (its "cmd" is the path)
-        answered by a fresh session with the HTTP bounds (no state between requests)."""
+        answered by HTTP_SESSION (the HTTP bounds: no state between requests)."""
 
         def work(_: str, doc: dict[str, Any]) -> dict[str, Any]:
             if "cmd" in doc:
                 raise ApiError(400, f"'cmd' is the path here: POST /api/{cmd} without it")
             req = {"cmd": cmd, **doc}
             try:
-                return protocol.with_id(req, protocol.Session(HTTP_BOUNDS).reply(req))
+                return protocol.with_id(req, HTTP_SESSION.reply(req))
             except DoubletError as e:  # 400, with the request's id
                 raise ApiError(400, str(e), {"id": doc["id"]} if "id" in doc else None) from None
 

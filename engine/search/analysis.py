@@ -97,15 +97,15 @@ def _base(pos: Position, ply: int) -> dict[str, Any]:
 
 # Time budgets (seconds). Without one a search runs at the ply asked. With one (a bound:
 # the engine protocol's and the HTTP API's default), the ply asked is searched within
-# half of it (as evaluations: EVALS_PER_SECOND); if that does not finish, the search
-# deepens from 0 ply within the rest and answers with the deepest ply completed
-# ("stopped" says so). Iterative deepening
+# half of it, counted in evaluations at EVALS_PER_SECOND (measured: 136,000 to 186,000 a
+# second at 1 to 3 ply on the project's machine, cache cleared; so that the answer is
+# the same whatever the load), and where a search can be long, also by the watchdog's
+# clock; if that does not finish, the search deepens from 0 ply within the rest and
+# answers with the deepest ply completed ("stopped" says so). Iterative deepening
 # (`iterative`: the CLI's --time, a request's "time") searches 0, 1, ... ply while time
-# remains and answers with the deepest completed. A search is stopped at its deadline
-# by the Searcher's watchdog thread (the kernels release the GIL); 0 ply always finishes.
-# A bounded search's half of the budget is counted in evaluations at this rate (measured:
-# 136,000 to 186,000 a second at 1 to 3 ply on the project's machine, cache cleared), so
-# that it needs no watchdog and answers alike whatever the load.
+# remains and answers with the deepest completed. The watchdog thread
+# (doublet.search.watch) stops the kernels at the deadline or on Ctrl-C; 0 ply always
+# finishes.
 EVALS_PER_SECOND = 150_000
 
 
@@ -146,24 +146,22 @@ def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T],
     dog.ply, dog.done = 0, -1
     result = compute(0, 0, float("inf"))
     done = dog.done = 0
-    for p in range(1, ply + 1):
+
+    def short(why: str = "") -> tuple[T, int, str]:
         if dog.interrupted:
             return result, done, f"interrupted: answered at {done} ply of the {ply} asked for"
-        if time.perf_counter() >= deadline:
-            return result, done, (f"the time budget of {budget:g} s allowed {done} ply of the "
-                                  f"{ply} asked for")  # fmt: skip
+        return result, done, (f"the time budget of {budget:g} s allowed {done} ply of the "
+                              f"{ply} asked for{why}")  # fmt: skip
+
+    dog.arm(deadline)  # deepen disarms it
+    for p in range(1, ply + 1):
+        if dog.interrupted or time.perf_counter() >= deadline:
+            return short()
         dog.ply = p
         try:
-            dog.arm(deadline)
             result = compute(p, 0, deadline)
         except BudgetExceeded:
-            if dog.interrupted:
-                return result, done, (f"interrupted: answered at {done} ply of the {ply} "
-                                      "asked for")  # fmt: skip
-            return result, done, (f"the time budget of {budget:g} s allowed {done} ply of the "
-                                  f"{ply} asked for: ply {p} did not finish within it")  # fmt: skip
-        finally:
-            dog.disarm()
+            return short(f": ply {p} did not finish within it")
         done = dog.done = p
     return result, done, None
 
@@ -301,8 +299,8 @@ def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | Non
                cubeful: bool | None = None, iterative: bool = False,
                top: bool = False) -> Ranked:  # fmt: skip
     """Every legal play of d1-d2 searched (within the budget: deepen) and ranked as
-    analyse_roll documents; nothing is formatted. With `top`, `order` holds the best
-    play only (ranking's first, without sorting the rest)."""
+    analyse_roll documents; nothing is formatted. With `top` at money with the cube
+    centred, `order` holds the best play only (the kernel's choice, its one equity)."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -319,11 +317,7 @@ def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | Non
     eq, mwc = play_equities(s, boards, again, probs, state if cubeful else None)
     cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1) if cubeful else eq
     # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
-    if top:
-        deepest = np.flatnonzero(plies == plies.max())
-        order = [int(deepest[np.argmax(eq[deepest])])]  # the first of the best, as ranking
-    else:
-        order = ranking(probs, plies, eq if cubeful else None)
+    order = ranking(probs, plies, eq if cubeful else None)
     return Ranked(boards, again, probs, plies, eq, mwc, cubeless, order, cubeful, ply, stopped)
 
 
