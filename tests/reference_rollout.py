@@ -11,13 +11,21 @@ net are tested on their own), its own splitmix64 for the dice, its own luck.
                Searcher.best
     luck:      f(r) = the mover's probabilities after its best 0-ply play of r (21 rolls);
                luck = f(rolled) - sum_r w_r f(r), seen by the start side
+
+cube_trial plays the same trial at 0 ply with the cube (doublet.search.rollout_cube's
+docstring): before each roll the side on roll's cube decision by Janowski's model from the
+net's probabilities, the answer, and the cubeful luck, one scalar decision at a time.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from doublet.core.board import CHECKERS, MY_OFF, OPP_OFF, flip, outcome
+from doublet.cube import equity as E
+from doublet.cube.state import MAX_CUBE, CubeState
 from doublet.nn.eval import Model, evaluate
 from doublet.rules.bearoff import bearoff_probs, is_bearoff
 from doublet.rules.movegen import legal_outcomes
@@ -126,5 +134,74 @@ def trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed: int
         else:
             outs, _, _, _ = searcher.analyse(b, d1, d2, Limits(ply=ply))
             after = outs[searcher.best(b, d1, d2, Limits(ply=ply))]
+        b = flip(after)
+    raise AssertionError("no game is this long")
+
+
+# -- the cube in the trials (doublet.search.rollout_cube's docstring) --------------------------
+
+
+def _scale(view: CubeState) -> float:
+    return 1.0 if view.is_match else float(view.value)
+
+
+def _for_other(v: float, view: CubeState) -> float:
+    return 1.0 - v if view.is_match else -v
+
+
+def cubeful(p: np.ndarray, b: np.ndarray, view: CubeState, act: bool) -> float:
+    """Janowski's 0-ply cubeful value (absolute) of b before its roll, for its side on roll
+    with probabilities p in `view`, after that side's cube action when `act`."""
+    x = E.efficiency(b)
+    nd = float(E.no_double(p, x, view)[0]) * _scale(view)
+    if not (act and view.may_double() and 2 * view.value <= MAX_CUBE):
+        return nd
+    dt = float(E.double_take(p, x, view)[0]) * _scale(view)
+    return max(nd, min(dt, E.double_pass(view) * _scale(view)))
+
+
+def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed: int,
+               stream: int, state: CubeState, act_first: bool, truncate: int = 0,
+               bearoff: bool = True) -> tuple[float, float, int, int]:  # fmt: skip
+    """(value, luck, plays, doubles) of trial t at 0 ply played with the cube from `state`
+    (the start side's view), both absolute and seen by the start side."""
+    rolls = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
+    weights = [(1 if a == b else 2) / 36 for a, b in rolls]
+    dice = trial_dice(strata, 2, seed, t, stream, 1000)
+    b = start.copy()
+    s, luck, doubles = state, 0.0, 0
+    for m in range(1001):
+        mine = m % 2 == 0
+        view = s if mine else s.flipped()
+        over = outcome(b) != 0
+        if over or (bearoff and is_bearoff(b)) or (truncate and m == truncate):
+            v = cubeful(value(b, model), b, view, not over)
+            return (v if mine else _for_other(v, view)), luck, m, doubles
+        if view.may_double() and 2 * view.value <= MAX_CUBE and (act_first or m > 0):
+            p = value(b, model)
+            x = E.efficiency(b)
+            nd = float(E.no_double(p, x, view)[0])
+            dt = float(E.double_take(p, x, view)[0])
+            dp = E.double_pass(view)
+            if min(dt, dp) - nd > E.OPTIONAL:
+                doubles += 1
+                if dt > dp:  # a pass
+                    v = dp * _scale(view)
+                    return (v if mine else _for_other(v, view)), luck, m, doubles
+                new = view.doubled()
+                if view.beavers and not view.is_match and dt < 0:
+                    new = replace(new, value=4 * view.value)
+                view = new
+                s = new if mine else new.flipped()
+        g = {}
+        for r in rolls:
+            after, p_after = best_play(b, r[0], r[1], model)
+            g[r] = _for_other(cubeful(other_side(p_after), flip(after), view.flipped(), True),
+                              view)  # fmt: skip
+        d1, d2 = dice[m]
+        lk = g[(max(d1, d2), min(d1, d2))] - sum(w * g[r] for r, w in zip(rolls, weights,
+                                                                          strict=True))  # fmt: skip
+        luck += lk if mine else -lk
+        after, _ = best_play(b, d1, d2, model)
         b = flip(after)
     raise AssertionError("no game is this long")

@@ -11,6 +11,11 @@
 - the numbers do not depend on the executor: this process, 2 local processes, Ray (and
   neither do doublet.training.distill's chunks);
 - until_se, a time budget and Ctrl-C stop at a chunk's end with what was done;
+- the cube in the trials (doublet.search.rollout_cube): each trial's cubeful value and
+  luck equal the slow reference's in money (centered, owned, Jacoby and beavers) and
+  match states (pre-, post-Crawford, the Crawford game, an owned cube); in the Crawford
+  game they are the cubeless trials' match equity; the cubeful luck adjustment keeps the
+  mean and cuts the variance;
 - the documents: a position's, a roll's plays with paired differences, the cube;
 - `doublet rollout`, `analyse --rollout` and the engine's rollout command.
 """
@@ -30,6 +35,8 @@ from doublet.core.board import STARTING, flip
 from doublet.core.dice import ROLLOUT_STREAM, _seed_stream, _trial_roll, seed64, trial_strata
 from doublet.core.errors import DoubletError
 from doublet.core.parallel import Executor, executor
+from doublet.cube import equity as E
+from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
 from doublet.formats.position import Position
 from doublet.nn.eval import default_model, equity, save_model
@@ -123,6 +130,64 @@ def test_a_finished_position_or_a_bear_off_is_exact_at_once() -> None:
     assert t.probability_se()[0].max() == 0 and t.moves.max() == 0
 
 
+CUBE_STATES = (
+    (CubeState(), True),
+    (CubeState.money(2, "mover"), False),
+    (CubeState.money(jacoby=True, beavers=True), True),
+    (CubeState.match(7, away=(2, 4)), True),
+    (CubeState.match(7, away=(1, 3)), True),  # post-Crawford: the trailer doubles at once
+    (CubeState.match(7, away=(1, 3), crawford=True), True),
+    (CubeState.match(5, away=(4, 2), value=2, owner="opponent"), True),
+)
+
+
+@pytest.mark.parametrize(("name", "start", "truncate", "trials"),
+                         [("race to the end", RACE, 0, 4),
+                          ("middle game", MIDDLE, 8, 3)])  # fmt: skip
+def test_each_cubeful_trial_is_the_reference_trial(name: str, start: np.ndarray, truncate: int,
+                                                   trials: int) -> None:  # fmt: skip
+    s = RolloutSettings(trials=trials, seed=11, truncate=truncate)
+    t = rollout(MODEL, start, s, cube=CUBE_STATES)
+    assert t.cube_raw is not None and t.cube_luck is not None
+    strata = trial_strata(11)
+    doubles = 0
+    for j, (state, act) in enumerate(CUBE_STATES):
+        for i in range(trials):
+            v, lk, plays, d = ref.cube_trial(MODEL, start, i, strata, 11, ROLLOUT_STREAM, state,
+                                             act, truncate)  # fmt: skip
+            doubles += d
+            assert t.moves[0, i] == plays
+            assert t.cube_raw[0, i, j] == pytest.approx(v, abs=2e-6), (name, state, i)
+            assert t.cube_luck[0, i, j] == pytest.approx(lk, abs=2e-6), (name, state, i)
+    assert doubles >= 5  # the cube was turned in these trials
+
+
+def test_the_crawford_game_is_the_cubeless_trials_match_equity() -> None:
+    """Nobody may double: each trial's cubeful value and luck are the dead cube's
+    (linear) match equity of its cubeless value and luck."""
+    state = CubeState.match(7, away=(1, 3), crawford=True)
+    s = RolloutSettings(trials=36, seed=5, truncate=6)
+    t = rollout(MODEL, MIDDLE, s, cube=((state, True),))
+    want = E.no_double(t.values()[0], E.CONTACT_X, state)
+    np.testing.assert_allclose(t.cube_values()[0, :, 0], want, atol=2e-6)
+    raw = E.no_double(t.raw[0], E.CONTACT_X, state)
+    np.testing.assert_allclose(t.cube_raw[0, :, 0], raw, atol=2e-6)
+
+
+@pytest.mark.parametrize(("start", "truncate", "trials"), [(RACE, 0, 216), (MIDDLE, 10, 108)])
+def test_the_cubeful_luck_adjustment_keeps_the_mean_and_cuts_the_variance(
+        start: np.ndarray, truncate: int, trials: int) -> None:  # fmt: skip
+    t = rollout(MODEL, start, RolloutSettings(trials=trials, seed=7, truncate=truncate),
+                cube=((CubeState(), False), (CubeState().doubled(), False)))  # fmt: skip
+    assert t.cube_raw is not None
+    for j in range(2):
+        plain, adjusted = t.cube_raw[0, :, j], t.cube_values()[0, :, j]
+        se_plain = plain.std(ddof=1) / np.sqrt(t.n)
+        se_adjusted = adjusted.std(ddof=1) / np.sqrt(t.n)
+        assert abs(plain.mean() - adjusted.mean()) < 3 * se_plain
+        assert se_adjusted < se_plain / 2, (j, se_adjusted, se_plain)
+
+
 def _job_numbers(ex: Executor) -> np.ndarray:
     s = RolloutSettings(trials=2 * CHUNK + 5, seed=6, truncate=6)
     t = rollout(MODEL, np.stack([MIDDLE, RACE]), s, ex)
@@ -191,6 +256,60 @@ def test_the_position_document() -> None:
     assert "cubeless equity" in render(doc)
     match = rollout_document(Position(MIDDLE), settings=s, state=CubeState.match(7, away=(2, 4)))
     assert match["cube"]["mwc"] and match["equity"] == doc["equity"]
+
+
+def test_the_position_documents_cube_decision_is_rolled_out_with_the_cube() -> None:
+    """The no double and double / take trials: their means are the equities (money: per
+    unit of the cube; match: money-equivalent of the MWC), the difference's error is
+    paired; `cubeful` False is Janowski's conversion; a mover without the cube has no
+    double."""
+    s = RolloutSettings(trials=72, truncate=5, seed=1)
+    p = Position(MIDDLE)
+    for state in (CubeState(), CubeState.money(2, "mover", beavers=True),
+                  CubeState.match(7, away=(2, 4))):  # fmt: skip
+        doc = rollout_document(p, settings=s, state=state)
+        cube = doc["cube"]
+        assert cube["method"] == "rollout" and cube["state"] == state.to_json()
+        t = rollout(MODEL, p.board, s, cube=((state, False), (state.doubled(), False)))
+        v = t.cube_values()[0]
+        if state.is_match:
+            nd, dt = to_money(state, v[:, 0]), to_money(state, v[:, 1])
+            assert cube["mwc"]["no_double"] == pytest.approx(v[:, 0].mean(), abs=2e-6)
+        else:
+            nd, dt = v[:, 0] / state.value, v[:, 1] / state.value
+            if state.beavers and dt.mean() < 0:
+                dt = 2 * dt
+        assert cube["equities"]["no_double"] == pytest.approx(nd.mean(), abs=2e-6)
+        assert cube["equities"]["double_take"] == pytest.approx(dt.mean(), abs=2e-6)
+        se = (dt - nd).std(ddof=1) / np.sqrt(t.n)
+        assert cube["equities_se"]["difference"] == pytest.approx(se, abs=2e-6)
+        assert cube["equities_se"]["difference"] < cube["equities_se"]["double_take"]
+        assert "rolled out with cube actions" in render(doc)
+    owned = rollout_document(p, settings=s, state=CubeState.money(2, "opponent"))
+    assert owned["cube"]["take"] is None and owned["cube"]["equities"]["double_take"] is None
+    assert "the opponent owns the cube" in owned["cube"]["action"]
+    cubeless = rollout_document(p, settings=RolloutSettings(trials=72, truncate=5, seed=1,
+                                                            cubeful=False))  # fmt: skip
+    assert cubeless["cube"]["method"] == "janowski" and cubeless["equity"] == doc["equity"]
+    assert "Janowski, from the cubeless rollout" in render(cubeless)
+
+
+def test_a_match_rolls_out_the_plays_with_the_cube() -> None:
+    """At a match score each play's trials are played with the cube, the opponent on
+    roll first: its MWC is their mean, its equity the money-equivalent."""
+    state = CubeState.match(5, away=(3, 2))
+    s = RolloutSettings(trials=36, truncate=4, seed=3)
+    doc = rollout_document(Position(STARTING), (4, 2), s, state, top=2, select_ply=0)
+    assert doc["equity"] == "cubeful" and doc["rollout"]["cubeful"] is True
+    starts = np.stack([Position.parse(p["position_id"]).board for p in doc["plays"]])
+    t = rollout(MODEL, starts, s, cube=((state.flipped(), True),))
+    mwc = 1.0 - t.cube_values()[:, :, 0]
+    for i, play in enumerate(doc["plays"]):
+        assert play["mwc"] == pytest.approx(mwc[i].mean(), abs=2e-6)
+        assert play["equity"] == pytest.approx(to_money(state, mwc[i].mean()), abs=2e-6)
+    d = to_money(state, mwc[1]) - to_money(state, mwc[0])
+    assert doc["plays"][1]["difference_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(t.n),
+                                                             abs=2e-6)  # fmt: skip
 
 
 def test_the_plays_document_ranks_by_the_rollout_with_paired_errors() -> None:
@@ -266,3 +385,13 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
                  "--workers", "1")  # fmt: skip
     assert r.returncode == 0 and "cubeless equity" in r.stdout and "Proper cube action" in r.stdout
+    assert "rolled out with cube actions" in r.stdout
+    r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
+                 "--workers", "1", "--cubeless", "--json")  # fmt: skip
+    cubeless = json.loads(r.stdout)
+    assert cubeless["cube"]["method"] == "janowski" and cubeless["rollout"]["cubeful"] is False
+    req = {"cmd": "rollout", "position": "4HPwATDgc/ABMA", "trials": 36, "truncate": 2,
+           "workers": 1, "cubeful": False}  # fmt: skip
+    r = _doublet("engine", stdin=json.dumps(req) + "\n")
+    reply = json.loads(r.stdout.splitlines()[0])
+    assert reply["cube"] == cubeless["cube"]

@@ -345,7 +345,7 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
-                           until_se=args.until_se or 0.0)  # fmt: skip
+                           until_se=args.until_se or 0.0, cubeful=args.cubeful)  # fmt: skip
 
 
 def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeState, model: Any,
@@ -406,6 +406,9 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
                    help="play bear-offs out instead of ending at the exact database")  # fmt: skip
     g.add_argument("--no-luck", dest="luck", action="store_false",
                    help="no luck adjustment (variance reduction)")  # fmt: skip
+    g.add_argument("--cubeless", dest="cubeful", action="store_false",
+                   help="no cube actions in the trials: the cube decision (and cubeful "
+                   "plays) by Janowski's conversion of the cubeless rollout")  # fmt: skip
     g.add_argument("--seed", type=int, default=d.seed, help=f"default {d.seed}")
     g.add_argument("--top", type=int, default=3, help="with dice: the plays rolled out (default 3)")
     g.add_argument("--until-se", type=float, default=None, metavar="SE",

@@ -68,10 +68,13 @@ from doublet.core.dice import (
 from doublet.core.errors import DoubletError
 from doublet.core.jit import njit
 from doublet.core.parallel import Executor
+from doublet.cube.met import to_money
+from doublet.cube.state import CubeState
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, equity
 from doublet.rules.bearoff import Tables as bearoff_tables_type
 from doublet.rules.bearoff import is_bearoff
+from doublet.search.rollout_cube import Record, walk
 from doublet.search.searcher import (
     Cache,
     Limits,
@@ -89,6 +92,9 @@ MAX_MOVES = 1000
 CHUNK = 36  # trials a task: one block of the quasi-random first roll
 MAX_ROLLOUT_PLY = 1
 EQUITY_GRADIENT = np.array([2.0, 1.0, 1.0, -1.0, -1.0])  # d equity / d probabilities
+# Cube states for a cubeful rollout: each (the start side's view, whether the start side
+# may take a cube action before its first roll).
+Cube = tuple[tuple[CubeState, bool], ...]
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
 
@@ -104,6 +110,7 @@ class RolloutSettings:
     seed: int = 1
     quasi: int = QUASI_MOVES  # rolls of a trial that are quasi-random (0, 1 or 2)
     until_se: float = 0.0  # > 0: stop once every equity's standard error is at most this
+    cubeful: bool = True  # cube actions in the trials (where the documents use the cube)
 
     def check(self) -> None:
         def whole(name: str, v: Any, lo: int, hi: int | None = None) -> None:
@@ -123,19 +130,36 @@ class RolloutSettings:
     def to_json(self) -> dict[str, Any]:
         return {"ply": self.ply, "truncate": self.truncate, "bearoff": self.bearoff,
                 "luck": self.luck, "seed": self.seed, "quasi": self.quasi,
-                "until_se": self.until_se or None}  # fmt: skip
+                "until_se": self.until_se or None, "cubeful": self.cubeful}  # fmt: skip
 
 
 # -- the kernels ------------------------------------------------------------------------------
 
 
 @njit
+def _keep_end(p, out, end, terminal):
+    """A trial's last value p (its side on roll's) into out; end[0] = terminal."""
+    for j in range(N_OUTPUTS):
+        out[j] = p[j]
+    end[0] = terminal
+
+
+@njit
 def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo, cfg,
            ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state, b, p,
-           raw, luck):  # fmt: skip
+           raw, luck, record, pre_b, pre_p, roll_b, roll_p, rolled_at, end):  # fmt: skip
     """Play trial `trial` of `start` (SIZE,); raw (5,) float64 = its value, luck (5,)
     float64 = the sum of its rolls' luck (0 unless luck_on), both seen by start's side on
-    roll. Returns the plays made, or -1 when a buffer is too small."""
+    roll. Returns the plays made n, or -1 when a buffer is too small.
+
+    With `record` (for the cube actions, doublet.search.rollout_cube), each move m's
+    position before its roll (pre_b[m], the mover's view) with the probabilities its
+    cube decision is taken by (pre_p[m], the mover's: the net's at ply 0, the mean over
+    the 21 rolls of the best 0-ply play's at ply 1); with luck_on, the best 0-ply play of
+    each roll r (roll_b[m, r], roll_p[m, r]: the board after it and the mover's
+    probabilities) and the roll rolled (rolled_at[m]). At the end, pre_b[n] is the last
+    position, pre_p[n] its value for its side on roll and end[0] 1 when the game is over
+    there (else it was valued by the net or the database)."""
     _seed_stream(state, seed, trial, ROLLOUT_STREAM)
     for k in range(N_OUTPUTS):
         luck[k] = 0.0
@@ -145,18 +169,30 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
     mean = np.empty(N_OUTPUTS, np.float64)
     side = 0
     for m in range(MAX_MOVES + 1):
+        if record:
+            for i in range(SIZE):
+                pre_b[m, i] = b[i]
         if _terminal(b, p):
             _mover_probs(p, side == 0, raw)  # seen by the start side
+            if record:
+                _keep_end(p, pre_p[m], end, 1)
             return m
         if (bearoff and is_bearoff(b)) or m == MAX_MOVES or (truncate > 0 and m == truncate):
             _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
                 ws.flipped, p)  # fmt: skip
             _mover_probs(p, side == 0, raw)  # seen by the start side
+            if record:
+                _keep_end(p, pre_p[m], end, 0)
             return m
         k = _trial_roll(strata, quasi, state, trial, m)
         d1, d2 = 1 + k // 6, 1 + k % 6
         chosen = -1
-        if luck_on:
+        if record and ply == 0:  # the cube decision's probabilities: the net's
+            _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
+                ws.flipped, p)  # fmt: skip
+            for j in range(N_OUTPUTS):
+                pre_p[m, j] = p[j]
+        if luck_on or (record and ply == 1):
             if _all_rolls(b, nets, bo, cfg, ws, cache, stats, r_outs, r_agains, r_probs,
                           r_starts) < 0:  # fmt: skip
                 return -1
@@ -175,17 +211,28 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
                     mean[j] += ROLL_WEIGHTS[r] * r_probs[best, j]
                 if r == rolled:
                     chosen = best
-            for j in range(N_OUTPUTS):
-                f[j] = r_probs[chosen, j] - mean[j]  # the mover's luck
-            if side == 0:
+                if record and luck_on:
+                    for j in range(SIZE):
+                        roll_b[m, r, j] = r_outs[best, j]
+                    for j in range(N_OUTPUTS):
+                        roll_p[m, r, j] = r_probs[best, j]
+            if record:
+                rolled_at[m] = rolled
+                if ply == 1:  # the cube decision's probabilities: the 1-ply mean
+                    for j in range(N_OUTPUTS):
+                        pre_p[m, j] = mean[j]
+            if luck_on:
                 for j in range(N_OUTPUTS):
-                    luck[j] += f[j]
-            else:  # a difference of probabilities, seen by the other side
-                luck[0] -= f[0]
-                luck[1] += f[3]
-                luck[2] += f[4]
-                luck[3] += f[1]
-                luck[4] += f[2]
+                    f[j] = r_probs[chosen, j] - mean[j]  # the mover's luck
+                if side == 0:
+                    for j in range(N_OUTPUTS):
+                        luck[j] += f[j]
+                else:  # a difference of probabilities, seen by the other side
+                    luck[0] -= f[0]
+                    luck[1] += f[3]
+                    luck[2] += f[4]
+                    luck[3] += f[1]
+                    luck[4] += f[2]
         if ply == 0 and chosen >= 0:  # the 0-ply choice is the roll's best just found
             flip_into(r_outs[chosen], b)
         else:
@@ -206,11 +253,18 @@ def _chunk(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, luck_on,
     state = np.zeros(1, np.uint64)
     b = np.empty(SIZE, np.int8)
     p = np.empty(N_OUTPUTS, np.float32)
+    pre_b = np.zeros((1, SIZE), np.int8)  # nothing is recorded
+    pre_p = np.zeros((1, N_OUTPUTS), np.float64)
+    roll_b = np.zeros((1, N_ROLLS, SIZE), np.int8)
+    roll_p = np.zeros((1, N_ROLLS, N_OUTPUTS), np.float64)
+    rolled_at = np.zeros(1, np.int64)
+    end = np.zeros(1, np.int64)
     for t in range(lo, hi):
         for c in range(starts.shape[0]):
             m = _trial(starts[c], t, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets,
                        bo, cfg, ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts,
-                       state, b, p, raw[c, t - lo], luck[c, t - lo])  # fmt: skip
+                       state, b, p, raw[c, t - lo], luck[c, t - lo], False, pre_b, pre_p,
+                       roll_b, roll_p, rolled_at, end)  # fmt: skip
             if m < 0:
                 return False
             moves[c, t - lo] = m
@@ -229,6 +283,22 @@ def _chunk_entry(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, lu
                   moves)  # fmt: skip
 
 
+@njit
+def _trial_entry(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo,
+                 cfg, ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, raw,
+                 luck, pre_b, pre_p, roll_b, roll_p, rolled_at, end):  # fmt: skip
+    """One trial with its record (see _trial), called from Python with the structures as
+    plain tuples."""
+    state = np.zeros(1, np.uint64)
+    b = np.empty(SIZE, np.int8)
+    p = np.empty(N_OUTPUTS, np.float32)
+    return _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on,
+                  Nets(*nets), bearoff_tables_type(*bo), Settings(*cfg), Workspace(*ws),
+                  Cache(*cache), stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state,
+                  b, p, raw, luck, True, pre_b, pre_p, roll_b, roll_p, rolled_at,
+                  end)  # fmt: skip
+
+
 # -- one process's work -----------------------------------------------------------------------
 
 
@@ -240,6 +310,7 @@ class Job:
     model: Model
     starts: np.ndarray
     settings: RolloutSettings
+    cube: Cube = ()
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -252,6 +323,13 @@ class Roller:
                                "up to 100,000 plays a roll)")  # fmt: skip
         self.searcher = Searcher(model, STANDARD)
         self._rolls(self.searcher.capacity)
+        rows = MAX_MOVES + 1  # a trial's record (the cube's walk), about 1.5 MB
+        self.pre_b = np.zeros((rows, SIZE), np.int8)
+        self.pre_p = np.zeros((rows, N_OUTPUTS), np.float64)
+        self.roll_b = np.zeros((rows, N_ROLLS, SIZE), np.int8)
+        self.roll_p = np.zeros((rows, N_ROLLS, N_OUTPUTS), np.float64)
+        self.rolled = np.zeros(rows, np.int64)
+        self.end = np.zeros(1, np.int64)
 
     def _rolls(self, capacity: int) -> None:
         rows = N_ROLLS * capacity  # every play of every roll fits
@@ -260,9 +338,11 @@ class Roller:
         self.r_probs = np.zeros((rows, N_OUTPUTS), np.float32)
         self.r_starts = np.zeros(N_ROLLS + 1, np.int64)
 
-    def run(self, starts: np.ndarray, lo: int, hi: int, settings: RolloutSettings
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-        """Trials lo..hi-1 of each start: (raw, luck (K, hi - lo, 5), moves (K, hi - lo))."""
+    def run(self, starts: np.ndarray, lo: int, hi: int, settings: RolloutSettings,
+            cube: Cube = ()) -> tuple[np.ndarray, ...]:  # fmt: skip
+        """Trials lo..hi-1 of each start: (raw, luck (K, hi - lo, 5), moves (K, hi - lo)),
+        and with `cube` (cube states, each with whether the start side may act before its
+        first roll) each trial's cubeful value and luck in each state (K, hi - lo, S)."""
         s = self.searcher
         b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
         k = b.shape[0]
@@ -270,6 +350,8 @@ class Roller:
         luck = np.zeros((k, hi - lo, N_OUTPUTS), np.float64)
         moves = np.zeros((k, hi - lo), np.int64)
         strata = trial_strata(settings.seed)
+        if cube:
+            return self._run_cube(b, lo, hi, settings, cube, raw, luck, moves, strata)
         while True:
             nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
             if _chunk_entry(b, lo, hi, seed64(settings.seed), strata, settings.quasi,
@@ -281,16 +363,48 @@ class Roller:
             s._allocate(s.capacity * 4)
             self._rolls(s.capacity)
 
+    def _run_cube(self, b: np.ndarray, lo: int, hi: int, settings: RolloutSettings, cube: Cube,
+                  raw: np.ndarray, luck: np.ndarray, moves: np.ndarray, strata: np.ndarray
+                  ) -> tuple[np.ndarray, ...]:  # fmt: skip
+        """run with the cube: each trial played once with its record, then walked in each
+        cube state (doublet.search.rollout_cube)."""
+        s = self.searcher
+        k = b.shape[0]
+        c_raw = np.zeros((k, hi - lo, len(cube)), np.float64)
+        c_luck = np.zeros_like(c_raw)
+        for t in range(lo, hi):
+            for c in range(k):
+                while True:
+                    nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
+                    n = _trial_entry(b[c], t, seed64(settings.seed), strata, settings.quasi,
+                                     settings.ply, settings.truncate, settings.bearoff,
+                                     settings.luck, nets, bo, cfg, ws, cache, s.stats,
+                                     s.result_probs, s.result_ply, self.r_outs, self.r_agains,
+                                     self.r_probs, self.r_starts, raw[c, t - lo], luck[c, t - lo],
+                                     self.pre_b, self.pre_p, self.roll_b, self.roll_p,
+                                     self.rolled, self.end)  # fmt: skip
+                    if n >= 0:
+                        break
+                    s._allocate(s.capacity * 4)
+                    self._rolls(s.capacity)
+                moves[c, t - lo] = n
+                rec = Record(int(n), self.pre_b, self.pre_p, self.roll_b, self.roll_p,
+                             self.rolled, bool(self.end[0]))  # fmt: skip
+                for j, (state, act_first) in enumerate(cube):
+                    c_raw[c, t - lo, j], c_luck[c, t - lo, j] = walk(rec, state, act_first,
+                                                                     settings.luck)  # fmt: skip
+        return raw, luck, moves, c_raw, c_luck
+
 
 _ROLLER: dict[str, Roller] = {}  # the last job's token -> its Roller (one a process)
 
 
-def run_chunk(job: Job, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def run_chunk(job: Job, lo: int, hi: int) -> tuple[np.ndarray, ...]:
     """The task a worker runs: trials lo..hi-1 of the job (a Roller kept for the job)."""
     if job.token not in _ROLLER:
         _ROLLER.clear()
         _ROLLER[job.token] = Roller(job.model)
-    return _ROLLER[job.token].run(job.starts, lo, hi, job.settings)
+    return _ROLLER[job.token].run(job.starts, lo, hi, job.settings, job.cube)
 
 
 # -- the estimate -----------------------------------------------------------------------------
@@ -308,10 +422,28 @@ class Trials:
     seconds: float = 0.0
     stopped: str | None = None
     where: str = "this process"
+    cube: Cube = ()  # the cube states of a cubeful rollout
+    cube_raw: np.ndarray | None = None  # (K, n, S): each trial's value in each cube state
+    cube_luck: np.ndarray | None = None  # (K, n, S): its luck (absolute, the start side's)
 
     @property
     def n(self) -> int:
         return int(self.raw.shape[1])
+
+    def cube_values(self) -> np.ndarray:
+        """Each trial's cubeful value in each cube state (K, n, S), absolute and seen by
+        the start side: luck-adjusted when the settings say so."""
+        assert self.cube_raw is not None and self.cube_luck is not None
+        return self.cube_raw - self.cube_luck if self.settings.luck else self.cube_raw
+
+    def running(self) -> tuple[np.ndarray, np.ndarray]:
+        """The equity a stopping rule and a progress bar follow, (K,) with its standard
+        error (K,): the cubeful one of the first cube state in units of the cube
+        (money-equivalent in a match), else the cubeless one."""
+        if not self.cube:
+            return self.equity()
+        v = normalise(self.cube[0][0], self.cube_values()[:, :, 0])
+        return v.mean(axis=1), _se(v)
 
     def values(self) -> np.ndarray:
         """Each trial's value (K, n, 5): luck-adjusted when the settings say so."""
@@ -329,6 +461,14 @@ class Trials:
         """The cubeless equity (K,) and its standard error (K,)."""
         v = self.values()
         return np.asarray(equity(v.mean(axis=1))), _se(v @ EQUITY_GRADIENT)
+
+
+def normalise(state: CubeState, v: np.ndarray) -> np.ndarray:
+    """Absolute values in `state` (money: points of the base stake; match: MWC) as GNU
+    Backgammon shows them: per unit of the cube, money-equivalent in a match."""
+    if state.is_match:
+        return np.asarray(to_money(state, v), dtype=np.float64)
+    return np.asarray(v, dtype=np.float64) / state.value
 
 
 def _se(x: np.ndarray) -> np.ndarray:
@@ -363,25 +503,27 @@ Progress = Callable[[int, int, "Trials"], None]
 
 def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
             ex: Executor | None = None, progress: Progress | None = None,
-            deadline: float | None = None) -> Trials:  # fmt: skip
+            deadline: float | None = None, cube: Cube = ()) -> Trials:  # fmt: skip
     """Roll out each start position (K, SIZE) or one (SIZE,), each seen by its side on
     roll, on the same dice: the Trials. Chunks of CHUNK trials go to the executor (None:
     this process) and are taken in trial order; the rollout stops early, at a chunk's
-    end, once until_se is met, at the `deadline` (time.perf_counter()), or on Ctrl-C
-    (KeyboardInterrupt), keeping what it has. progress(done, total, trials) after each."""
+    end, once until_se is met (Trials.running), at the `deadline` (time.perf_counter()),
+    or on Ctrl-C (KeyboardInterrupt), keeping what it has. progress(done, total, trials)
+    after each. With `cube`, each trial is also played with the cube from each of these
+    states (doublet.search.rollout_cube)."""
     settings.check()
     b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
     for row in b:
         check_in_play(row, STANDARD)
     ex = ex or Executor()
-    job = Job(model, b, settings)
+    job = Job(model, b, settings, tuple(cube))
     handle = ex.shared(job)
     bounds = [(lo, min(lo + CHUNK, settings.trials)) for lo in range(0, settings.trials, CHUNK)]
     k = b.shape[0]
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     done = 0  # chunks taken, in order
     t0 = time.perf_counter()
-    trials = _assemble(settings, [], k)
+    trials = _assemble(settings, [], k, job.cube)
     stopped = None
     results = ex.map(run_chunk, [(handle, lo, hi) for lo, hi in bounds])
     try:
@@ -393,13 +535,13 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
                 grew = True
             if not grew:
                 continue
-            trials = _assemble(settings, [parts[j] for j in range(done)], k)
+            trials = _assemble(settings, [parts[j] for j in range(done)], k, job.cube)
             if progress is not None:
                 progress(trials.n, settings.trials, trials)
             if done == len(bounds):
                 break
             if (settings.until_se > 0 and trials.n >= 2 * CHUNK
-                    and float(trials.equity()[1].max()) <= settings.until_se):  # fmt: skip
+                    and float(trials.running()[1].max()) <= settings.until_se):  # fmt: skip
                 stopped = f"the standard error reached {settings.until_se:g} ({trials.n} trials)"
                 break
             if deadline is not None and time.perf_counter() > deadline:
@@ -416,24 +558,32 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     return trials
 
 
-def _assemble(settings: RolloutSettings, parts: list[tuple[np.ndarray, ...]], k: int) -> Trials:
+def _assemble(settings: RolloutSettings, parts: list[tuple[np.ndarray, ...]], k: int,
+              cube: Cube = ()) -> Trials:  # fmt: skip
     if not parts:
         z = np.zeros((k, 0, N_OUTPUTS))
-        return Trials(settings, z, z.copy(), np.zeros((k, 0), np.int64))
-    raw, luck, moves = (np.concatenate([p[j] for p in parts], axis=1) for j in range(3))
-    return Trials(settings, raw, luck, moves)
+        c = np.zeros((k, 0, len(cube))) if cube else None
+        return Trials(settings, z, z.copy(), np.zeros((k, 0), np.int64), cube=cube, cube_raw=c,
+                      cube_luck=None if c is None else c.copy())  # fmt: skip
+    cols = [np.concatenate([p[j] for p in parts], axis=1) for j in range(len(parts[0]))]
+    if cube:
+        return Trials(settings, cols[0], cols[1], cols[2], cube=cube, cube_raw=cols[3],
+                      cube_luck=cols[4])  # fmt: skip
+    return Trials(settings, cols[0], cols[1], cols[2])
 
 
 __all__ = [
     "CHUNK",
     "EQUITY_GRADIENT",
     "MAX_MOVES",
+    "Cube",
     "Job",
     "Roller",
     "RolloutSettings",
     "Trials",
     "flip_values",
     "gradient",
+    "normalise",
     "rollout",
     "run_chunk",
 ]

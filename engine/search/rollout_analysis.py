@@ -7,20 +7,32 @@ JSON of a position's rollout (numbers rounded to 6 decimals)::
     {"variant": "standard", "position": {...}, "position_id": "...", "pips": {...},
      "rollout": {"trials": 1296, "trials_asked": 1296, "ply": 0, "truncate": 0,
                  "bearoff": true, "luck": true, "seed": 1, "quasi": 2, "until_se": null,
+                 "cubeful": true,
                  "seconds": ..., "trials_per_second": ..., "mean_plays": ..., "where": ...,
                  "equity_plain": ..., "equity_plain_se": ...},   # not luck-adjusted
      "probabilities": {...}, "probabilities_se": {...}, "equity": ..., "equity_se": ...,
      "cube": {"double": ..., "take": ..., "action": ..., "equities": {...},
-              "equities_se": {...}, "method": "janowski", "state": {...}},
+              "optimal": ..., "mwc": {...},             # mwc: match play only
+              "equities_se": {"no_double", "double_take", "difference"},
+              "method": "rollout", "state": {...}},
      "stopped": "..."}                    # only when it stopped before the trials asked
+
+The probabilities and "equity" are cubeless. The cube decision (``"method": "rollout"``)
+comes from the same trials played with the cube (doublet.search.rollout_cube): once with
+no double now, once doubled and taken; "difference" is the standard error of double /
+take less no double, trial by trial. With ``cubeful`` false (``--cubeless``), the
+trials have no cube actions and the decision is Janowski's conversion of the cubeless
+probabilities at the root (``"method": "janowski"``, no "difference").
 
 With dice, instead of the probabilities and the cube: ``"dice": [d1, d2]`` and
 ``"plays"``, ranked by the rollout's equity (cubeful, ``"equity": "cubeful"`` and
-``"state"``, away from money with the cube centered), each
-``{"rank", "play", "equity", "equity_se", "difference", "difference_se",
-"probabilities", "probabilities_se", "search": {"rank", "ply", "equity"},
+``"state"``, away from money with the cube centered: the trials played with the cube,
+the opponent on roll first, or with ``cubeful`` false Janowski's conversion after each
+play), each ``{"rank", "play", "equity", "equity_se", "difference", "difference_se",
+"probabilities", "probabilities_se", "search": {"rank", "ply", "equity"}, "mwc",
 "position_id"}``: the difference to the best play and its standard error measured on
-the same trials (paired), and where the search ranked the play.
+the same trials (paired), where the search ranked the play, and in a match (cubeful
+trials) its match-winning chance.
 """
 
 from __future__ import annotations
@@ -42,14 +54,17 @@ from doublet.formats.ids import check_in_play
 from doublet.formats.position import Position
 from doublet.nn.eval import N_OUTPUTS, Model, _terminal, default_model
 from doublet.search.analysis import analyse_roll, play_equities, searcher
+from doublet.search.cubeful import leaf_values
 from doublet.search.rollout import (
     EQUITY_GRADIENT,
     PROB_NAMES,
+    Cube,
     Progress,
     RolloutSettings,
     Trials,
     flip_values,
     gradient,
+    normalise,
     rollout,
 )
 from doublet.search.searcher import Searcher
@@ -118,8 +133,48 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
     return doc
 
 
+def cube_rollout_states(state: CubeState) -> Cube:
+    """The cube states a position's cubeful rollout plays each trial in: no double (the
+    mover's first cube action given), and double / take where the mover may double."""
+    if not state.may_double():
+        return ((state, False),)
+    return ((state, False), (state.doubled(), False))
+
+
+def _cube_rolled(t: Trials, state: CubeState) -> dict[str, Any]:
+    """The cube decision from a cubeful rollout's no double and double / take trials."""
+    v = t.cube_values()[0]  # (n, S): absolute, the mover's
+    nd = normalise(state, v[:, 0])
+    doc: dict[str, Any]
+    if len(t.cube) == 1:
+        doc = {"double": False, "take": None,
+               "action": f"No double available ({state.why_no_double()})",
+               "equities": {"no_double": round(float(nd.mean()), 6), "double_take": None,
+                            "double_pass": None},
+               "equities_se": {"no_double": round(_se1(nd), 6)}}  # fmt: skip
+        if state.is_match:
+            doc["mwc"] = {"no_double": round(float(v[:, 0].mean()), 6), "double_take": None,
+                          "double_pass": None}  # fmt: skip
+    else:
+        dt_abs = v[:, 1].copy()
+        if state.beavers and not state.is_match and dt_abs.mean() < 0:
+            dt_abs *= 2.0  # the taker beavers: the cube doubled again, values twice
+        dt = normalise(state, dt_abs)
+        native = (v[:, 0].mean(), dt_abs.mean()) if state.is_match else (
+            v[:, 0].mean() / state.value, dt_abs.mean() / state.value)  # fmt: skip
+        decision = E.decide_values(float(native[0]), float(native[1]), state)
+        doc = decision.to_json()
+        doc["optimal"] = round(decision.optimal, 6)
+        doc["equities_se"] = {"no_double": round(_se1(nd), 6), "double_take": round(_se1(dt), 6),
+                              "difference": round(_se1(dt - nd), 6)}  # fmt: skip
+    doc["method"] = "rollout"
+    doc["state"] = state.to_json()
+    return doc
+
+
 def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dict[str, Any]:
-    """The rollout of a position before its roll (t: one start, pos itself)."""
+    """The rollout of a position before its roll (t: one start, pos itself; with cube
+    states, cube_rollout_states(state))."""
     doc = _header(pos, t)
     if t.n == 0:
         return doc
@@ -133,7 +188,10 @@ def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dic
         plain = t.raw[0] @ EQUITY_GRADIENT
         doc["rollout"]["equity_plain"] = round(float(plain.mean()) - 1.0, 6)
         doc["rollout"]["equity_plain_se"] = round(_se1(plain), 6)
-    doc["cube"] = _cube(t.values()[0], np.asarray(pos.board), state)
+    if t.cube:
+        doc["cube"] = _cube_rolled(t, state)
+    else:
+        doc["cube"] = _cube(t.values()[0], np.asarray(pos.board), state)
     return doc
 
 
@@ -166,13 +224,23 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
         doc["plays"] = []
         return doc
     mover = flip_values(t.values())  # (K, n, 5): the mover's, after each play
-    s = searcher or Searcher(default_model(STANDARD))
     eqs, zs = [], []
-    for i, row in enumerate(candidates):
-        after = B.from_counts(row["board"]["mover"], row["board"]["opponent"])
-        v, z = _linear(_play_value(s, after, state if cubeful else None), mover[i])
-        eqs.append(v)
-        zs.append(z)
+    mwcs: list[float] | None = None
+    if cubeful and t.cube:  # the trials played with the cube: their values, the mover's
+        absolute = 1.0 - t.cube_values()[:, :, 0] if state.is_match else -t.cube_values()[:, :, 0]
+        for i in range(len(candidates)):
+            z = normalise(state, absolute[i])
+            eqs.append(float(z.mean()))
+            zs.append(z - z.mean())
+        if state.is_match:
+            mwcs = [float(a.mean()) for a in absolute]
+    else:
+        s = searcher or Searcher(default_model(STANDARD))
+        for i, row in enumerate(candidates):
+            after = B.from_counts(row["board"]["mover"], row["board"]["opponent"])
+            v, z = _linear(_play_value(s, after, state if cubeful else None), mover[i])
+            eqs.append(v)
+            zs.append(z)
     order = sorted(range(len(candidates)), key=lambda i: (-eqs[i], i))
     best = order[0]
     se_all = t.probability_se()
@@ -189,6 +257,8 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
                                "probabilities_se": _probs(se_all[i][[0, 3, 4, 1, 2]]),
                                "search": {"rank": row["rank"], "ply": row["ply"],
                                           "equity": row["equity"]}}  # fmt: skip
+        if mwcs is not None:
+            out["mwc"] = round(mwcs[i], 6)
         if "position_id" in row:
             out["position_id"] = row["position_id"]
         rows.append(out)
@@ -218,7 +288,8 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     m = model if model is not None else default_model(STANDARD)
     deadline = None if budget is None else time.perf_counter() + budget
     if dice is None:
-        t = rollout(m, np.array(pos.board), settings, ex, progress, deadline)
+        cube = cube_rollout_states(state) if settings.cubeful else ()
+        t = rollout(m, np.array(pos.board), settings, ex, progress, deadline, cube)
         return position_document(pos, t, state)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise DoubletError(f"top must be an integer 1 or more, got {top!r}")
@@ -230,27 +301,40 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     # A play that ends the game is its own value: roll out the others.
     live = [i for i, b in enumerate(starts) if B.outcome(b) == 0]
     done = [i for i in range(len(starts)) if i not in live]
-    rolled = rollout(m, starts[live], settings, ex, progress, deadline) if live else None
-    t = _with_finished(rolled, starts, live, done, settings)
+    cube = ((state.flipped(), True),) if settings.cubeful and not state.is_default else ()
+    rolled = rollout(m, starts[live], settings, ex, progress, deadline, cube) if live else None
+    t = _with_finished(rolled, starts, live, done, settings, cube)
     return plays_document(pos, d1, d2, candidates, t, state, searcher(m, STANDARD))
 
 
 def _with_finished(t: Trials | None, starts: np.ndarray, live: list[int], done: list[int],
-                   settings: RolloutSettings) -> Trials:  # fmt: skip
-    """The trials of every start, those of finished games (each trial its result) put in."""
+                   settings: RolloutSettings, cube: Cube = ()) -> Trials:  # fmt: skip
+    """The trials of every start, those of finished games (each trial its result, with
+    the cube: its value in each cube state) put in."""
     n = t.n if t is not None else settings.trials
     k = len(starts)
     raw = np.zeros((k, n, N_OUTPUTS))
     luck = np.zeros_like(raw)
     moves = np.zeros((k, n), np.int64)
+    c_raw = np.zeros((k, n, len(cube)))
     p = np.zeros(N_OUTPUTS, np.float32)
     for i in done:
         _terminal(starts[i], p)
         raw[i] = p
+        for j, (s, _) in enumerate(cube):
+            c_raw[i, :, j] = leaf_values(p[None].astype(np.float64), starts[i][None], s,
+                                         False)[0]  # fmt: skip
+    extra: dict[str, Any] = {}
+    if cube:
+        extra = {"cube": cube, "cube_raw": c_raw, "cube_luck": np.zeros_like(c_raw)}
     if t is not None:
         raw[live], luck[live], moves[live] = t.raw, t.luck, t.moves
-        return replace(t, raw=raw, luck=luck, moves=moves)
-    return Trials(settings, raw, luck, moves)
+        if cube:
+            assert t.cube_raw is not None and t.cube_luck is not None
+            c_raw[live] = t.cube_raw
+            extra["cube_luck"][live] = t.cube_luck
+        return replace(t, raw=raw, luck=luck, moves=moves, **extra)
+    return Trials(settings, raw, luck, moves, **extra)
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -260,7 +344,8 @@ def render(doc: dict[str, Any]) -> str:
                                                    "dice" in doc else "")
              + f": {r['trials']} trials at {r['ply']} ply"
              + (f", truncated after {r['truncate']} plays" if r["truncate"] else "")
-             + (", luck-adjusted" if r["luck"] else "") + f", seed {r['seed']}"]  # fmt: skip
+             + (", luck-adjusted" if r["luck"] else "") + f", seed {r['seed']}"
+             + (", cubeless" if not r.get("cubeful", True) else "")]  # fmt: skip
     lines.append(f"  {r['seconds']:.1f} s on {r['where']}, {r['trials_per_second']:.1f} "
                  f"trials/s, {r['mean_plays']:.1f} plays a trial")  # fmt: skip
     if "stopped" in doc:
@@ -298,7 +383,9 @@ def render(doc: dict[str, Any]) -> str:
     if eq["double_take"] is not None:
         parts.append(f"double/take {eq['double_take']:+.4f} ± {ese['double_take']:.4f}")
         parts.append(f"double/pass {eq['double_pass']:+.4f}")
-    lines.append("  cubeful (Janowski, from the rollout): " + ", ".join(parts))
+    how = ("rolled out with cube actions in the trials" if cube["method"] == "rollout" else
+           "Janowski, from the cubeless rollout")  # fmt: skip
+    lines.append(f"  cubeful ({how}): " + ", ".join(parts))
     lines.append(f"  Proper cube action: {cube['action']}")
     return "\n".join(lines)
 
