@@ -25,8 +25,9 @@ published rollout, every baseline measured in the same run.
    at 0 ply with the cube in the trials, judged by gnubg's cubeful 2 ply as
    benchmarks/cube.py judges (the double's and the take's error, mEq); beside it on the
    same cases the same trials' cubeless probabilities converted by Janowski at the root
-   (``--cubeless``), Doublet's cubeful 2-ply search, and gnubg's own 0 and 1 ply (the
-   data).
+   (the default), the cube in the trials at 1 ply, Doublet's cubeful 2-ply search, and
+   gnubg's own 0 and 1 ply (the data); and each decider's mean no double and double /
+   take equities less gnubg 2-ply's.
 6. The 15 opening rolls: the two best plays of each by Doublet's 1-ply search, rolled
    out at 0 ply (cubeless, luck-adjusted, the same dice for both), beside the 15
    best-play equities of Tom Keith's gnubg 0-ply cubeless rollouts as Daniel Murphy
@@ -249,18 +250,21 @@ def cube_section(model: Model, ex: Executor, args: argparse.Namespace, trials: i
     for r in rows:
         b = board_from_position_id(r["pid"])
         state = from_request(r)
-        t = rollout(model, b, RolloutSettings(trials=trials, seed=9), ex,
-                    cube=cube_rollout_states(state))  # fmt: skip
-        seconds += t.seconds
         pos = Position(b)
-        for name, doc in (("rollout, cube in the trials", position_document(pos, t, state)),
-                          ("rollout, Janowski at the root (--cubeless)",
-                           position_document(pos, replace(t, cube=()), state))):  # fmt: skip
-            e = doc["cube"]["equities"]
-            found.setdefault(name, []).append((e["no_double"], e["double_take"],
-                                               e["double_pass"], r))  # fmt: skip
-            if name.startswith("rollout, cube"):
-                ses.append(doc["cube"]["equities_se"]["difference"])
+        for cube_ply in (0, 1):
+            t = rollout(model, b, RolloutSettings(trials=trials, seed=9, cube_ply=cube_ply), ex,
+                        cube=cube_rollout_states(state))  # fmt: skip
+            seconds += t.seconds
+            docs = [(f"rollout, the cube in the trials at {cube_ply} ply (--cubeful)",
+                     position_document(pos, t, state))]  # fmt: skip
+            if cube_ply == 0:
+                docs.append(("rollout, Janowski at the root (the default)",
+                             position_document(pos, replace(t, cube=()), state)))  # fmt: skip
+                ses.append(docs[0][1]["cube"]["equities_se"]["difference"])
+            for name, doc in docs:
+                e = doc["cube"]["equities"]
+                found.setdefault(name, []).append((e["no_double"], e["double_take"],
+                                                   e["double_pass"], r))  # fmt: skip
         a = cube_decision(searcher, b, state, 2)
         assert a.decision is not None
         d = a.decision
@@ -270,15 +274,19 @@ def cube_section(model: Model, ex: Executor, args: argparse.Namespace, trials: i
         found[f"gnubg {ply} ply (the data)"] = [
             (g["no_double"], g["double_take"], g["double_pass"], r)
             for r in rows for g in [r["gnubg"][str(ply)]]]  # fmt: skip
-    print("| decider | double mEq | take mEq | total mEq | double agrees | take agrees |")
-    print("|---|---|---|---|---|---|")
+    print("| decider | double mEq | take mEq | total mEq | double agrees | take agrees "
+          "| no double - gnubg 2 ply | double / take - gnubg 2 ply |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for name, out in found.items():
         es = [errors(nd, dt, dp, r["gnubg"]["2"]) for nd, dt, dp, r in out]
         de = 1000 * float(np.mean([e[0] for e in es]))
         te = 1000 * float(np.mean([e[1] for e in es]))
+        bias = [np.array([x[k] - x[3]["gnubg"]["2"][key] for x in out])
+                for k, key in ((0, "no_double"), (1, "double_take"))]  # fmt: skip
+        sd = [f"{b.mean():+.4f} ± {b.std(ddof=1) / np.sqrt(len(b)):.4f}" for b in bias]
         print(f"| {name} | {de:.2f} | {te:.2f} | {de + te:.2f} | "
               f"{100 * np.mean([e[2] for e in es]):.0f} % | "
-              f"{100 * np.mean([e[3] for e in es]):.0f} % |")  # fmt: skip
+              f"{100 * np.mean([e[3] for e in es]):.0f} % | {sd[0]} | {sd[1]} |")  # fmt: skip
     print(f"(rollouts: {seconds:.0f} s in all; the standard error of double / take less no "
           f"double, median {np.median(ses):.4f}, largest {max(ses):.4f})")  # fmt: skip
 

@@ -162,9 +162,12 @@ def cubeful(p: np.ndarray, b: np.ndarray, view: CubeState, act: bool) -> float:
 
 def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed: int,
                stream: int, state: CubeState, act_first: bool, truncate: int = 0,
-               bearoff: bool = True) -> tuple[float, float, int, int]:  # fmt: skip
+               bearoff: bool = True, cube_ply: int = 0
+               ) -> tuple[float, float, int, int]:  # fmt: skip
     """(value, luck, plays, doubles) of trial t at 0 ply played with the cube from `state`
-    (the start side's view), both absolute and seen by the start side."""
+    (the start side's view), both absolute and seen by the start side; the cube decided
+    from the net's probabilities (cube_ply 0) or their mean over the rolls after the best
+    0-ply play of each (1)."""
     rolls = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
     weights = [(1 if a == b else 2) / 36 for a, b in rolls]
     dice = trial_dice(strata, 2, seed, t, stream, 1000)
@@ -177,8 +180,11 @@ def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed
         if over or (bearoff and is_bearoff(b)) or (truncate and m == truncate):
             v = cubeful(value(b, model), b, view, not over)
             return (v if mine else _for_other(v, view)), luck, m, doubles
+        bests = {r: best_play(b, r[0], r[1], model) for r in rolls}
         if view.may_double() and 2 * view.value <= MAX_CUBE and (act_first or m > 0):
             p = value(b, model)
+            if cube_ply == 1:
+                p = sum(w * bests[r][1] for r, w in zip(rolls, weights, strict=True))
             x = E.efficiency(b)
             nd = float(E.no_double(p, x, view)[0])
             dt = float(E.double_take(p, x, view)[0])
@@ -195,7 +201,7 @@ def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed
                 s = new if mine else new.flipped()
         g = {}
         for r in rolls:
-            after, p_after = best_play(b, r[0], r[1], model)
+            after, p_after = bests[r]
             g[r] = _for_other(cubeful(other_side(p_after), flip(after), view.flipped(), True),
                               view)  # fmt: skip
         d1, d2 = dice[m]

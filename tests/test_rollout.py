@@ -141,12 +141,13 @@ CUBE_STATES = (
 )
 
 
-@pytest.mark.parametrize(("name", "start", "truncate", "trials"),
-                         [("race to the end", RACE, 0, 4),
-                          ("middle game", MIDDLE, 8, 3)])  # fmt: skip
+@pytest.mark.parametrize(("name", "start", "truncate", "trials", "cube_ply"),
+                         [("race to the end", RACE, 0, 4, 0),
+                          ("middle game", MIDDLE, 8, 3, 0),
+                          ("middle game, the cube at 1 ply", MIDDLE, 6, 2, 1)])  # fmt: skip
 def test_each_cubeful_trial_is_the_reference_trial(name: str, start: np.ndarray, truncate: int,
-                                                   trials: int) -> None:  # fmt: skip
-    s = RolloutSettings(trials=trials, seed=11, truncate=truncate)
+                                                   trials: int, cube_ply: int) -> None:  # fmt: skip
+    s = RolloutSettings(trials=trials, seed=11, truncate=truncate, cube_ply=cube_ply)
     t = rollout(MODEL, start, s, cube=CUBE_STATES)
     assert t.cube_raw is not None and t.cube_luck is not None
     strata = trial_strata(11)
@@ -154,12 +155,12 @@ def test_each_cubeful_trial_is_the_reference_trial(name: str, start: np.ndarray,
     for j, (state, act) in enumerate(CUBE_STATES):
         for i in range(trials):
             v, lk, plays, d = ref.cube_trial(MODEL, start, i, strata, 11, ROLLOUT_STREAM, state,
-                                             act, truncate)  # fmt: skip
+                                             act, truncate, cube_ply=cube_ply)  # fmt: skip
             doubles += d
             assert t.moves[0, i] == plays
             assert t.cube_raw[0, i, j] == pytest.approx(v, abs=2e-6), (name, state, i)
             assert t.cube_luck[0, i, j] == pytest.approx(lk, abs=2e-6), (name, state, i)
-    assert doubles >= 5  # the cube was turned in these trials
+    assert doubles >= trials  # the cube was turned in these trials
 
 
 def test_the_crawford_game_is_the_cubeless_trials_match_equity() -> None:
@@ -259,11 +260,10 @@ def test_the_position_document() -> None:
 
 
 def test_the_position_documents_cube_decision_is_rolled_out_with_the_cube() -> None:
-    """The no double and double / take trials: their means are the equities (money: per
-    unit of the cube; match: money-equivalent of the MWC), the difference's error is
-    paired; `cubeful` False is Janowski's conversion; a mover without the cube has no
-    double."""
-    s = RolloutSettings(trials=72, truncate=5, seed=1)
+    """--cubeful: the no double and double / take trials' means are the equities (money:
+    per unit of the cube; match: money-equivalent of the MWC), the difference's error is
+    paired; by default Janowski's conversion; a mover without the cube has no double."""
+    s = RolloutSettings(trials=72, truncate=5, seed=1, cubeful=True)
     p = Position(MIDDLE)
     for state in (CubeState(), CubeState.money(2, "mover", beavers=True),
                   CubeState.match(7, away=(2, 4))):  # fmt: skip
@@ -288,8 +288,7 @@ def test_the_position_documents_cube_decision_is_rolled_out_with_the_cube() -> N
     owned = rollout_document(p, settings=s, state=CubeState.money(2, "opponent"))
     assert owned["cube"]["take"] is None and owned["cube"]["equities"]["double_take"] is None
     assert "the opponent owns the cube" in owned["cube"]["action"]
-    cubeless = rollout_document(p, settings=RolloutSettings(trials=72, truncate=5, seed=1,
-                                                            cubeful=False))  # fmt: skip
+    cubeless = rollout_document(p, settings=RolloutSettings(trials=72, truncate=5, seed=1))
     assert cubeless["cube"]["method"] == "janowski" and cubeless["equity"] == doc["equity"]
     assert "Janowski, from the cubeless rollout" in render(cubeless)
 
@@ -298,7 +297,7 @@ def test_a_match_rolls_out_the_plays_with_the_cube() -> None:
     """At a match score each play's trials are played with the cube, the opponent on
     roll first: its MWC is their mean, its equity the money-equivalent."""
     state = CubeState.match(5, away=(3, 2))
-    s = RolloutSettings(trials=36, truncate=4, seed=3)
+    s = RolloutSettings(trials=36, truncate=4, seed=3, cubeful=True)
     doc = rollout_document(Position(STARTING), (4, 2), s, state, top=2, select_ply=0)
     assert doc["equity"] == "cubeful" and doc["rollout"]["cubeful"] is True
     starts = np.stack([Position.parse(p["position_id"]).board for p in doc["plays"]])
@@ -385,13 +384,14 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
                  "--workers", "1")  # fmt: skip
     assert r.returncode == 0 and "cubeless equity" in r.stdout and "Proper cube action" in r.stdout
-    assert "rolled out with cube actions" in r.stdout
+    assert "Janowski, from the cubeless rollout" in r.stdout
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
-                 "--workers", "1", "--cubeless", "--json")  # fmt: skip
-    cubeless = json.loads(r.stdout)
-    assert cubeless["cube"]["method"] == "janowski" and cubeless["rollout"]["cubeful"] is False
+                 "--workers", "1", "--cubeful", "--cube-ply", "1", "--json")  # fmt: skip
+    cubeful = json.loads(r.stdout)
+    assert cubeful["cube"]["method"] == "rollout" and cubeful["rollout"]["cubeful"] is True
+    assert cubeful["rollout"]["cube_ply"] == 1
     req = {"cmd": "rollout", "position": "4HPwATDgc/ABMA", "trials": 36, "truncate": 2,
-           "workers": 1, "cubeful": False}  # fmt: skip
+           "workers": 1, "cubeful": True, "cube_ply": 1}  # fmt: skip
     r = _doublet("engine", stdin=json.dumps(req) + "\n")
     reply = json.loads(r.stdout.splitlines()[0])
-    assert reply["cube"] == cubeless["cube"]
+    assert reply["cube"] == cubeful["cube"]

@@ -345,7 +345,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
-                           until_se=args.until_se or 0.0, cubeful=args.cubeful)  # fmt: skip
+                           until_se=args.until_se or 0.0, cubeful=args.cubeful,
+                           cube_ply=args.cube_ply)  # fmt: skip
 
 
 def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeState, model: Any,
@@ -367,9 +368,10 @@ def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeStat
 
     def progress(done: int, total: int, trials: Any) -> None:
         if bar is not None:
-            eq, se = trials.equity()
+            eq, se = trials.running()
+            what = "no double" if trials.cube and dice is None else "equity"
             bar.update(done - bar.n)
-            bar.set_postfix_str(f"equity {eq[0]:+.3f} ± {se[0]:.3f}")
+            bar.set_postfix_str(f"{what} {eq[0]:+.3f} ± {se[0]:.3f}")
 
     try:
         return rollout_document(pos, tuple(dice) if dice else None, settings, state, model,
@@ -406,14 +408,17 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
                    help="play bear-offs out instead of ending at the exact database")  # fmt: skip
     g.add_argument("--no-luck", dest="luck", action="store_false",
                    help="no luck adjustment (variance reduction)")  # fmt: skip
-    g.add_argument("--cubeless", dest="cubeful", action="store_false",
-                   help="no cube actions in the trials: the cube decision (and cubeful "
-                   "plays) by Janowski's conversion of the cubeless rollout")  # fmt: skip
+    g.add_argument("--cubeful", action="store_true",
+                   help="play the cube in the trials (a cubeful rollout) instead of "
+                   "converting the cubeless rollout by Janowski's model at the root")  # fmt: skip
+    g.add_argument("--cube-ply", type=int, default=d.cube_ply,
+                   help="with --cubeful: the depth of the cube decisions in the trials, 0 "
+                   "(the net) or 1 (the mean over the 21 rolls)")  # fmt: skip
     g.add_argument("--seed", type=int, default=d.seed, help=f"default {d.seed}")
     g.add_argument("--top", type=int, default=3, help="with dice: the plays rolled out (default 3)")
     g.add_argument("--until-se", type=float, default=None, metavar="SE",
-                   help="stop once the equity's standard error (every play's) is at most "
-                   "SE")  # fmt: skip
+                   help="stop once the equity's standard error (every play's; with the "
+                   "cube in the trials, the cubeful one, of no double) is at most SE")  # fmt: skip
     g.add_argument("--workers", type=int, default=2, help="local processes (default 2)")
     g.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="run the trials as Ray tasks: 'auto' (this machine's cluster), "

@@ -47,8 +47,8 @@ _COMMON = {"cmd", "id"}
 _POSITION = {"position", "variant"}
 _SEARCH = {"ply", "time", "model"}
 _STATE = {"cube", "match", "jacoby", "beavers"}
-_ROLLOUT = {"trials", "truncate", "seed", "luck", "bearoff", "cubeful", "until_se", "workers",
-            "ray", "top", "select_ply"}  # fmt: skip
+_ROLLOUT = {"trials", "truncate", "seed", "luck", "bearoff", "cubeful", "cube_ply", "until_se",
+            "workers", "ray", "top", "select_ply"}  # fmt: skip
 KEYS: dict[str, set[str]] = {
     "best": _COMMON | _POSITION | _SEARCH | _STATE | {"dice"},
     "analyse": _COMMON | _POSITION | _SEARCH | _STATE | {"dice", "method", "limit"},
@@ -114,8 +114,9 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
     "truncate": ({"type": "integer"}, "rollout: value by the net after P plays (0: to the end)"),
     "seed": ({"type": "integer"}, "rollout: the dice's seed (default 1)"),
     "luck": ({"type": "boolean"}, "rollout: luck adjustment (default true)"),
-    "cubeful": ({"type": "boolean"}, "rollout: cube actions in the trials (default true; "
-                "false: Janowski's conversion of the cubeless rollout)"),
+    "cubeful": ({"type": "boolean"}, "rollout: play the cube in the trials (default false: "
+                "Janowski's conversion of the cubeless rollout)"),
+    "cube_ply": ({"type": "integer"}, "rollout with cubeful: the cube decisions' depth, 0 or 1"),
     "bearoff": ({"type": "boolean"}, "rollout: end at the exact bear-off database (default "
                 "true)"),
     "until_se": ({"type": "number"}, "rollout: stop at this standard error"),
@@ -352,7 +353,7 @@ class Session:
         from doublet.core.parallel import shared_executor
 
         flags = {}
-        for key, default in (("luck", True), ("bearoff", True), ("cubeful", True)):
+        for key, default in (("luck", True), ("bearoff", True), ("cubeful", False)):
             flags[key] = req.get(key, default)
             if not isinstance(flags[key], bool):
                 raise DoubletError(f"'{key}' is true or false, got {str(flags[key])[:30]}")
@@ -365,6 +366,7 @@ class Session:
         settings = RolloutSettings(trials=_whole(req, "trials", RolloutSettings.trials),
                                    ply=_whole(req, "ply", 0), truncate=_whole(req, "truncate", 0),
                                    seed=_whole(req, "seed", 1), until_se=float(until),
+                                   cube_ply=_whole(req, "cube_ply", 0),
                                    **flags)  # fmt: skip
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
         ex = shared_executor(_whole(req, "workers", 2, 1, 64), ray)

@@ -110,7 +110,8 @@ class RolloutSettings:
     seed: int = 1
     quasi: int = QUASI_MOVES  # rolls of a trial that are quasi-random (0, 1 or 2)
     until_se: float = 0.0  # > 0: stop once every equity's standard error is at most this
-    cubeful: bool = True  # cube actions in the trials (where the documents use the cube)
+    cubeful: bool = False  # play the cube in the trials (where the documents use the cube)
+    cube_ply: int = 0  # the depth of the cube decisions in the trials, 0 or 1
 
     def check(self) -> None:
         def whole(name: str, v: Any, lo: int, hi: int | None = None) -> None:
@@ -124,13 +125,15 @@ class RolloutSettings:
         whole("truncate", self.truncate, 0)
         whole("seed", self.seed, 0)
         whole("quasi", self.quasi, 0, 2)
+        whole("cube_ply", self.cube_ply, 0, MAX_ROLLOUT_PLY)
         if not isinstance(self.until_se, (int, float)) or not self.until_se >= 0:
             raise DoubletError(f"until_se must be a number >= 0, got {self.until_se!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {"ply": self.ply, "truncate": self.truncate, "bearoff": self.bearoff,
                 "luck": self.luck, "seed": self.seed, "quasi": self.quasi,
-                "until_se": self.until_se or None, "cubeful": self.cubeful}  # fmt: skip
+                "until_se": self.until_se or None, "cubeful": self.cubeful,
+                "cube_ply": self.cube_ply}  # fmt: skip
 
 
 # -- the kernels ------------------------------------------------------------------------------
@@ -147,15 +150,16 @@ def _keep_end(p, out, end, terminal):
 @njit
 def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo, cfg,
            ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state, b, p,
-           raw, luck, record, pre_b, pre_p, roll_b, roll_p, rolled_at, end):  # fmt: skip
+           raw, luck, cube_ply, pre_b, pre_p, roll_b, roll_p, rolled_at, end):  # fmt: skip
     """Play trial `trial` of `start` (SIZE,); raw (5,) float64 = its value, luck (5,)
     float64 = the sum of its rolls' luck (0 unless luck_on), both seen by start's side on
     roll. Returns the plays made n, or -1 when a buffer is too small.
 
-    With `record` (for the cube actions, doublet.search.rollout_cube), each move m's
-    position before its roll (pre_b[m], the mover's view) with the probabilities its
-    cube decision is taken by (pre_p[m], the mover's: the net's at ply 0, the mean over
-    the 21 rolls of the best 0-ply play's at ply 1); with luck_on, the best 0-ply play of
+    With cube_ply 0 or 1 (-1: no record), the record the cube actions are walked on
+    (doublet.search.rollout_cube): each move m's position before its roll (pre_b[m], the
+    mover's view) with the probabilities its cube decision is taken by (pre_p[m], the
+    mover's: at cube_ply 0 the net's, at 1 the mean over the 21 rolls of the best 0-ply
+    play's); with luck_on, the best 0-ply play of
     each roll r (roll_b[m, r], roll_p[m, r]: the board after it and the mover's
     probabilities) and the roll rolled (rolled_at[m]). At the end, pre_b[n] is the last
     position, pre_p[n] its value for its side on roll and end[0] 1 when the game is over
@@ -169,6 +173,7 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
     mean = np.empty(N_OUTPUTS, np.float64)
     side = 0
     for m in range(MAX_MOVES + 1):
+        record = cube_ply >= 0
         if record:
             for i in range(SIZE):
                 pre_b[m, i] = b[i]
@@ -187,12 +192,12 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
         k = _trial_roll(strata, quasi, state, trial, m)
         d1, d2 = 1 + k // 6, 1 + k % 6
         chosen = -1
-        if record and ply == 0:  # the cube decision's probabilities: the net's
+        if cube_ply == 0:  # the cube decision's probabilities: the net's
             _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
                 ws.flipped, p)  # fmt: skip
             for j in range(N_OUTPUTS):
                 pre_p[m, j] = p[j]
-        if luck_on or (record and ply == 1):
+        if luck_on or cube_ply == 1:
             if _all_rolls(b, nets, bo, cfg, ws, cache, stats, r_outs, r_agains, r_probs,
                           r_starts) < 0:  # fmt: skip
                 return -1
@@ -218,7 +223,7 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
                         roll_p[m, r, j] = r_probs[best, j]
             if record:
                 rolled_at[m] = rolled
-                if ply == 1:  # the cube decision's probabilities: the 1-ply mean
+                if cube_ply == 1:  # the cube decision's probabilities: the 1-ply mean
                     for j in range(N_OUTPUTS):
                         pre_p[m, j] = mean[j]
             if luck_on:
@@ -263,7 +268,7 @@ def _chunk(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, luck_on,
         for c in range(starts.shape[0]):
             m = _trial(starts[c], t, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets,
                        bo, cfg, ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts,
-                       state, b, p, raw[c, t - lo], luck[c, t - lo], False, pre_b, pre_p,
+                       state, b, p, raw[c, t - lo], luck[c, t - lo], -1, pre_b, pre_p,
                        roll_b, roll_p, rolled_at, end)  # fmt: skip
             if m < 0:
                 return False
@@ -286,7 +291,7 @@ def _chunk_entry(starts, lo, hi, seed, strata, quasi, ply, truncate, bearoff, lu
 @njit
 def _trial_entry(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo,
                  cfg, ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, raw,
-                 luck, pre_b, pre_p, roll_b, roll_p, rolled_at, end):  # fmt: skip
+                 luck, cube_ply, pre_b, pre_p, roll_b, roll_p, rolled_at, end):  # fmt: skip
     """One trial with its record (see _trial), called from Python with the structures as
     plain tuples."""
     state = np.zeros(1, np.uint64)
@@ -295,7 +300,7 @@ def _trial_entry(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck
     return _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on,
                   Nets(*nets), bearoff_tables_type(*bo), Settings(*cfg), Workspace(*ws),
                   Cache(*cache), stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state,
-                  b, p, raw, luck, True, pre_b, pre_p, roll_b, roll_p, rolled_at,
+                  b, p, raw, luck, cube_ply, pre_b, pre_p, roll_b, roll_p, rolled_at,
                   end)  # fmt: skip
 
 
@@ -381,8 +386,8 @@ class Roller:
                                      settings.luck, nets, bo, cfg, ws, cache, s.stats,
                                      s.result_probs, s.result_ply, self.r_outs, self.r_agains,
                                      self.r_probs, self.r_starts, raw[c, t - lo], luck[c, t - lo],
-                                     self.pre_b, self.pre_p, self.roll_b, self.roll_p,
-                                     self.rolled, self.end)  # fmt: skip
+                                     settings.cube_ply, self.pre_b, self.pre_p, self.roll_b,
+                                     self.roll_p, self.rolled, self.end)  # fmt: skip
                     if n >= 0:
                         break
                     s._allocate(s.capacity * 4)

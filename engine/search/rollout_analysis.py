@@ -7,28 +7,28 @@ JSON of a position's rollout (numbers rounded to 6 decimals)::
     {"variant": "standard", "position": {...}, "position_id": "...", "pips": {...},
      "rollout": {"trials": 1296, "trials_asked": 1296, "ply": 0, "truncate": 0,
                  "bearoff": true, "luck": true, "seed": 1, "quasi": 2, "until_se": null,
-                 "cubeful": true,
+                 "cubeful": false, "cube_ply": 0,
                  "seconds": ..., "trials_per_second": ..., "mean_plays": ..., "where": ...,
                  "equity_plain": ..., "equity_plain_se": ...},   # not luck-adjusted
      "probabilities": {...}, "probabilities_se": {...}, "equity": ..., "equity_se": ...,
      "cube": {"double": ..., "take": ..., "action": ..., "equities": {...},
               "optimal": ..., "mwc": {...},             # mwc: match play only
-              "equities_se": {"no_double", "double_take", "difference"},
-              "method": "rollout", "state": {...}},
+              "equities_se": {...}, "method": "janowski", "state": {...}},
      "stopped": "..."}                    # only when it stopped before the trials asked
 
-The probabilities and "equity" are cubeless. The cube decision (``"method": "rollout"``)
-comes from the same trials played with the cube (doublet.search.rollout_cube): once with
-no double now, once doubled and taken; "difference" is the standard error of double /
-take less no double, trial by trial. With ``cubeful`` false (``--cubeless``), the
-trials have no cube actions and the decision is Janowski's conversion of the cubeless
-probabilities at the root (``"method": "janowski"``, no "difference").
+The probabilities and "equity" are cubeless, and so are the trials by default: the cube
+decision is Janowski's conversion of the rollout's probabilities at the root
+(``"method": "janowski"``). With ``cubeful`` (``--cubeful``) the same trials are also
+played with the cube (doublet.search.rollout_cube), once with no double now and once
+doubled and taken, and the decision is theirs (``"method": "rollout"``, and
+``equities_se`` has "difference": the standard error of double / take less no double,
+trial by trial).
 
 With dice, instead of the probabilities and the cube: ``"dice": [d1, d2]`` and
 ``"plays"``, ranked by the rollout's equity (cubeful, ``"equity": "cubeful"`` and
-``"state"``, away from money with the cube centered: the trials played with the cube,
-the opponent on roll first, or with ``cubeful`` false Janowski's conversion after each
-play), each ``{"rank", "play", "equity", "equity_se", "difference", "difference_se",
+``"state"``, away from money with the cube centered: Janowski's conversion after each
+play, or with ``cubeful`` the trials played with the cube, the opponent on roll first),
+each ``{"rank", "play", "equity", "equity_se", "difference", "difference_se",
 "probabilities", "probabilities_se", "search": {"rank", "ply", "equity"}, "mwc",
 "position_id"}``: the difference to the best play and its standard error measured on
 the same trials (paired), where the search ranked the play, and in a match (cubeful
@@ -345,7 +345,8 @@ def render(doc: dict[str, Any]) -> str:
              + f": {r['trials']} trials at {r['ply']} ply"
              + (f", truncated after {r['truncate']} plays" if r["truncate"] else "")
              + (", luck-adjusted" if r["luck"] else "") + f", seed {r['seed']}"
-             + (", cubeless" if not r.get("cubeful", True) else "")]  # fmt: skip
+             + (f", the cube in the trials at {r['cube_ply']} ply" if r.get("cubeful")
+                else "")]  # fmt: skip
     lines.append(f"  {r['seconds']:.1f} s on {r['where']}, {r['trials_per_second']:.1f} "
                  f"trials/s, {r['mean_plays']:.1f} plays a trial")  # fmt: skip
     if "stopped" in doc:
