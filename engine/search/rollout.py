@@ -34,8 +34,12 @@ linearisation at the mean (the delta method), per trial; two plays' difference i
 measured trial by trial on the same dice (paired), so its error is far below either
 play's own.
 
-The documents of the front ends, with the cube (Janowski's conversion of the rollout's
-probabilities at the root), are doublet.search.rollout_analysis's.
+With ``cube`` states (a cubeful rollout), each trial is also played with the cube from
+each state: the kernel records the trial (``cube_ply``: the depth of the decisions) and
+doublet.search.rollout_cube walks the record, giving each trial's cubeful value and
+cubeful luck (Trials.cube_raw, cube_luck). The documents of the front ends (the cube by
+Janowski's conversion of the rollout's probabilities at the root, or from the cubeful
+trials) are doublet.search.rollout_analysis's.
 
 The work goes to an executor (doublet.core.parallel: this process, local processes, or
 Ray tasks) in chunks of CHUNK trials; chunks are taken in trial order, so that a
