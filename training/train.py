@@ -592,6 +592,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, help="train until this many games (default: config's)")
     p.add_argument("--resume", action="store_true", help="go on from --out's checkpoint")
     p.add_argument("--seed", type=int, help="seed (default: config's; fixed once started)")
+    p.add_argument("--init", metavar="MODEL",
+                   help="start from this model's weights instead of the config's init")  # fmt: skip
     p.add_argument(
         "--workers",
         type=int,
@@ -632,6 +634,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise DoubletError(
                     f"{str(out)!r} was started with seed {t.cfg.seed}; a resumed run keeps its seed"
                 )
+            if args.init is not None:
+                raise DoubletError("--init starts a run: a resumed run goes on from its checkpoint")
             if args.workers is not None:
                 t.cfg = t.cfg.replace(workers=args.workers)
             log(f"resuming {t.cfg.name} at {t.games} games")
@@ -654,6 +658,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 changes["workers"] = args.workers
             if args.games is not None:
                 changes["games"] = args.games
+            if args.init is not None:
+                if not Path(args.init).is_file():
+                    raise DoubletError(f"--init {args.init!r}: no such model file")
+                changes["init"] = str(Path(args.init).resolve())
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
         total = args.games if args.games is not None else t.cfg.games
         if args.resume and total <= t.games:

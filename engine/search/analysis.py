@@ -155,8 +155,8 @@ def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T],
 
     dog.arm(deadline)  # deepen disarms it
     for p in range(1, ply + 1):
-        if dog.interrupted or time.perf_counter() >= deadline:
-            return short()
+        if dog.interrupted or time.perf_counter() >= deadline:  # no time left to start it
+            return short(f": ply {p} did not finish within it")
         dog.ply = p
         try:
             result = compute(p, 0, deadline)

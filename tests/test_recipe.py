@@ -1,0 +1,161 @@
+"""The recipe pipeline (doublet.training.recipe): a tiny recipe of every kind of step runs
+end to end; a rerun skips what is done; a failed gate stops the pipeline and stays
+failed; a step whose settings changed is refused until its folder is removed; a step
+killed half-way goes on from its files; a bad recipe gets one clear error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from doublet.nn.eval import load_model
+from doublet.training import recipe
+
+TINY = """
+[[step]]
+name = "td"
+kind = "td"
+config = "tiny"
+games = 120
+
+[[step]]
+name = "prune"
+kind = "prune"
+model = "td"
+games = 12
+hidden = 8
+epochs = 1
+
+[[step]]
+name = "data"
+kind = "data"
+model = "prune"
+chunks = 2
+ply = 0
+workers = 1
+
+[[step]]
+name = "fit"
+kind = "fit"
+model = "prune"
+data = ["data"]
+epochs = 1
+lr = 0.001
+
+[[step]]
+name = "gate"
+kind = "gate"
+model = "fit"
+against = "td"
+games = 20
+margin_se = MARGIN
+
+[[step]]
+name = "export"
+kind = "export"
+model = "fit"
+to = "final.npz"
+"""
+
+
+def _write(tmp: Path, margin: float) -> Path:
+    path = tmp / "tiny.toml"
+    path.write_text(TINY.replace("MARGIN", repr(margin)))
+    return path
+
+
+def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    strict = _write(tmp_path, 1000.0)  # no candidate passes this gate
+    assert recipe.main(["--recipe", str(strict), "--out", str(out)]) == 3
+    for name in ("td", "prune", "data", "fit", "gate"):
+        assert json.loads((out / name / "done.json").read_text())["spec"]["name"] == name
+    gate = json.loads((out / "gate" / "gate.json").read_text())
+    assert gate["passed"] is False and "standard errors" in gate["why"]
+    assert not (out / "final.npz").exists()
+    assert recipe.main(["--recipe", str(strict), "--out", str(out)]) == 3  # still failed
+
+    loose = _write(tmp_path, -1000.0)
+    assert recipe.main(["--recipe", str(loose), "--out", str(out)]) == 2  # gate changed
+    stamp = (out / "fit" / "model.npz").stat().st_mtime_ns
+    # A step killed half-way: the data step lost its record and one chunk.
+    (out / "data" / "done.json").unlink()
+    (out / "data" / "chunk-00001.npz").unlink()
+    # The td step lost its record after it ended: it is not trained again.
+    td_stamp = (out / "td" / "model.npz").stat().st_mtime_ns
+    (out / "td" / "done.json").unlink()
+    import shutil
+
+    shutil.rmtree(out / "gate")
+    assert recipe.main(["--recipe", str(loose), "--out", str(out)]) == 0
+    assert (out / "data" / "chunk-00001.npz").exists()
+    assert (out / "td" / "model.npz").stat().st_mtime_ns == td_stamp
+    assert (out / "fit" / "model.npz").stat().st_mtime_ns == stamp  # done: kept
+    final = out / "final.npz"
+    assert final.read_bytes() == (out / "fit" / "model.npz").read_bytes()
+    record = json.loads((out / "final.recipe.json").read_text())
+    assert set(record["steps"]) == {"td", "prune", "data", "fit", "gate"}
+    assert record["steps"]["gate"]["passed"] is True
+    m = load_model(final)
+    assert m.prune is not None and all(np.isfinite(a).all() for a in m.contact)
+    # Everything done: a third run does nothing.
+    assert recipe.main(["--recipe", str(loose), "--out", str(out), "--dry-run"]) == 0
+    r = subprocess.run([sys.executable, "-m", "doublet.training", "--recipe", str(loose),
+                        "--out", str(out)], capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0 and r.stderr.count(": done (") == 6, r.stderr
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "no steps"),
+    ("[[step]]\nname = 'a'\nkind = 'bake'\n", "'kind' is one of"),
+    ("[[step]]\nname = 'a'\nkind = 'td'\n", "needs config"),
+    ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\nlr = 1\n", "takes no lr"),
+    ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\n[[step]]\nname = 'a'\nkind = 'td'\n"
+     "config = 'tiny'\n", "used twice"),
+    ("[[step]]\nname = 'd'\nkind = 'data'\nmodel = 'm.npz'\n[[step]]\nname = 'p'\n"
+     "kind = 'prune'\nmodel = 'd'\n", "makes no model"),
+    ("[[step]\n", "not valid TOML"),
+    ("[[step]]\nname = '../x'\nkind = 'td'\nconfig = 'tiny'\n", "folder name"),
+])  # fmt: skip
+def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recipe: error:") and message in err and err.count("\n") == 1, err
+
+
+def test_the_shipped_recipe_reads() -> None:
+    root = Path(__file__).resolve().parent.parent
+    steps = recipe.load(root / "recipes" / "standard.toml")
+    kinds = [s.kind for s in steps]
+    assert kinds[0] == "td" and kinds[-1] == "export" and "gate" in kinds
+
+
+def test_train_init_starts_a_run_from_a_model(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """`doublet train --init MODEL` (a recipe's td step `init`): the run's config starts
+    there; a resumed run refuses it; a missing file is one clear error."""
+    from doublet.training import checkpoint, train
+
+    first = tmp_path / "first"
+    assert train.main(["--config", "tiny", "--games", "16", "--out", str(first),
+                       "--no-progress"]) == 0  # fmt: skip
+    second = tmp_path / "second"
+    argv = ["--out", str(second), "--no-progress", "--init", str(first / "model.npz")]
+    assert train.main(["--config", "tiny", "--games", "16", *argv]) == 0
+    state = checkpoint.load(second / checkpoint.FILENAME)
+    assert state["config"]["init"] == str((first / "model.npz").resolve())
+    assert train.main(["--resume", "--games", "32", *argv]) == 2
+    assert train.main(["--config", "tiny", "--out", str(tmp_path / "third"), "--init",
+                       str(tmp_path / "none.npz")]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "a resumed run goes on from its checkpoint" in err and "no such model file" in err

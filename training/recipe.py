@@ -1,0 +1,361 @@
+"""A model's whole recipe as one resumable pipeline (issue 24):
+
+    doublet train --recipe recipes/standard.toml --out runs/standard [--dry-run]
+    python -m doublet.training --recipe FILE --out DIR
+
+A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
+
+    [[step]]
+    name = "td"                  # the folder, and how later steps refer to its result
+    kind = "td"                  # self-play TD(lambda): doublet.training.train
+    config = "td-h80-v2-long"    # games, seed, workers: optional overrides; init: a step
+                                 # or a model to start from instead of the config's
+
+    [[step]]
+    name = "prune"
+    kind = "prune"               # a pruning net for a model: doublet.training.prune
+    model = "td"                 # a step's model, or a path (relative to the recipe)
+    games = 3000                 # hidden, epochs, seed
+
+    [[step]]
+    name = "data"
+    kind = "data"                # positions and their values: distill data
+    model = "prune"              # chunks, ply, seed, epsilon, candidates, race_trials,
+    chunks = 400                 # rollout_trials, workers
+
+    [[step]]
+    name = "fit"
+    kind = "fit"                 # the net fitted to data: distill fit
+    model = "prune"
+    data = ["data"]              # steps of kind data (or folders)
+    epochs = 4                   # lr, lr_end, hidden, race, seed
+
+    [[step]]
+    name = "gate"
+    kind = "gate"                # the candidate against the model it should replace
+    model = "fit"
+    against = "../models/doublet-standard.npz"
+    games = 4000                 # head to head, duplicate dice, 0 ply; seed
+    margin_se = 2.0              # pass: candidate's ppg > margin_se standard errors
+    pubeval_games = 4000         # and against pubeval at least pubeval_min (optional)
+    pubeval_min = 0.6
+
+    [[step]]
+    name = "export"
+    kind = "export"              # the model, with the recipe's record beside it
+    model = "fit"
+    to = "final.npz"             # relative to OUT (or absolute); a gate must have passed
+
+Each step's result is its folder: ``model.npz`` (td, prune, fit), the chunks (data),
+``gate.json`` (gate), and ``done.json`` once it has finished, holding the step as it was
+run and what it gave. Run again, the pipeline skips the steps that are done, goes on
+with a step that was interrupted from the files it left (td from its checkpoint, data
+from its chunks; prune, fit and gate start again: they are short) and refuses a step
+whose settings changed after it was done (remove its folder to redo it and the steps
+after it). A gate that fails stops the pipeline there, and is recorded as failed so
+that a rerun stops there again; the export after it never runs. Every step writes
+atomically (doublet.core.files), so a kill loses at most the step in progress.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from doublet.core.errors import DoubletError
+from doublet.core.files import atomic_write
+
+_DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials workers"
+KINDS: dict[str, set[str]] = {  # the keys each kind takes, besides name and kind
+    "td": {"config", "games", "seed", "workers", "init"},
+    "prune": {"model", "games", "hidden", "epochs", "seed"},
+    "data": set(_DATA.split()),
+    "fit": {"model", "data", "epochs", "lr", "lr_end", "hidden", "race", "seed"},
+    "gate": {"model", "against", "games", "seed", "margin_se", "pubeval_games", "pubeval_min"},
+    "export": {"model", "to"},
+}
+REQUIRED = {"td": {"config"}, "prune": {"model"}, "data": {"model"}, "fit": {"model", "data"},
+            "gate": {"model", "against"}, "export": {"model", "to"}}  # fmt: skip
+MODEL_KINDS = ("td", "prune", "fit")
+DONE = "done.json"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    kind: str
+    spec: dict[str, Any]  # the step's table as written, name and kind included
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.spec.get(key, default)
+
+
+def load(path: Path) -> list[Step]:
+    """The recipe's steps, checked: DoubletError naming what is wrong."""
+    try:
+        doc = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise DoubletError(f"cannot read the recipe {str(path)!r}: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise DoubletError(f"the recipe {str(path)!r} is not valid TOML: {e}") from None
+    unknown = set(doc) - {"step", "description"}
+    if unknown:
+        raise DoubletError(f"the recipe has unknown tables {sorted(unknown)}: use [[step]]")
+    raw = doc.get("step")
+    if not isinstance(raw, list) or not raw:
+        raise DoubletError("the recipe has no steps: each is a [[step]] table")
+    steps: list[Step] = []
+    seen: dict[str, Step] = {}
+    for i, t in enumerate(raw, 1):
+        name, kind = t.get("name"), t.get("kind")
+        where = f"step {i}" + (f" ({name!r})" if isinstance(name, str) else "")
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise DoubletError(f"{where}: 'name' is a folder name, got {name!r}")
+        if name in seen:
+            raise DoubletError(f"{where}: the name {name!r} is used twice")
+        if kind not in KINDS:
+            raise DoubletError(f"{where}: 'kind' is one of {', '.join(KINDS)}, got {kind!r}")
+        keys = set(t) - {"name", "kind"}
+        bad = keys - KINDS[kind]
+        if bad:
+            raise DoubletError(f"{where}: a {kind} step takes no {', '.join(sorted(bad))} "
+                               f"(its keys: {', '.join(sorted(KINDS[kind]))})")  # fmt: skip
+        missing = REQUIRED[kind] - keys
+        if missing:
+            raise DoubletError(f"{where}: a {kind} step needs {', '.join(sorted(missing))}")
+        for key in ("model", "against", "init"):
+            ref = t.get(key)
+            if isinstance(ref, str) and ref in seen and seen[ref].kind not in MODEL_KINDS:
+                raise DoubletError(f"{where}: {key} {ref!r} is a {seen[ref].kind} step, "
+                                   "which makes no model")  # fmt: skip
+        if kind == "fit":
+            data = t["data"] if isinstance(t["data"], list) else [t["data"]]
+            for d in data:
+                if not isinstance(d, str):
+                    raise DoubletError(f"{where}: data is a step name or a folder, got {d!r}")
+                if d in seen and seen[d].kind != "data":
+                    raise DoubletError(f"{where}: data {d!r} is a {seen[d].kind} step")
+        step = Step(name, kind, dict(t))
+        steps.append(step)
+        seen[name] = step
+    return steps
+
+
+class Pipeline:
+    """Runs a recipe's steps in `out` (see the module docstring)."""
+
+    def __init__(self, recipe: Path, out: Path, log: Any = None) -> None:
+        self.recipe = recipe
+        self.base = recipe.resolve().parent
+        self.out = out
+        self.steps = load(recipe)
+        self.names = {s.name: s for s in self.steps}
+        self.log = log or (lambda s: print(f"recipe: {s}", file=sys.stderr, flush=True))
+
+    # -- where things are ------------------------------------------------------------------
+    def folder(self, step: Step) -> Path:
+        return self.out / step.name
+
+    def model(self, ref: str) -> Path:
+        """A step's model, or a path relative to the recipe."""
+        if ref in self.names:
+            return self.folder(self.names[ref]) / "model.npz"
+        path = Path(ref)
+        return path if path.is_absolute() else self.base / path
+
+    def data(self, step: Step) -> list[Path]:
+        refs = step.get("data")
+        refs = refs if isinstance(refs, list) else [refs]
+        return [self.folder(self.names[r]) if r in self.names else self.base / r for r in refs]
+
+    def done(self, step: Step) -> dict[str, Any] | None:
+        path = self.folder(step) / DONE
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+        if record.get("spec") != step.spec:
+            raise DoubletError(f"step {step.name!r} was done with other settings "
+                               f"({record.get('spec')}); remove {str(self.folder(step))!r} "
+                               "to run it again, and the steps after it")  # fmt: skip
+        return record
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self, dry_run: bool = False) -> int:
+        """Every step not done yet, in order: 0, or 3 when a gate failed."""
+        for step in self.steps:
+            record = self.done(step)
+            if record is not None:
+                if record.get("passed") is False:
+                    self.log(f"{step.name}: the gate failed ({record['result']['why']}); "
+                             "the pipeline stops here")  # fmt: skip
+                    return 3
+                self.log(f"{step.name}: done ({_summary(record)})")
+                continue
+            if dry_run:
+                self.log(f"{step.name}: would run the {step.kind} step")
+                continue
+            self.log(f"{step.name}: running the {step.kind} step in {self.folder(step)}")
+            self.folder(step).mkdir(parents=True, exist_ok=True)
+            t = time.time()
+            result = getattr(self, "_" + step.kind)(step)
+            record = {"spec": step.spec, "result": result, "seconds": round(time.time() - t, 1),
+                      "finished": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
+            if step.kind == "gate":
+                record["passed"] = bool(result["passed"])
+            atomic_write(self.folder(step) / DONE, json.dumps(record, indent=1) + "\n")
+            if record.get("passed") is False:
+                self.log(f"{step.name}: the gate failed: {result['why']}")
+                return 3
+            self.log(f"{step.name}: done ({_summary(record)})")
+        return 0
+
+    def _call(self, main: Any, argv: list[str], what: str) -> None:
+        code = main(argv)
+        if code != 0:
+            raise DoubletError(f"{what} stopped (exit {code}): {' '.join(argv)}")
+
+    def _td(self, step: Step) -> dict[str, Any]:
+        from doublet.training import checkpoint, train
+
+        folder = self.folder(step)
+        model = folder / "model.npz"
+        if (folder / checkpoint.FILENAME).exists():
+            if model.exists():  # the run ended and exported: only its record is missing
+                return {"model": str(model)}
+            argv = ["--out", str(folder), "--no-progress", "--resume"]
+            if step.get("workers") is not None:
+                argv += ["--workers", str(step.get("workers"))]
+        else:
+            argv = ["--out", str(folder), "--no-progress", "--config", str(step.get("config"))]
+            for key in ("games", "seed", "workers"):
+                if step.get(key) is not None:
+                    argv += [f"--{key}", str(step.get(key))]
+            if step.get("init") is not None:
+                argv += ["--init", str(self.model(step.get("init")))]
+        self._call(train.main, argv, f"step {step.name!r} (td)")
+        return {"model": str(model)}
+
+    def _prune(self, step: Step) -> dict[str, Any]:
+        from doublet.training import prune
+
+        out = self.folder(step) / "model.npz"
+        argv = [str(self.model(step.get("model"))), "--out", str(out)]
+        for key in ("games", "hidden", "epochs", "seed"):
+            if step.get(key) is not None:
+                argv += [f"--{key}", str(step.get(key))]
+        self._call(prune.main, argv, f"step {step.name!r} (prune)")
+        return {"model": str(out)}
+
+    def _data(self, step: Step) -> dict[str, Any]:
+        from doublet.training import distill
+
+        argv = ["data", "--model", str(self.model(step.get("model"))), "--out",
+                str(self.folder(step))]  # fmt: skip
+        for key in ("chunks", "ply", "seed", "epsilon", "candidates", "race_trials",
+                    "rollout_trials", "workers"):  # fmt: skip
+            if step.get(key) is not None:
+                argv += ["--" + key.replace("_", "-"), str(step.get(key))]
+        self._call(distill.main, argv, f"step {step.name!r} (data)")
+        chunks = sorted(self.folder(step).glob("chunk-*.npz"))
+        return {"chunks": len(chunks)}
+
+    def _fit(self, step: Step) -> dict[str, Any]:
+        from doublet.training import distill
+
+        out = self.folder(step) / "model.npz"
+        argv = ["fit", "--model", str(self.model(step.get("model"))), "--out", str(out),
+                "--data", *[str(d) for d in self.data(step)]]  # fmt: skip
+        for key in ("epochs", "lr", "lr_end", "hidden", "seed"):
+            if step.get(key) is not None:
+                argv += ["--" + key.replace("_", "-"), str(step.get(key))]
+        if step.get("race"):
+            argv.append("--race")
+        self._call(distill.main, argv, f"step {step.name!r} (fit)")
+        return {"model": str(out)}
+
+    def _gate(self, step: Step) -> dict[str, Any]:
+        from doublet.games.duplicate import net_player, play_match
+        from doublet.nn.eval import load_model
+        from doublet.training.arena import strength
+
+        cand = load_model(self.model(step.get("model")))
+        ref = load_model(self.model(step.get("against")))
+        games, seed = int(step.get("games", 4000)), int(step.get("seed", 1))
+        margin = float(step.get("margin_se", 2.0))
+        r = play_match(net_player(cand, "candidate"), net_player(ref, "reference"), games, seed,
+                       cand.variant)  # fmt: skip
+        h2h = {"games": int(r.games), "seed": seed, "ppg": float(r.ppg), "se": float(r.se)}
+        result: dict[str, Any] = {"head_to_head": h2h}
+        why = []
+        if not r.ppg > margin * r.se:
+            why.append(f"head to head {r.ppg:+.4f} ± {r.se:.4f} ppg is not above {margin:g} "
+                       "standard errors")  # fmt: skip
+        if step.get("pubeval_games"):
+            s = strength(cand, int(step.get("pubeval_games")), seed, cand.variant)
+            result["pubeval"] = {"games": s.games, "ppg": s.ppg, "se": s.se}
+            low = step.get("pubeval_min")
+            if low is not None and s.ppg < float(low):
+                why.append(f"against pubeval {s.ppg:+.4f} ppg is below {float(low):g}")
+        result["passed"] = not why
+        result["why"] = "; ".join(why) if why else "passed"
+        atomic_write(self.folder(step) / "gate.json", json.dumps(result, indent=1) + "\n")
+        return result
+
+    def _export(self, step: Step) -> dict[str, Any]:
+        index = self.steps.index(step)
+        gates = [s for s in self.steps[:index] if s.kind == "gate"]
+        for g in gates:
+            record = self.done(g)
+            if record is None or not record.get("passed"):
+                raise DoubletError(f"step {step.name!r}: the gate {g.name!r} has not passed")
+        src = self.model(step.get("model"))
+        to = Path(step.get("to"))
+        to = to if to.is_absolute() else self.out / to
+        to.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(to, src.read_bytes())
+        trail = {s.name: (self.done(s) or {}) for s in self.steps[:index]}
+        digest = hashlib.sha256(to.read_bytes()).hexdigest()
+        record = {"recipe": self.recipe.read_text(), "model": str(to), "sha256": digest,
+                  "steps": trail}  # fmt: skip
+        atomic_write(to.with_name(to.stem + ".recipe.json"),
+                          json.dumps(record, indent=1) + "\n")  # fmt: skip
+        return {"model": str(to), "sha256": record["sha256"]}
+
+
+def _summary(record: dict[str, Any]) -> str:
+    r = record.get("result", {})
+    if "head_to_head" in r:
+        h = r["head_to_head"]
+        return f"head to head {h['ppg']:+.4f} ± {h['se']:.4f} over {h['games']} games"
+    if "chunks" in r:
+        return f"{r['chunks']} chunks"
+    return str(r.get("model", "")) + f", {record.get('seconds', 0)} s"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="doublet train --recipe", description="Run a model's recipe (training/recipe.py)."
+    )
+    p.add_argument("--recipe", required=True, type=Path, help="the recipe (TOML)")
+    p.add_argument("--out", required=True, type=Path, help="the run's folder (a folder a step)")
+    p.add_argument("--dry-run", action="store_true", help="say which steps would run")
+    args = p.parse_args(argv)
+    try:
+        return Pipeline(args.recipe, args.out).run(args.dry_run)
+    except DoubletError as e:
+        print(f"recipe: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("recipe: interrupted; run the same command again to go on", file=sys.stderr)
+        return 130
+
+
+__all__ = ["KINDS", "Pipeline", "Step", "load", "main"]
