@@ -15,8 +15,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from doublet.nn.eval import load_model
+from doublet.nn.eval import default_model, load_model
 from doublet.training import recipe
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TINY = """
 [[step]]
@@ -56,6 +58,10 @@ model = "fit"
 against = "td"
 games = 20
 margin_se = MARGIN
+judge = "ROOT/benchmarks/data/gnubg2_all_refset.jsonl.gz"
+refset = "ROOT/tests/data/gnubg_refset.jsonl"
+judge_ply = 0
+judge_margin = JMARGIN
 
 [[step]]
 name = "export"
@@ -67,7 +73,8 @@ to = "final.npz"
 
 def _write(tmp: Path, margin: float) -> Path:
     path = tmp / "tiny.toml"
-    path.write_text(TINY.replace("MARGIN", repr(margin)))
+    text = TINY.replace("JMARGIN", repr(-margin)).replace("MARGIN", repr(margin))
+    path.write_text(text.replace("ROOT", str(ROOT)))
     return path
 
 
@@ -79,6 +86,8 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
         assert json.loads((out / name / "done.json").read_text())["spec"]["name"] == name
     gate = json.loads((out / "gate" / "gate.json").read_text())
     assert gate["passed"] is False and "standard errors" in gate["why"]
+    assert "refset judge" in gate["why"]
+    assert gate["judge"]["decisions"] == 2480 and gate["judge"]["ply"] == 0
     assert not (out / "final.npz").exists()
     assert recipe.main(["--recipe", str(strict), "--out", str(out)]) == 3  # still failed
 
@@ -133,9 +142,17 @@ def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: s
     assert err.startswith("recipe: error:") and message in err and err.count("\n") == 1, err
 
 
+def test_the_refset_judge_gives_the_benchmarks_figure() -> None:
+    """The gate's refset judge is benchmarks/decision.py's fair judge: the shipped model
+    at 0 ply loses 6.60 mEq a decision there (RESULTS.md), and against itself 0."""
+    m = default_model()
+    j = recipe.judge(m, m, ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz",
+                     ROOT / "tests" / "data" / "gnubg_refset.jsonl", 0)  # fmt: skip
+    assert j["candidate"] == pytest.approx(6.60, abs=0.005) and j["difference"] == 0.0
+
+
 def test_the_shipped_recipe_reads() -> None:
-    root = Path(__file__).resolve().parent.parent
-    steps = recipe.load(root / "recipes" / "standard.toml")
+    steps = recipe.load(ROOT / "recipes" / "standard.toml")
     kinds = [s.kind for s in steps]
     assert kinds[0] == "td" and kinds[-1] == "export" and "gate" in kinds
 

@@ -39,6 +39,10 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
     margin_se = 2.0              # pass: candidate's ppg > margin_se standard errors
     pubeval_games = 4000         # and against pubeval at least pubeval_min (optional)
     pubeval_min = 0.6
+    judge = "../benchmarks/data/gnubg2_all_refset.jsonl.gz"   # and on the refset judge
+    refset = "../tests/data/gnubg_refset.jsonl"               # (optional): a lower mean
+    judge_ply = 2                                             # loss than `against`'s
+    judge_margin = 0.0           # (mEq: the candidate's loss less the other's must be below)
 
     [[step]]
     name = "export"
@@ -74,12 +78,16 @@ from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write
 
 _DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials workers"
+_GATE = (
+    "model against games seed margin_se pubeval_games pubeval_min judge refset judge_ply "
+    "judge_margin"
+)
 KINDS: dict[str, set[str]] = {  # the keys each kind takes, besides name and kind
     "td": {"config", "games", "seed", "workers", "init"},
     "prune": {"model", "games", "hidden", "epochs", "seed"},
     "data": set(_DATA.split()),
     "fit": {"model", "data", "epochs", "lr", "lr_end", "hidden", "race", "seed"},
-    "gate": {"model", "against", "games", "seed", "margin_se", "pubeval_games", "pubeval_min"},
+    "gate": set(_GATE.split()),
     "export": {"model", "to"},
 }
 REQUIRED = {"td": {"config"}, "prune": {"model"}, "data": {"model"}, "fit": {"model", "data"},
@@ -128,6 +136,9 @@ def load(path: Path) -> list[Step]:
         if bad:
             raise DoubletError(f"{where}: a {kind} step takes no {', '.join(sorted(bad))} "
                                f"(its keys: {', '.join(sorted(KINDS[kind]))})")  # fmt: skip
+        if kind == "gate" and ("judge" in keys) != ("refset" in keys):
+            raise DoubletError(f"{where}: judge and refset go together (the judge's values "
+                               "and the refset's decisions)")  # fmt: skip
         missing = REQUIRED[kind] - keys
         if missing:
             raise DoubletError(f"{where}: a {kind} step needs {', '.join(sorted(missing))}")
@@ -304,6 +315,14 @@ class Pipeline:
             low = step.get("pubeval_min")
             if low is not None and s.ppg < float(low):
                 why.append(f"against pubeval {s.ppg:+.4f} ppg is below {float(low):g}")
+        if step.get("judge") is not None:
+            j = judge(cand, ref, self.model(step.get("judge")),
+                      self.model(step.get("refset")),
+                      int(step.get("judge_ply", 2)))  # fmt: skip
+            result["judge"] = j
+            if not j["difference"] < float(step.get("judge_margin", 0.0)):
+                why.append(f"on the refset judge the candidate loses {j['candidate']:.3f} mEq "
+                           f"a decision against {j['reference']:.3f}")  # fmt: skip
         result["passed"] = not why
         result["why"] = "; ".join(why) if why else "passed"
         atomic_write(self.folder(step) / "gate.json", json.dumps(result, indent=1) + "\n")
@@ -328,6 +347,41 @@ class Pipeline:
         atomic_write(to.with_name(to.stem + ".recipe.json"),
                           json.dumps(record, indent=1) + "\n")  # fmt: skip
         return {"model": str(to), "sha256": record["sha256"]}
+
+
+def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict[str, Any]:
+    """Both models' mean loss on the refset's decisions (mEq), each play valued by the
+    fair judge (benchmarks/fair_judge.py: gnubg 2 ply for every legal play), with the
+    paired difference candidate - reference and its standard error."""
+    import gzip
+
+    import numpy as np
+
+    from doublet.formats.position import Position
+    from doublet.search.analysis import best_play
+
+    try:
+        cases = {c["case"]: c for c in map(json.loads, refset.read_text().splitlines())}
+        with gzip.open(judge_path, "rt") as f:
+            table = [json.loads(line) for line in f]
+    except (OSError, ValueError) as e:
+        raise DoubletError(
+            f"the refset judge cannot be read ({judge_path}, {refset}): {e}"
+        ) from None
+    losses = []
+    for row in table:
+        c = cases[row["case"]]
+        value = dict(zip(c["legal"], row["equities"], strict=True))
+        best = max(row["equities"])
+        pos = Position.from_id(c["pid"])
+        d1, d2 = c["dice"]
+        losses.append([best - value[best_play(pos, d1, d2, ply, m)["position_id"]]
+                       for m in (cand, ref)])  # fmt: skip
+    x = 1000.0 * np.array(losses)
+    d = x[:, 0] - x[:, 1]
+    return {"decisions": len(x), "ply": ply, "candidate": float(x[:, 0].mean()),
+            "reference": float(x[:, 1].mean()), "difference": float(d.mean()),
+            "se": float(d.std(ddof=1) / np.sqrt(len(d)))}  # fmt: skip
 
 
 def _summary(record: dict[str, Any]) -> str:
