@@ -252,7 +252,8 @@ def cube_section(model: Model, ex: Executor, args: argparse.Namespace, trials: i
         state = from_request(r)
         pos = Position(b)
         for cube_ply in (0, 1):
-            t = rollout(model, b, RolloutSettings(trials=trials, seed=9, cube_ply=cube_ply), ex,
+            s = RolloutSettings(trials=trials, seed=9, cubeful=True, cube_ply=cube_ply)
+            t = rollout(model, b, s, ex,
                         cube=cube_rollout_states(state))  # fmt: skip
             seconds += t.seconds
             docs = [(f"rollout, the cube in the trials at {cube_ply} ply (--cubeful)",

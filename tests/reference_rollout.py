@@ -178,7 +178,7 @@ def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed
         view = s if mine else s.flipped()
         over = outcome(b) != 0
         if over or (bearoff and is_bearoff(b)) or (truncate and m == truncate):
-            v = cubeful(value(b, model), b, view, not over)
+            v = cubeful(value(b, model), b, view, not over and (act_first or m > 0))
             return (v if mine else _for_other(v, view)), luck, m, doubles
         bests = {r: best_play(b, r[0], r[1], model) for r in rolls}
         if view.may_double() and 2 * view.value <= MAX_CUBE and (act_first or m > 0):

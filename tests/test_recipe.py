@@ -19,6 +19,7 @@ from doublet.nn.eval import default_model, load_model
 from doublet.training import recipe
 
 ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "models" / "doublet-standard.npz"
 
 TINY = """
 [[step]]
@@ -128,8 +129,15 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\nlr = 1\n", "takes no lr"),
     ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\n[[step]]\nname = 'a'\nkind = 'td'\n"
      "config = 'tiny'\n", "used twice"),
-    ("[[step]]\nname = 'd'\nkind = 'data'\nmodel = 'm.npz'\n[[step]]\nname = 'p'\n"
+    (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\n[[step]]\nname = 'p'\n"
      "kind = 'prune'\nmodel = 'd'\n", "makes no model"),
+    ("[[step]]\nname = 'p'\nkind = 'prune'\nmodel = 'q'\n[[step]]\nname = 'q'\n"
+     "kind = 'td'\nconfig = 'tiny'\n", "a later one"),
+    ("[[step]]\nname = 'p'\nkind = 'prune'\nmodel = 'missing.npz'\n", "neither an earlier"),
+    (f"[[step]]\nname = 'p'\nkind = 'prune'\nmodel = '{MODEL}'\nepochs = nan\n",
+     "a finite number"),
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     f"judge = '{MODEL}'\n", "go together"),
     ("[[step]\n", "not valid TOML"),
     ("[[step]]\nname = '../x'\nkind = 'td'\nconfig = 'tiny'\n", "folder name"),
 ])  # fmt: skip
@@ -176,3 +184,29 @@ def test_train_init_starts_a_run_from_a_model(
                        str(tmp_path / "none.npz")]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert "a resumed run goes on from its checkpoint" in err and "no such model file" in err
+
+
+def test_a_stopped_td_step_goes_on_from_its_checkpoint(tmp_path: Path) -> None:
+    """A td step whose record is missing: a shorter run goes on to the step's games, a run
+    that learned them all is only exported, a run of other settings is refused."""
+    from doublet.training import checkpoint
+
+    path = tmp_path / "td.toml"
+    out = tmp_path / "run"
+    folder = out / "td"
+
+    def run(games: int, seed: int = 1) -> int:
+        path.write_text(f'[[step]]\nname = "td"\nkind = "td"\nconfig = "tiny"\n'
+                        f"games = {games}\nseed = {seed}\n")  # fmt: skip
+        return recipe.main(["--recipe", str(path), "--out", str(out)])
+
+    assert run(16) == 0
+    (folder / "done.json").unlink()
+    assert run(32) == 0
+    assert checkpoint.load(folder / checkpoint.FILENAME)["games"] == 32
+    for name in ("done.json", "model.npz", "model.md"):
+        (folder / name).unlink()
+    assert run(32) == 0 and (folder / "model.md").exists()
+    assert load_model(folder / "model.npz").meta["strength"]["games"] > 0
+    (folder / "done.json").unlink()
+    assert run(32, seed=5) == 2

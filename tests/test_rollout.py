@@ -147,7 +147,8 @@ CUBE_STATES = (
                           ("middle game, the cube at 1 ply", MIDDLE, 6, 2, 1)])  # fmt: skip
 def test_each_cubeful_trial_is_the_reference_trial(name: str, start: np.ndarray, truncate: int,
                                                    trials: int, cube_ply: int) -> None:  # fmt: skip
-    s = RolloutSettings(trials=trials, seed=11, truncate=truncate, cube_ply=cube_ply)
+    s = RolloutSettings(trials=trials, seed=11, truncate=truncate, cubeful=True,
+                        cube_ply=cube_ply)  # fmt: skip
     t = rollout(MODEL, start, s, cube=CUBE_STATES)
     assert t.cube_raw is not None and t.cube_luck is not None
     strata = trial_strata(11)
@@ -161,6 +162,27 @@ def test_each_cubeful_trial_is_the_reference_trial(name: str, start: np.ndarray,
             assert t.cube_raw[0, i, j] == pytest.approx(v, abs=2e-6), (name, state, i)
             assert t.cube_luck[0, i, j] == pytest.approx(lk, abs=2e-6), (name, state, i)
     assert doubles >= trials  # the cube was turned in these trials
+
+
+def test_a_bear_off_start_is_the_databases_cubeful_value_with_its_cube_action() -> None:
+    """The database ends every trial at once: no double is Janowski's value without a
+    cube action (the action is the root's), double / take with the cube doubled, and the
+    same start as a play's (the start side acting first) takes its best action."""
+    b = pos({1: 3, 2: 2, 4: 1}, {24: 2, 22: 2, 19: 3})  # the mover well ahead
+    p = bearoff_probs(b).astype(np.float64)
+    money = CubeState()
+    t = rollout(MODEL, b, RolloutSettings(trials=36, seed=2),
+                cube=((money, False), (money.doubled(), False), (money, True)))  # fmt: skip
+    assert t.moves.max() == 0
+    nd = float(E.no_double(p, E.BEAROFF_X, money)[0])
+    dt = float(E.double_take(p, E.BEAROFF_X, money)[0])
+    assert min(dt, 1.0) > nd  # a double: the actions differ
+    v = t.cube_values()[0]
+    np.testing.assert_allclose(v[:, 0], nd, atol=1e-6)
+    np.testing.assert_allclose(v[:, 1], dt, atol=1e-6)
+    np.testing.assert_allclose(v[:, 2], min(dt, 1.0), atol=1e-6)
+    doc = rollout_document(Position(b), settings=RolloutSettings(trials=36, cubeful=True))
+    assert doc["cube"]["double"] and doc["cube"]["equities"]["no_double"] == pytest.approx(nd)
 
 
 def test_the_crawford_game_is_the_cubeless_trials_match_equity() -> None:

@@ -53,8 +53,9 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
 Each step's result is its folder: ``model.npz`` (td, prune, fit), the chunks (data),
 ``gate.json`` (gate), and ``done.json`` once it has finished, holding the step as it was
 run and what it gave. Run again, the pipeline skips the steps that are done, goes on
-with a step that was interrupted from the files it left (td from its checkpoint, data
-from its chunks; prune, fit and gate start again: they are short) and refuses a step
+with a step that was interrupted from the files it left (td from its checkpoint, to the
+step's games, or only its export when it learned them all; data from its chunks; prune,
+fit and gate start again: they are short) and refuses a step
 whose settings changed after it was done (remove its folder to redo it and the steps
 after it). A gate that fails stops the pipeline there, and is recorded as failed so
 that a rerun stops there again; the export after it never runs. Every step writes
@@ -66,6 +67,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 import time
 import tomllib
@@ -142,22 +144,49 @@ def load(path: Path) -> list[Step]:
         missing = REQUIRED[kind] - keys
         if missing:
             raise DoubletError(f"{where}: a {kind} step needs {', '.join(sorted(missing))}")
-        for key in ("model", "against", "init"):
-            ref = t.get(key)
-            if isinstance(ref, str) and ref in seen and seen[ref].kind not in MODEL_KINDS:
-                raise DoubletError(f"{where}: {key} {ref!r} is a {seen[ref].kind} step, "
-                                   "which makes no model")  # fmt: skip
+        for key, value in t.items():
+            if not _plain(value):
+                raise DoubletError(f"{where}: {key} is a string, a finite number, true or "
+                                   f"false, or a list of them, got {value!r}")  # fmt: skip
+        later = {u.get("name") for u in raw[i - 1 :]}
+        refs = [(k, t.get(k)) for k in ("model", "against", "init", "judge", "refset")]
         if kind == "fit":
             data = t["data"] if isinstance(t["data"], list) else [t["data"]]
-            for d in data:
-                if not isinstance(d, str):
-                    raise DoubletError(f"{where}: data is a step name or a folder, got {d!r}")
-                if d in seen and seen[d].kind != "data":
-                    raise DoubletError(f"{where}: data {d!r} is a {seen[d].kind} step")
+            refs += [("data", d) for d in data]
+        for key, ref in refs:
+            if ref is None:
+                continue
+            if not isinstance(ref, str) or not ref:
+                raise DoubletError(f"{where}: {key} is a step's name or a path, got {ref!r}")
+            if ref in seen:
+                what = "data" if key == "data" else "model"
+                want = ("data",) if key == "data" else MODEL_KINDS
+                if key in ("judge", "refset") or seen[ref].kind not in want:
+                    raise DoubletError(f"{where}: {key} {ref!r} is a {seen[ref].kind} step, "
+                                       f"which makes no {what}")  # fmt: skip
+            elif ref in later:
+                raise DoubletError(f"{where}: {key} {ref!r} is this step or a later one: a "
+                                   "step uses what the steps before it made")  # fmt: skip
+            elif not _under(path.resolve().parent, ref).exists():
+                raise DoubletError(f"{where}: {key} {ref!r} is neither an earlier step nor a "
+                                   "file (paths are relative to the recipe)")  # fmt: skip
         step = Step(name, kind, dict(t))
         steps.append(step)
         seen[name] = step
     return steps
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (str, int, bool))
+
+
+def _under(base: Path, ref: str) -> Path:
+    p = Path(ref)
+    return p if p.is_absolute() else base / p
 
 
 class Pipeline:
@@ -179,13 +208,13 @@ class Pipeline:
         """A step's model, or a path relative to the recipe."""
         if ref in self.names:
             return self.folder(self.names[ref]) / "model.npz"
-        path = Path(ref)
-        return path if path.is_absolute() else self.base / path
+        return _under(self.base, ref)
 
     def data(self, step: Step) -> list[Path]:
         refs = step.get("data")
         refs = refs if isinstance(refs, list) else [refs]
-        return [self.folder(self.names[r]) if r in self.names else self.base / r for r in refs]
+        return [self.folder(self.names[r]) if r in self.names else _under(self.base, r)
+                for r in refs]  # fmt: skip
 
     def done(self, step: Step) -> dict[str, Any] | None:
         path = self.folder(step) / DONE
@@ -229,7 +258,10 @@ class Pipeline:
         return 0
 
     def _call(self, main: Any, argv: list[str], what: str) -> None:
-        code = main(argv)
+        try:
+            code = main(argv)
+        except SystemExit as e:  # a command's own refusal (argparse, distill's checks)
+            raise DoubletError(f"{what} refused: {e}") from None
         if code != 0:
             raise DoubletError(f"{what} stopped (exit {code}): {' '.join(argv)}")
 
@@ -238,20 +270,36 @@ class Pipeline:
 
         folder = self.folder(step)
         model = folder / "model.npz"
-        if (folder / checkpoint.FILENAME).exists():
-            if model.exists():  # the run ended and exported: only its record is missing
-                return {"model": str(model)}
-            argv = ["--out", str(folder), "--no-progress", "--resume"]
-            if step.get("workers") is not None:
-                argv += ["--workers", str(step.get("workers"))]
-        else:
+        if not (folder / checkpoint.FILENAME).exists():
             argv = ["--out", str(folder), "--no-progress", "--config", str(step.get("config"))]
             for key in ("games", "seed", "workers"):
                 if step.get(key) is not None:
                     argv += [f"--{key}", str(step.get(key))]
             if step.get("init") is not None:
                 argv += ["--init", str(self.model(step.get("init")))]
-        self._call(train.main, argv, f"step {step.name!r} (td)")
+            self._call(train.main, argv, f"step {step.name!r} (td)")
+            return {"model": str(model)}
+        # A run that was stopped: it must be this step's run, then it goes on, or only
+        # its export is missing (the model card is written last).
+        t = train.Trainer.from_checkpoint(folder / checkpoint.FILENAME, folder, progress=False)
+        cfg = t.cfg
+        want = {"config": cfg.name, "seed": cfg.seed, "init": cfg.init}
+        have = {"config": step.get("config"), "seed": step.get("seed", cfg.seed),
+                "init": str(self.model(step.get("init")).resolve()) if step.get("init")
+                else cfg.init}  # fmt: skip
+        for key in want:
+            if want[key] != have[key]:
+                raise DoubletError(f"step {step.name!r}: {str(folder)!r} holds a run with "
+                                   f"{key} {want[key]!r}, not {have[key]!r}; remove the "
+                                   "folder to start it again")  # fmt: skip
+        total = int(step.get("games", cfg.games))
+        if t.games < total:
+            argv = ["--out", str(folder), "--no-progress", "--resume", "--games", str(total)]
+            if step.get("workers") is not None:
+                argv += ["--workers", str(step.get("workers"))]
+            self._call(train.main, argv, f"step {step.name!r} (td)")
+        elif not model.with_suffix(".md").exists():
+            t.export(model)
         return {"model": str(model)}
 
     def _prune(self, step: Step) -> dict[str, Any]:
@@ -370,7 +418,10 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict
         ) from None
     losses = []
     for row in table:
-        c = cases[row["case"]]
+        c = cases.get(row["case"])
+        if c is None or len(c["legal"]) != len(row["equities"]):
+            raise DoubletError(f"the judge {str(judge_path)!r} is not of the refset "
+                               f"{str(refset)!r} (case {row['case']})")  # fmt: skip
         value = dict(zip(c["legal"], row["equities"], strict=True))
         best = max(row["equities"])
         pos = Position.from_id(c["pid"])

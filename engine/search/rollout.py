@@ -130,6 +130,9 @@ class RolloutSettings:
         whole("seed", self.seed, 0)
         whole("quasi", self.quasi, 0, 2)
         whole("cube_ply", self.cube_ply, 0, MAX_ROLLOUT_PLY)
+        if self.cube_ply and not self.cubeful:
+            raise DoubletError("cube_ply is the depth of the cube decisions in the trials: it "
+                               "goes with a cubeful rollout (--cubeful)")  # fmt: skip
         if not isinstance(self.until_se, (int, float)) or not self.until_se >= 0:
             raise DoubletError(f"until_se must be a number >= 0, got {self.until_se!r}")
 

@@ -98,11 +98,14 @@ def _luck(rec: Record, ks: np.ndarray, view: CubeState) -> float:
     return float((g[np.arange(k), rec.rolled[ks]] - g @ _W).sum())
 
 
-def _end(rec: Record, s: CubeState) -> float:
-    """The trial's value at its end in state s, seen by the start side."""
+def _end(rec: Record, s: CubeState, act_first: bool) -> float:
+    """The trial's value at its end in state s, seen by the start side: a finished game
+    as it is; a position valued by the net or the database after its side's cube action
+    (none when that is the start position of a no-double or double / take trial)."""
     view = _view(s, rec.n % 2)
+    act = not rec.terminal and (rec.n > 0 or act_first)
     v = leaf_values(rec.pre_p[rec.n][None].astype(np.float64), rec.pre_b[rec.n][None], view,
-                    not rec.terminal)[0]  # fmt: skip
+                    act)[0]  # fmt: skip
     return float(v if rec.n % 2 == 0 else _other(v, view))
 
 
@@ -135,7 +138,7 @@ def walk(rec: Record, state: CubeState, act_first: bool, luck_on: bool) -> tuple
                     lk = _luck(rec, ks, view)
                     luck += lk if side == 0 else -lk
         if d == n:
-            return _end(rec, s), luck
+            return _end(rec, s, act_first), luck
         side = d % 2
         view = _view(s, side)
         _, dt, dp = _decisions(rec.pre_p[d : d + 1].astype(np.float64), rec.pre_b[d : d + 1],
