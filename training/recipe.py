@@ -195,7 +195,7 @@ class Pipeline:
     def __init__(self, recipe: Path, out: Path, log: Any = None) -> None:
         self.recipe = recipe
         self.base = recipe.resolve().parent
-        self.out = out
+        self.out = out.resolve()  # the same paths in every record however --out is written
         self.steps = load(recipe)
         self.names = {s.name: s for s in self.steps}
         self.log = log or (lambda s: print(f"recipe: {s}", file=sys.stderr, flush=True))
