@@ -453,7 +453,9 @@ def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
     """On a terminal, 4 ply on the opening 6-5 (about half a minute) shows its progress
     line after a second; Ctrl-C then answers at once with the deepest ply done. Ctrl-C is
     sent once the 4-ply search is seen counting positions: a kernel that numba is still
-    compiling (a cold cache) cannot be stopped half-way."""
+    compiling (a cold cache) cannot be stopped half-way. The child takes SIGINT's default
+    action back: a suite run as a background job (`pytest &`) ignores SIGINT, and so
+    would the child, as nohup'd programs do."""
     import os
     import pty
     import re
@@ -461,7 +463,8 @@ def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
     import signal
 
     pid, fd = pty.fork()
-    if pid == 0:  # the child: doublet on the pty
+    if pid == 0:  # the child: doublet on the pty, Ctrl-C as a terminal's shell leaves it
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # (a background job ignores it)
         os.execv(sys.executable, [sys.executable, "-m", "doublet", "analyse", "4HPwATDgc/ABMA",
                                   "6", "5", "--ply", "4"])  # fmt: skip
     out, sent, start = b"", 0.0, time.monotonic()
