@@ -120,6 +120,15 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "doublet.training", "--recipe", str(loose),
                         "--out", str(out)], capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 0 and r.stderr.count(": done (") == 6, r.stderr
+    # A step made again, differently: the steps made from it are stale, refused until
+    # removed. (td above lost only its record: the same model, nothing stale.)
+    shutil.rmtree(out / "prune")
+    before = json.loads((out / "data" / "done.json").read_text())["inputs"]["prune"]
+    loose.write_text(loose.read_text().replace("epochs = 1\n", "epochs = 2\n", 1))
+    assert recipe.main(["--recipe", str(loose), "--out", str(out)]) == 2
+    after = json.loads((out / "prune" / "done.json").read_text())
+    assert after["digest"] != before
+    assert after["inputs"] == {"td": json.loads((out / "td" / "done.json").read_text())["digest"]}
 
 
 @pytest.mark.parametrize(("text", "message"), [

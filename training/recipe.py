@@ -56,10 +56,11 @@ run and what it gave. Run again, the pipeline skips the steps that are done, goe
 with a step that was interrupted from the files it left (td from its checkpoint, to the
 step's games, or only its export when it learned them all; data from its chunks; prune,
 fit and gate start again: they are short) and refuses a step
-whose settings changed after it was done (remove its folder to redo it and the steps
-after it). A gate that fails stops the pipeline there, and is recorded as failed so
-that a rerun stops there again; the export after it never runs. Every step writes
-atomically (doublet.core.files), so a kill loses at most the step in progress.
+whose settings changed after it was done, or whose input steps were made again since
+(remove its folder to redo it and the steps after it). A gate that fails stops the
+pipeline there, and is recorded as failed so that a rerun stops there again; the export
+after it never runs. Every step writes atomically (doublet.core.files), so a kill loses
+at most the step in progress.
 """
 
 from __future__ import annotations
@@ -225,7 +226,41 @@ class Pipeline:
             raise DoubletError(f"step {step.name!r} was done with other settings "
                                f"({record.get('spec')}); remove {str(self.folder(step))!r} "
                                "to run it again, and the steps after it")  # fmt: skip
+        for name, stamp in record.get("inputs", {}).items():
+            if self._stamp(name) != stamp:
+                folder = str(self.folder(step))
+                raise DoubletError(f"step {step.name!r} was made from step {name!r} as it "
+                                   "was then, and that step has made something else (or is "
+                                   f"not done) since: remove {folder!r} to run it again, and "
+                                   "the steps after it")  # fmt: skip
         return record
+
+    def _inputs(self, step: Step) -> list[str]:
+        """The earlier steps whose results `step` uses."""
+        data = step.get("data")
+        refs = [step.get(k) for k in ("model", "against", "init")]
+        refs += data if isinstance(data, list) else [data]
+        return [r for r in refs if isinstance(r, str) and r in self.names]
+
+    def _stamp(self, name: str) -> str | None:
+        """The digest of step `name`'s result as its record holds it (None: not done)."""
+        path = self.folder(self.names[name]) / DONE
+        return json.loads(path.read_text()).get("digest") if path.exists() else None
+
+    def _digest(self, step: Step) -> str | None:
+        """sha256 of what the step made: its model, or its data's chunks."""
+        folder = self.folder(step)
+        if step.kind in MODEL_KINDS:
+            files = [folder / "model.npz"]
+        elif step.kind == "data":
+            files = sorted(folder.glob("chunk-*.npz"))
+        else:
+            return None
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        return h.hexdigest()
 
     # -- running -----------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> int:
@@ -247,7 +282,9 @@ class Pipeline:
             t = time.time()
             result = getattr(self, "_" + step.kind)(step)
             record = {"spec": step.spec, "result": result, "seconds": round(time.time() - t, 1),
-                      "finished": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
+                      "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+                      "digest": self._digest(step),
+                      "inputs": {n: self._stamp(n) for n in self._inputs(step)}}  # fmt: skip
             if step.kind == "gate":
                 record["passed"] = bool(result["passed"])
             atomic_write(self.folder(step) / DONE, json.dumps(record, indent=1) + "\n")
