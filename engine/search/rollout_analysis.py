@@ -54,7 +54,7 @@ from doublet.formats.ids import check_in_play
 from doublet.formats.position import Position
 from doublet.nn.eval import N_OUTPUTS, Model, _terminal, default_model
 from doublet.search.analysis import analyse_roll, play_equities, searcher
-from doublet.search.cubeful import leaf_values
+from doublet.search.cubeful import _other, _scale, leaf_values
 from doublet.search.rollout import (
     EQUITY_GRADIENT,
     PROB_NAMES,
@@ -160,9 +160,9 @@ def _cube_rolled(t: Trials, state: CubeState) -> dict[str, Any]:
         if state.beavers and not state.is_match and dt_abs.mean() < 0:
             dt_abs *= 2.0  # the taker beavers: the cube doubled again, values twice
         dt = normalise(state, dt_abs)
-        native = (v[:, 0].mean(), dt_abs.mean()) if state.is_match else (
-            v[:, 0].mean() / state.value, dt_abs.mean() / state.value)  # fmt: skip
-        decision = E.decide_values(float(native[0]), float(native[1]), state)
+        unit = _scale(state)  # absolute values to decide_values' native units
+        decision = E.decide_values(float(v[:, 0].mean()) / unit, float(dt_abs.mean()) / unit,
+                                   state)  # fmt: skip
         doc = decision.to_json()
         doc["optimal"] = round(decision.optimal, 6)
         doc["equities_se"] = {"no_double": round(_se1(nd), 6), "double_take": round(_se1(dt), 6),
@@ -228,7 +228,7 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
     eqs, zs = [], []
     mwcs: list[float] | None = None
     if cubeful and t.cube:  # the trials played with the cube: their values, the mover's
-        absolute = 1.0 - t.cube_values()[:, :, 0] if state.is_match else -t.cube_values()[:, :, 0]
+        absolute = _other(t.cube_values()[:, :, 0], state)
         for i in range(len(candidates)):
             z = normalise(state, absolute[i])
             eqs.append(float(z.mean()))
