@@ -49,7 +49,7 @@ torch = pytest.importorskip("torch")
 from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, has_contact, outcome  # noqa: E402
 from doublet.games.duplicate import play_match, random_player  # noqa: E402
 from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
-from doublet.nn.eval import ModelError, evaluate, load_model, random_model  # noqa: E402
+from doublet.nn.eval import ModelError, equity, evaluate, load_model, random_model  # noqa: E402
 from doublet.rules.movegen import legal_outcomes  # noqa: E402
 from doublet.search.searcher import Limits, Searcher  # noqa: E402
 from doublet.training import checkpoint, configs, distill, prune  # noqa: E402
@@ -802,6 +802,31 @@ def test_contact_rollout_data_and_fit(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="give one"):
         distill.main(["data", "--model", str(src), "--out", str(tmp_path / "both"),
                       "--race-trials", "4", "--rollout-trials", "4", "--workers", "1"])  # fmt: skip
+
+
+def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Path) -> None:
+    """--min-equity E: the same chunks less the positions whose 0-ply cubeless equity is
+    below E in size; the setting is part of the data (resuming under another is refused)
+    and goes with --rollout-trials only."""
+    src = ROOT / "models" / "doublet-standard.npz"
+    base = ["data", "--model", str(src), "--rollout-trials", "2", "--workers", "1",
+            "--chunks", "2"]  # fmt: skip
+    assert distill.main([*base, "--out", str(tmp_path / "all")]) == 0
+    assert distill.main([*base, "--out", str(tmp_path / "cube"), "--min-equity", "0.3"]) == 0
+    assert json.loads((tmp_path / "cube" / "info.json").read_text())["min_equity"] == 0.3
+    searcher, kept, every = Searcher(load_model(src)), 0, 0
+    for c in range(2):
+        name = f"chunk-{c:05d}.npz"
+        with np.load(tmp_path / "all" / name) as a, np.load(tmp_path / "cube" / name) as b:
+            far = [abs(equity(searcher.evaluate(x, Limits(ply=0)))) >= 0.3 for x in a["boards"]]
+            assert np.array_equal(b["boards"], a["boards"][np.array(far, bool)])
+            kept, every = kept + len(b["boards"]), every + len(a["boards"])
+    assert 0 < kept < every
+    with pytest.raises(SystemExit, match="other settings"):
+        distill.main([*base, "--out", str(tmp_path / "cube"), "--min-equity", "0.2"])
+    with pytest.raises(SystemExit, match="--rollout-trials only"):
+        distill.main(["data", "--model", str(src), "--out", str(tmp_path / "x"), "--ply",
+                      "0", "--min-equity", "0.2", "--workers", "1"])  # fmt: skip
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:

@@ -93,12 +93,15 @@ def _init(model: Model | str, epsilon: float = 0.0) -> None:
     _STATE["selfplay"] = SelfPlay(model.variant, epsilon)
 
 
-def rollout_chunk(seed: int, c: int, trials: int, race: bool) -> tuple[np.ndarray, np.ndarray]:
+def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float = 0.0
+                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of rollout chunk c.
 
     race: every position without contact of RACE_GAMES_PER_CHUNK games, each rolled out
     by RaceRollout; else every POSITION_EVERY-th position with contact of
-    GAMES_PER_CHUNK games (from a random offset), each rolled out to the end of contact."""
+    GAMES_PER_CHUNK games (from a random offset), each rolled out to the end of contact,
+    less those whose cubeless equity for the side on roll, by the 0-ply net, is below
+    min_equity in size (the near-even positions, where no cube decision is close)."""
     model, sp = _STATE["model"], _STATE["selfplay"]
     key = "race_rollout" if race else "contact_rollout"
     if key not in _STATE:
@@ -111,6 +114,9 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool) -> tuple[np.ndarra
         traj = sp.game(model.contact, model.race, seed, index)
         live = [b for b in traj.boards if outcome(b) == 0 and has_contact(b) != race]
         boards.extend(live if race else live[int(rng.integers(POSITION_EVERY)) :: POSITION_EVERY])
+    if min_equity > 0:
+        s, zero = _STATE["searcher"], Limits(ply=0)
+        boards = [b for b in boards if abs(float(equity(s.evaluate(b, zero)))) >= min_equity]
     out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
@@ -131,7 +137,8 @@ def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
 
 
 def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0,
-          candidates: int = 0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+          candidates: int = 0, min_equity: float = 0.0
+          ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
     chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0).
 
@@ -141,7 +148,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     if race_trials > 0:
         return rollout_chunk(seed, c, race_trials, race=True)
     if rollout_trials > 0:
-        return rollout_chunk(seed, c, rollout_trials, race=False)
+        return rollout_chunk(seed, c, rollout_trials, race=False, min_equity=min_equity)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = stream(seed, c, 99)
     every = POSITION_EVERY * max(candidates, 1)
@@ -160,7 +167,8 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
-def _chunk_task(job: tuple[str, Model, float], args: tuple[int, int, int, int, int, int]
+def _chunk_task(job: tuple[str, Model, float],
+                args: tuple[int, int, int, int, int, int, float]
                 ) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
     """A task of doublet.core.parallel's executors: job (its token, the model and the
     epsilon, set up once a process) and the chunk's arguments."""
@@ -168,14 +176,15 @@ def _chunk_task(job: tuple[str, Model, float], args: tuple[int, int, int, int, i
     if _STATE.get("token") != token:
         _init(model, epsilon)
         _STATE["token"] = token
-    seed, c, ply, race_trials, rollout_trials, candidates = args
-    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates)
+    seed, c, ply, race_trials, rollout_trials, candidates, min_equity = args
+    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates, min_equity)
     return c, boards, probs
 
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
               race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0,
-              candidates: int = 0, ray: str | None = None) -> int:  # fmt: skip
+              candidates: int = 0, ray: str | None = None, min_equity: float = 0.0
+              ) -> int:  # fmt: skip
     """Make the chunks not yet in `out`, on `workers` local processes or, with `ray` (an
     address, "auto" or "local"), as Ray tasks (doublet.core.parallel); the number of
     positions made."""
@@ -186,6 +195,9 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     if candidates < 0 or (candidates > 0 and (race_trials > 0 or rollout_trials > 0)):
         raise SystemExit("error: --candidates must be 0 or more, and goes with search "
                          "targets only (not --race-trials or --rollout-trials)")  # fmt: skip
+    if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0):
+        raise SystemExit("error: --min-equity must be 0 or more, and goes with "
+                         "--rollout-trials only")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
@@ -206,11 +218,14 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         info["epsilon"] = epsilon
     if candidates > 0:
         info["candidates"] = candidates
+    if min_equity > 0:
+        info["min_equity"] = min_equity
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
         if ({k: old.get(k) for k in info} != info or old.get("epsilon", 0.0) != epsilon
-                or old.get("candidates", 0) != candidates):  # fmt: skip
+                or old.get("candidates", 0) != candidates
+                or old.get("min_equity", 0.0) != min_equity):  # fmt: skip
             raise SystemExit(f"error: {out} holds data made with other settings: {old}")
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
@@ -223,7 +238,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     t0 = time.perf_counter()
     with executor(workers, ray) as ex:
         job = ex.shared((uuid.uuid4().hex, load_model(model_path), epsilon))
-        tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates)) for c in todo]
+        tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity))
+                 for c in todo]  # fmt: skip
         for _, (c, boards, probs) in ex.map(_chunk_task, tasks):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
@@ -373,6 +389,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--candidates", type=int, default=0,
                    help="value the positions after the K best 0-ply plays of a random "
                         "roll in each sampled position, not the position (0: off)")  # fmt: skip
+    d.add_argument("--min-equity", type=float, default=0.0,
+                   help="with --rollout-trials: leave out the positions whose cubeless "
+                        "equity by the 0-ply net is below this in size (0: none)")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
     f.add_argument("--data", required=True, type=Path, nargs="+",
@@ -401,7 +420,7 @@ def _run(args: argparse.Namespace) -> int:
         load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
                       args.race_trials, args.rollout_trials, args.epsilon,
-                      args.candidates, args.ray)  # fmt: skip
+                      args.candidates, args.ray, args.min_equity)  # fmt: skip
         how = (f"by race rollouts ({args.race_trials} trials)" if args.race_trials else
                f"by rollouts ({args.rollout_trials} trials)" if args.rollout_trials else
                f"at {args.ply} ply")  # fmt: skip

@@ -21,7 +21,7 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
     name = "data"
     kind = "data"                # positions and their values: distill data
     model = "prune"              # chunks, ply, seed, epsilon, candidates, race_trials,
-    chunks = 400                 # rollout_trials, workers
+    chunks = 400                 # rollout_trials, min_equity, workers
 
     [[step]]
     name = "fit"
@@ -80,7 +80,7 @@ from typing import Any
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write
 
-_DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials workers"
+_DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials min_equity workers"
 _GATE = (
     "model against games seed margin_se pubeval_games pubeval_min judge refset judge_ply "
     "judge_margin"
@@ -356,7 +356,7 @@ class Pipeline:
         argv = ["data", "--model", str(self.model(step.get("model"))), "--out",
                 str(self.folder(step))]  # fmt: skip
         for key in ("chunks", "ply", "seed", "epsilon", "candidates", "race_trials",
-                    "rollout_trials", "workers"):  # fmt: skip
+                    "rollout_trials", "min_equity", "workers"):  # fmt: skip
             if step.get(key) is not None:
                 argv += ["--" + key.replace("_", "-"), str(step.get(key))]
         self._call(distill.main, argv, f"step {step.name!r} (data)")
