@@ -18,7 +18,7 @@ import pytest
 from doublet.core.errors import CubeError
 from doublet.cube import equity as E
 from doublet.cube import met
-from doublet.cube.state import MONEY, CubeState, from_request
+from doublet.cube.state import MAX_CUBE, MONEY, CubeState, from_request
 from doublet.formats.ids import board_from_position_id, parse_position
 from tests.helpers import DATA, load_jsonl
 
@@ -70,6 +70,16 @@ def test_views_of_a_state() -> None:
     assert MONEY.is_default and not CubeState.money(jacoby=True).is_default
     with pytest.raises(CubeError, match="ends a 7-point match"):
         CubeState.match(7, score=(7, 3))
+
+
+def test_the_largest_cube_cannot_be_redoubled() -> None:
+    """At MAX_CUBE nobody may double: the decision says why rather than building a cube
+    the rules refuse."""
+    top = CubeState(value=MAX_CUBE, owner="mover")
+    assert CubeState(value=MAX_CUBE // 2, owner="mover").may_double()
+    assert not top.may_double() and "largest" in top.why_no_double()
+    d = E.decide(np.array([0.9, 0.5, 0.1, 0.02, 0.0]), 0.68, top)
+    assert not d.double and "largest" in d.action
 
 
 def test_an_xgids_own_cube_and_score() -> None:

@@ -171,11 +171,14 @@ class CubeState:
 
     def may_double(self) -> bool:
         """Whether the rules let the mover double (or redouble) now."""
-        return not self.crawford and self.owner in ("centered", "mover")
+        return (not self.crawford and self.owner in ("centered", "mover")
+                and 2 * self.value <= MAX_CUBE)  # fmt: skip
 
     def why_no_double(self) -> str:
         if self.crawford:
             return "the Crawford game: nobody may double"
+        if 2 * self.value > MAX_CUBE:
+            return f"the cube is at {self.value}, the largest value"
         return "the opponent owns the cube"
 
     def flipped(self) -> CubeState:
