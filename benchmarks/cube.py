@@ -8,7 +8,9 @@ sample of N), for each depth and method (doublet.search.cubeful): Doublet's mean
 per decision on the double and on the take, in mEq (milli-equity, money-equivalent as
 gnubg shows it), judged by gnubg's 2-ply cubeful equities as the data's README defines
 it (the doubler's error |min(DT, DP) - ND| when its choice differs from 2-ply gnubg's,
-the taker's |DP - DT|), with how often each agrees with gnubg 2-ply; split by money /
+the taker's |DP - DT|), with how often each agrees with gnubg 2-ply and the mean of its
+no-double and double / take equities less gnubg 2-ply's (the bias, ± its standard
+error: above zero, the side on roll's chances are overrated); split by money /
 match and by position class; and the median time per decision (one core, the position
 cache cleared before each). Beside them, on the same cases and judge: gnubg's own 0 and
 1-ply decisions as the data records them, and, with GNU Backgammon 1.07 installed
@@ -120,8 +122,8 @@ def main() -> int:
     def table(title: str, keep) -> None:
         print(f"\n{title}")
         print("| decider | n | double mEq | take mEq | total mEq | double agrees | take agrees "
-              "| median ms |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|")
+              "| no double bias | double / take bias | median ms |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for n in (0, 1):
             sel = [r for r in rows if keep(r)]
             if not sel:
@@ -130,22 +132,34 @@ def main() -> int:
             es = [errors(x["no_double"], x["double_take"], x["double_pass"], r["gnubg"]["2"])
                   for x, r in zip(g, sel, strict=True)]  # fmt: skip
             gt = f"{1000 * gtimes[n]:.2f}" if gtimes and n in gtimes else ""
-            _row(f"gnubg {n}-ply (data)", es, gt)
+            vs = [(x["no_double"], x["double_take"], r) for x, r in zip(g, sel, strict=True)]
+            _row(f"gnubg {n}-ply (data)", es, gt, vs)
         for (method, ply), out in results.items():
             sel = [o for o in out if keep(o[0])]
             es = [errors(nd, dt_, dp, r["gnubg"]["2"]) for r, nd, dt_, dp, _ in sel]
             ms = statistics.median(o[4] for o in sel) * 1000
-            _row(f"Doublet {ply}-ply {method}", es, f"{ms:.2f}")
+            vs = [(nd, dt_, r) for r, nd, dt_, _, _ in sel]
+            _row(f"Doublet {ply}-ply {method}", es, f"{ms:.2f}", vs)
         if gtimes and 2 in gtimes:
-            print(f"| gnubg 2-ply (judge) | | | | | | | {1000 * gtimes[2]:.2f} |")
+            print(f"| gnubg 2-ply (judge) | | | | | | | | | {1000 * gtimes[2]:.2f} |")
 
-    def _row(name: str, es: list, ms: str) -> None:
+    def bias(diffs: list[float]) -> str:
+        """The mean of diffs ± its standard error."""
+        d = np.asarray(diffs)
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
+        return f"{d.mean():+.3f} ± {se:.3f}"
+
+    def _row(name: str, es: list, ms: str, values: list) -> None:
+        """values: (no double, double / take, record) a decision: the bias columns are
+        their mean differences from gnubg 2-ply's (the record's judge)."""
         de = 1000 * float(np.mean([e[0] for e in es]))
         te = 1000 * float(np.mean([e[1] for e in es]))
         da = 100 * float(np.mean([e[2] for e in es]))
         ta = 100 * float(np.mean([e[3] for e in es]))
+        nd = bias([v[0] - v[2]["gnubg"]["2"]["no_double"] for v in values])
+        dt = bias([v[1] - v[2]["gnubg"]["2"]["double_take"] for v in values])
         print(f"| {name} | {len(es)} | {de:.2f} | {te:.2f} | {de + te:.2f} | {da:.1f} % "
-              f"| {ta:.1f} % | {ms} |")  # fmt: skip
+              f"| {ta:.1f} % | {nd} | {dt} | {ms} |")  # fmt: skip
 
     print(f"# benchmarks/cube.py: {len(rows)} cube decisions ({args.data}), "
           f"{platform.node()} {platform.processor() or platform.machine()}, "
