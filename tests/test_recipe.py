@@ -63,6 +63,9 @@ judge = "ROOT/benchmarks/data/gnubg2_all_refset.jsonl.gz"
 refset = "ROOT/tests/data/gnubg_refset.jsonl"
 judge_ply = 0
 judge_margin = JMARGIN
+cube = "ROOT/tests/data/gnubg_cube0.jsonl"
+cube_ply = 0
+cube_margin = JMARGIN
 
 [[step]]
 name = "export"
@@ -89,6 +92,7 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     assert gate["passed"] is False and "standard errors" in gate["why"]
     assert "refset judge" in gate["why"]
     assert gate["judge"]["decisions"] == 2480 and gate["judge"]["ply"] == 0
+    assert "cube decisions" in gate["why"] and gate["cube"]["decisions"] == 957
     assert not (out / "final.npz").exists()
     assert recipe.main(["--recipe", str(strict), "--out", str(out)]) == 3  # still failed
 
@@ -166,6 +170,16 @@ def test_the_refset_judge_gives_the_benchmarks_figure() -> None:
     j = recipe.judge(m, m, ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz",
                      ROOT / "tests" / "data" / "gnubg_refset.jsonl", 0)  # fmt: skip
     assert j["candidate"] == pytest.approx(6.60, abs=0.005) and j["difference"] == 0.0
+
+
+def test_the_cube_judge_gives_the_benchmarks_figure() -> None:
+    """The gate's cube judge is benchmarks/cube.py's: the shipped model's 0-ply cube
+    decisions lose 20.62 mEq a decision on gnubg's 957 (RESULTS.md, session 15's model),
+    and against itself the difference is 0."""
+    m = default_model()
+    c = recipe.cube_judge(m, m, ROOT / "tests" / "data" / "gnubg_cube0.jsonl", 0)
+    assert c["decisions"] == 957 and c["difference"] == 0.0
+    assert c["candidate"] == pytest.approx(20.62, abs=0.005)
 
 
 def test_the_shipped_recipe_reads() -> None:

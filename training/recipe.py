@@ -43,6 +43,9 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
     refset = "../tests/data/gnubg_refset.jsonl"               # (optional): a lower mean
     judge_ply = 2                                             # loss than `against`'s
     judge_margin = 0.0           # (mEq: the candidate's loss less the other's must be below)
+    cube = "../tests/data/gnubg_cube0.jsonl"   # and on gnubg's cube decisions (optional):
+    cube_ply = 2                 # a lower mean error a decision, double + take, than
+    cube_margin = 0.0            # `against`'s (mEq, as judge_margin)
 
     [[step]]
     name = "export"
@@ -83,7 +86,7 @@ from doublet.core.files import atomic_write
 _DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials min_equity workers"
 _GATE = (
     "model against games seed margin_se pubeval_games pubeval_min judge refset judge_ply "
-    "judge_margin"
+    "judge_margin cube cube_ply cube_margin"
 )
 KINDS: dict[str, set[str]] = {  # the keys each kind takes, besides name and kind
     "td": {"config", "games", "seed", "workers", "init"},
@@ -150,7 +153,7 @@ def load(path: Path) -> list[Step]:
                 raise DoubletError(f"{where}: {key} is a string, a finite number, true or "
                                    f"false, or a list of them, got {value!r}")  # fmt: skip
         later = {u.get("name") for u in raw[i - 1 :]}
-        refs = [(k, t.get(k)) for k in ("model", "against", "init", "judge", "refset")]
+        refs = [(k, t.get(k)) for k in ("model", "against", "init", "judge", "refset", "cube")]
         if kind == "fit":
             data = t["data"] if isinstance(t["data"], list) else [t["data"]]
             refs += [("data", d) for d in data]
@@ -162,7 +165,7 @@ def load(path: Path) -> list[Step]:
             if ref in seen:
                 what = "data" if key == "data" else "model"
                 want = ("data",) if key == "data" else MODEL_KINDS
-                if key in ("judge", "refset") or seen[ref].kind not in want:
+                if key in ("judge", "refset", "cube") or seen[ref].kind not in want:
                     raise DoubletError(f"{where}: {key} {ref!r} is a {seen[ref].kind} step, "
                                        f"which makes no {what}")  # fmt: skip
             elif ref in later:
@@ -408,6 +411,12 @@ class Pipeline:
             if not j["difference"] < float(step.get("judge_margin", 0.0)):
                 why.append(f"on the refset judge the candidate loses {j['candidate']:.3f} mEq "
                            f"a decision against {j['reference']:.3f}")  # fmt: skip
+        if step.get("cube") is not None:
+            c = cube_judge(cand, ref, self.model(step.get("cube")), int(step.get("cube_ply", 2)))
+            result["cube"] = c
+            if not c["difference"] < float(step.get("cube_margin", 0.0)):
+                why.append(f"on gnubg's cube decisions the candidate loses {c['candidate']:.3f} "
+                           f"mEq a decision against {c['reference']:.3f}")  # fmt: skip
         result["passed"] = not why
         result["why"] = "; ".join(why) if why else "passed"
         atomic_write(self.folder(step) / "gate.json", json.dumps(result, indent=1) + "\n")
@@ -466,6 +475,48 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict
         losses.append([best - value[best_play(pos, d1, d2, ply, m)["position_id"]]
                        for m in (cand, ref)])  # fmt: skip
     x = 1000.0 * np.array(losses)
+    d = x[:, 0] - x[:, 1]
+    return {"decisions": len(x), "ply": ply, "candidate": float(x[:, 0].mean()),
+            "reference": float(x[:, 1].mean()), "difference": float(d.mean()),
+            "se": float(d.std(ddof=1) / np.sqrt(len(d)))}  # fmt: skip
+
+
+def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
+    """Both models' mean error per cube decision (double + take, mEq) on the decisions in
+    `data` (gnubg_cube.jsonl's lines, or tests/data/gnubg_cube0.jsonl's), judged by
+    GNU Backgammon's cubeful 2-ply equities there as benchmarks/cube.py judges them
+    (doublet.games.review.cube_loss), with the paired difference candidate - reference
+    and its standard error."""
+    import numpy as np
+
+    from doublet.cube.state import from_request
+    from doublet.formats.ids import board_from_position_id
+    from doublet.games.review import cube_loss
+    from doublet.search.cubeful import cube_decision
+    from doublet.search.searcher import Searcher
+
+    try:
+        rows = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
+        judged = [r["gnubg"]["2"] if "gnubg" in r else r["gnubg2"] for r in rows]
+        states = [from_request(r) for r in rows]
+        boards = [board_from_position_id(r["pid"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError, DoubletError) as e:
+        raise DoubletError(f"the cube decisions cannot be read ({data}): {e}") from None
+    searchers = [Searcher(m) for m in (cand, ref)]
+    errors = []
+    for j, state, board in zip(judged, states, boards, strict=True):
+        doc = {"double": min(j["double_take"], j["double_pass"]) > j["no_double"],
+               "equities": j}  # fmt: skip
+        row = []
+        for s in searchers:
+            d = cube_decision(s, board, state, ply).decision
+            assert d is not None
+            double = min(d.double_take, d.double_pass) > d.no_double
+            take = d.double_take <= d.double_pass
+            row.append((cube_loss(doc, "double" if double else "roll") or 0.0)
+                       + (cube_loss(doc, "take" if take else "pass") or 0.0))  # fmt: skip
+        errors.append(row)
+    x = 1000.0 * np.array(errors)
     d = x[:, 0] - x[:, 1]
     return {"decisions": len(x), "ply": ply, "candidate": float(x[:, 0].mean()),
             "reference": float(x[:, 1].mean()), "difference": float(d.mean()),
