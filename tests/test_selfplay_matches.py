@@ -116,3 +116,21 @@ def test_much_noise_plays_and_answers_at_random() -> None:
     g.double()
     answers = {engine_answer(g, 0, noise=100.0, rng=rng) for _ in range(40)}
     assert answers == {"take", "pass"}
+
+
+def test_nobody_doubles_a_dead_cube_however_noisy() -> None:
+    """In a match, a cube at least as large as both away scores is dead (whoever wins the
+    game wins the match): even a very noisy player does not redouble it (the
+    regenerated self-play match 03 once went to a cube of 32768 in a 5-point match)."""
+    s = Series.new("standard", seed=2, length=5, cube=True)
+    g = s.game
+    rng = np.random.default_rng(1)
+    g.play(engine_play(g, 0))
+    assert {engine_doubles(g, 0, noise=100.0, rng=rng) for _ in range(40)} == {True, False}
+    for _ in range(3):  # 2, 4, 8: past 5 away for both
+        g.double()
+        g.take()
+        g.play(engine_play(g, 0))
+    state = g.cube_state()
+    assert state is not None and state.value == 8
+    assert not any(engine_doubles(g, 0, noise=100.0, rng=rng) for _ in range(40))

@@ -6,7 +6,9 @@ import these; neither decides for the engine itself.
   without the cube; with it, the best by cubeful equity, doublet.search.choice.choose).
 - ``engine_doubles(game, ply)``: whether the side on roll doubles now (the cube decision
   of doublet.search.cubeful at `ply`: "Double, ..." or "Redouble, ..."; an optional
-  double and "too good" are not doubled).
+  double and "too good" are not doubled; nor, even with noise, a dead cube in a match,
+  one at least as large as both sides' away scores: the double would change nothing,
+  and a noisy player would redouble it without end).
 - ``engine_answer(game, ply)``: "take", "beaver" or "pass" for the double waiting.
 - ``engine_step(game, ply)``: the next of these, for self-play (both sides the engine).
 - ``noise`` (each of the three, with a seeded ``rng``): a weaker player for self-play
@@ -88,6 +90,8 @@ def engine_doubles(game: Game, ply: int = 0, model: Any = None, noise: float = 0
         return False
     state = game.cube_state()
     assert state is not None
+    if state.is_match and state.value >= max(state.away):
+        return False  # a dead cube: either side wins the match with this game, whatever the cube
     a = cube_decision(searcher(model, game.variant), game.board, state, ply)
     return a.decision is not None and _noisy(a.decision, noise, rng)[0]
 
