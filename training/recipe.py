@@ -449,8 +449,6 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict
     paired difference candidate - reference and its standard error."""
     import gzip
 
-    import numpy as np
-
     from doublet.formats.position import Position
     from doublet.search.analysis import best_play
 
@@ -474,6 +472,14 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict
         d1, d2 = c["dice"]
         losses.append([best - value[best_play(pos, d1, d2, ply, m)["position_id"]]
                        for m in (cand, ref)])  # fmt: skip
+    return _paired(losses, ply)
+
+
+def _paired(losses: list[list[float]], ply: int) -> dict[str, Any]:
+    """The two models' mean losses (mEq) from per-decision [candidate, reference] losses
+    in equity, with the paired difference and its standard error."""
+    import numpy as np
+
     x = 1000.0 * np.array(losses)
     d = x[:, 0] - x[:, 1]
     return {"decisions": len(x), "ply": ply, "candidate": float(x[:, 0].mean()),
@@ -487,7 +493,6 @@ def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
     GNU Backgammon's cubeful 2-ply equities there as benchmarks/cube.py judges them
     (doublet.games.review.cube_loss), with the paired difference candidate - reference
     and its standard error."""
-    import numpy as np
 
     from doublet.cube.state import from_request
     from doublet.formats.ids import board_from_position_id
@@ -516,11 +521,7 @@ def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
             row.append((cube_loss(doc, "double" if double else "roll") or 0.0)
                        + (cube_loss(doc, "take" if take else "pass") or 0.0))  # fmt: skip
         errors.append(row)
-    x = 1000.0 * np.array(errors)
-    d = x[:, 0] - x[:, 1]
-    return {"decisions": len(x), "ply": ply, "candidate": float(x[:, 0].mean()),
-            "reference": float(x[:, 1].mean()), "difference": float(d.mean()),
-            "se": float(d.std(ddof=1) / np.sqrt(len(d)))}  # fmt: skip
+    return _paired(errors, ply)
 
 
 def _summary(record: dict[str, Any]) -> str:

@@ -49,7 +49,7 @@ from doublet.core.board import STANDARD
 from doublet.core.errors import DoubletError
 from doublet.core.parallel import Executor
 from doublet.cube import equity as E
-from doublet.cube.state import MAX_CUBE, MONEY, CubeState
+from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play
 from doublet.formats.position import Position
 from doublet.nn.eval import N_OUTPUTS, Model, _terminal, default_model
@@ -136,7 +136,7 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
 def cube_rollout_states(state: CubeState) -> Cube:
     """The cube states a position's cubeful rollout plays each trial in: no double (the
     mover's first cube action given), and double / take where the mover may double."""
-    if not state.may_double() or 2 * state.value > MAX_CUBE:
+    if not state.may_double():
         return ((state, False),)
     return ((state, False), (state.doubled(), False))
 

@@ -66,10 +66,6 @@ def _view(s: CubeState, side: int) -> CubeState:
     return s if side == 0 else s.flipped()
 
 
-def _may_double(view: CubeState) -> bool:
-    return view.may_double() and 2 * view.value <= MAX_CUBE
-
-
 def _decisions(probs: np.ndarray, boards: np.ndarray, view: CubeState
                ) -> tuple[np.ndarray, np.ndarray, float]:  # fmt: skip
     """no double and double / take (rows) and double / pass, per unit of the cube (money)
@@ -119,7 +115,7 @@ def walk(rec: Record, state: CubeState, act_first: bool, luck_on: bool) -> tuple
         d = n  # the next double, at or after m
         for side in (0, 1):
             view = _view(s, side)
-            if not _may_double(view):
+            if not view.may_double():
                 continue
             ks = np.arange(m + (m - side) % 2, n, 2)
             if not act_first:
