@@ -257,6 +257,11 @@ def test_play_text_agrees_with_describe_outcomes() -> None:
         play_text(STARTING, outs[0], 6, 5, again=True)
     with pytest.raises(IllegalPlayError, match="not a legal outcome"):
         play_text(STARTING, outs[0], 6, 4)
+    # On the bar against a closed board: no die can be played, the play is "".
+    shut = pos({24: 2, 13: 12}, {p: 2 for p in range(19, 25)}, my_bar=1)
+    assert play_text(shut, shut, 6, 5) == format_play(shut, shut, 6, 5) == ""
+    with pytest.raises(IllegalPlayError, match="not a legal outcome"):
+        play_text(STARTING, STARTING, 6, 6)
     ad = starting(ACEY_DEUCEY)
     outs, again = legal_outcomes(ad, 2, 1, ACEY_DEUCEY)
     assert play_text(ad, outs[3], 2, 1, ACEY_DEUCEY, bool(again[3])) == format_play(

@@ -162,18 +162,13 @@ def has_contact(board):
 def counts(board: Board) -> tuple[list[int], list[int]]:
     """Both sides as RULES.md's JSON lists (26 ints, each in its own numbering:
     0 = not yet entered, 1..24 = points, 25 = bar)."""
-    mover = [0] * 26
-    opp = [0] * 26
-    mover[0] = int(board[MY_OUT])
-    opp[0] = int(board[OPP_OUT])
-    for p in range(1, 25):
-        n = int(board[p])
-        if n > 0:
-            mover[p] = n
-        elif n < 0:
-            opp[25 - p] = -n
-    mover[25] = int(board[MY_BAR])
-    opp[25] = int(-board[OPP_BAR])
+    b = board.tolist() if isinstance(board, np.ndarray) else [int(v) for v in board]
+    mover = [n if n > 0 else 0 for n in b[:26]]
+    opp = [-n if n < 0 else 0 for n in b[25::-1]]
+    mover[0] = b[MY_OUT]
+    opp[0] = b[OPP_OUT]
+    mover[25] = b[MY_BAR]
+    opp[25] = -b[OPP_BAR]
     return mover, opp
 
 

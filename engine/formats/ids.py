@@ -66,6 +66,7 @@ from doublet.core.board import (
     from_counts,
 )
 from doublet.core.errors import InvalidPositionError
+from doublet.core.jit import njit
 
 # ---------------------------------------------------------------------------
 # Validation
@@ -199,30 +200,76 @@ def check_in_play(board: Board, variant: int = STANDARD) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _gnubg_sides(board: Board) -> tuple[list[int], list[int]]:
-    """gnubg's anBoard[0] (opponent) and anBoard[1] (on roll): 25 ints each, own numbering."""
-    opp = [0] * 25
-    me = [0] * 25
-    b = board.tolist() if isinstance(board, np.ndarray) else [int(v) for v in board]
+@njit
+def _pid_key(board, out):
+    """gnubg's PositionKey of a standard board into out (10 uint8): for each side (the
+    opponent first) and each of its 25 places in its own numbering (points 1..24, the
+    bar last), as many 1 bits as checkers and a 0, from the lowest bit of byte 0."""
+    out[:] = 0
+    bit = 0
+    for side in range(2):
+        for i in range(25):
+            if side == 0:
+                n = -int(board[OPP_BAR]) if i == 24 else -int(board[24 - i])
+            else:
+                n = int(board[MY_BAR]) if i == 24 else int(board[i + 1])
+            for _ in range(max(n, 0)):
+                if bit < 80:
+                    out[bit >> 3] |= np.uint8(1 << (bit & 7))
+                bit += 1
+            bit += 1
+
+
+# _pid_board's answers besides OK: the key is not a position (the messages name them).
+_PID_OK, _PID_SHORT, _PID_TOO_MANY, _PID_BOTH = 0, 1, 2, 3
+
+
+@njit
+def _pid_board(data, out):
+    """The standard board a PositionKey (10 uint8) encodes, into out (SIZE int8): _PID_OK,
+    or _PID_SHORT (the 80 bits hold fewer than the 50 places, the opponent's 25 then
+    the side on roll's, each a run of 1 bits per checker ended by a 0; bits after the
+    50th place are not read), _PID_TOO_MANY (a side with more than 15 checkers, the side
+    on roll checked first: out[0] is the side, 1 the one on roll, and out[1] its count)
+    or _PID_BOTH (both sides on a point: out[0] is the point, the side on roll's)."""
+    counts = np.zeros(50, np.int64)  # the opponent's 25 places, then the side on roll's
+    places = 0
+    for bit in range(80):
+        if places == 50:
+            break
+        if (data[bit >> 3] >> (bit & 7)) & 1:
+            counts[places] += 1
+        else:
+            places += 1
+    out[:] = 0
+    if places < 50:
+        return _PID_SHORT
+    for side in (1, 0):
+        total = counts[25 * side : 25 * side + 25].sum()
+        if total > CHECKERS:
+            out[0] = side
+            out[1] = total
+            return _PID_TOO_MANY
     for p in range(1, 25):
-        n = b[p]
-        if n > 0:
-            me[p - 1] = n
-        elif n < 0:
-            opp[24 - p] = -n
-    me[24] = b[MY_BAR]
-    opp[24] = -b[OPP_BAR]
-    return opp, me
+        mine = counts[25 + p - 1]
+        theirs = counts[24 - p]  # the opponent's point 25 - p
+        if mine and theirs:
+            out[0] = p
+            return _PID_BOTH
+        out[p] = mine - theirs
+    out[MY_BAR] = counts[49]
+    out[OPP_BAR] = -counts[24]
+    out[MY_OFF] = CHECKERS - counts[25:].sum()
+    out[OPP_OFF] = CHECKERS - counts[:25].sum()
+    return _PID_OK
 
 
 def position_id(board: Board) -> str:
-    """gnubg Position ID (14 characters) of a standard board, the mover on roll: for each
-    side (the opponent first) and each of its 25 places, as many 1 bits as checkers and
-    a 0, read from the lowest bit of the first byte (tests/reference.py writes it bit by
-    bit)."""
-    bits = "".join("1" * n + "0" for side in _gnubg_sides(board) for n in side)
-    data = int(bits[::-1], 2).to_bytes(10, "little")
-    return base64.b64encode(data).decode("ascii")[:14]
+    """gnubg Position ID (14 characters) of a standard board, the mover on roll: base64
+    of _pid_key (tests/reference.py writes it bit by bit)."""
+    key = np.empty(10, np.uint8)
+    _pid_key(np.asarray(board, np.int8), key)
+    return base64.b64encode(key.tobytes()).decode("ascii")[:14]
 
 
 def board_from_position_id(pid: str) -> Board:
@@ -242,31 +289,19 @@ def board_from_position_id(pid: str) -> Board:
         raise InvalidPositionError(
             f"gnubg Position ID has characters outside base64: {pid!r}"
         ) from None
-    # The bits from the first one on; the runs of 1s between 0s are the counts of the
-    # 50 places (the opponent's 25, then the side on roll's); bits after the 50th 0 are
-    # not read.
-    runs = format(int.from_bytes(data[:10], "little"), "080b")[::-1].split("0")
-    if len(runs) < 51:
+    b = np.empty(SIZE, np.int8)
+    code = _pid_board(np.frombuffer(data, np.uint8), b)
+    if code == _PID_SHORT:
         raise InvalidPositionError(f"gnubg Position ID {pid!r} does not encode two sides")
-    opp = [len(r) for r in runs[:25]]
-    me = [len(r) for r in runs[25:50]]
-    for name, cnt in (("the side on roll", me), ("the opponent", opp)):
-        if sum(cnt) > CHECKERS:
-            raise InvalidPositionError(
-                f"gnubg Position ID {pid!r} gives {name} {sum(cnt)} checkers (at most 15)"
-            )
-    v = [0] * SIZE
-    for p in range(1, 25):
-        if me[p - 1] and opp[24 - p]:
-            raise InvalidPositionError(
-                f"gnubg Position ID {pid!r} puts both sides on point {p} of the side on roll"
-            )
-        v[p] = me[p - 1] - opp[24 - p]
-    v[MY_BAR] = me[24]
-    v[OPP_BAR] = -opp[24]
-    v[MY_OFF] = CHECKERS - sum(me)
-    v[OPP_OFF] = CHECKERS - sum(opp)
-    b = np.array(v, dtype=np.int8)
+    if code == _PID_TOO_MANY:
+        name = "the side on roll" if b[0] else "the opponent"
+        raise InvalidPositionError(
+            f"gnubg Position ID {pid!r} gives {name} {int(b[1])} checkers (at most 15)"
+        )
+    if code == _PID_BOTH:
+        raise InvalidPositionError(
+            f"gnubg Position ID {pid!r} puts both sides on point {int(b[0])} of the side on roll"
+        )
     try:
         validate(b, STANDARD)
     except InvalidPositionError as e:

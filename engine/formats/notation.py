@@ -71,6 +71,7 @@ from doublet.core.board import (
 )
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
 from doublet.rules.movegen import check_dice, legal_outcomes
+from doublet.rules.paths import NOT_AN_OUTCOME, play_path
 
 __all__ = [
     "describe_outcomes",
@@ -98,12 +99,9 @@ _NO_PLAY = "no play"
 # ---------------------------------------------------------------------------
 
 
-def _steps(b: State, die: int, variant: int, have: list[int] | None = None,
-           need: list[int] | None = None) -> list[tuple[int, int, State]]:  # fmt: skip
+def _steps(b: State, die: int, variant: int) -> list[tuple[int, int, State]]:
     """Every move of one checker by ``die`` in ``b``: (source, destination, new state).
-    The rules of doublet.rules.movegen (bar first, bear-off, Acey-Deucey's home rule).
-    With ``have`` and ``need`` (play_text's pruning, standard only), only the moves that
-    leave have[p] >= need[p] on every point p they pass."""
+    The rules of doublet.rules.movegen (bar first, bear-off, Acey-Deucey's home rule)."""
     if b[MY_BAR] > 0:
         sources = [MY_BAR]
         highest = _ENTER
@@ -126,10 +124,6 @@ def _steps(b: State, die: int, variant: int, have: list[int] | None = None,
             if dst < 0 and (variant == ACEY_DEUCEY or s != highest):
                 continue
             dst = _OFF
-        if have is not None and need is not None:
-            top = 25 if s == MY_BAR else s
-            if any(have[p] <= need[p] for p in range(dst + 1, top + 1)):
-                continue
         nb = list(b)
         nb[s] -= 1
         if dst == _OFF:
@@ -396,66 +390,23 @@ def format_play(
 def play_text(before: Board, after: Board, d1: int, d2: int, variant: int = STANDARD,
               again: bool = False) -> str:  # fmt: skip
     """``format_play`` for one legal outcome (as the search gives it) without finding the
-    roll's other plays: a search for one path of single-die moves from ``before`` to
-    ``after``, the longest the dice allow first (a legal play uses the most dice any
-    play can, and no path of more dice exists to any position), each step kept only
-    while the mover still has at least as many checkers on or above every point as
-    ``after`` has (checkers only move down). Standard backgammon (Acey-Deucey goes
-    through format_play). IllegalPlayError when no path of the roll's dice reaches
-    ``after``; unlike format_play it does not check that a longer play was possible."""
+    roll's other plays: one path of single-die moves from ``before`` to ``after``
+    (doublet.rules.paths.play_path), written as gnubg writes it. Standard backgammon
+    (Acey-Deucey goes through format_play). IllegalPlayError when no path of the roll's
+    dice reaches ``after``; unlike format_play it does not check that a longer play was
+    possible."""
     if variant != STANDARD:
         return format_play(before, after, d1, d2, variant, again)
     check_dice(d1, d2)
-    hi, lo = max(d1, d2), min(d1, d2)
     if again:
-        raise IllegalPlayError(f"not a legal outcome of {hi}-{lo} here")
-    start = tuple(np.asarray(before, np.int8).tolist())
-    goal = tuple(np.asarray(after, np.int8).tolist())
-    need = _above(goal)
-    orders = [(hi,) * 4] if hi == lo else [(hi, lo), (lo, hi)]
-    for length in range(len(orders[0]), -1, -1):
-        for dice in orders[: 1 if length == 0 else 2]:
-            path = _path_to(start, goal, dice[:length], need)
-            if path:
-                return _gnubg_text(start, path)
-            if path is not None and not (
-                _steps(start, hi, STANDARD) or _steps(start, lo, STANDARD)
-            ):
-                return ""  # no die can be played
-    raise IllegalPlayError(f"not a legal outcome of {hi}-{lo} here")
-
-
-def _above(b: State) -> list[int]:
-    """out[p]: the mover's checkers on point p or higher (the bar counts as 25), p = 0..25."""
-    out = [0] * 26
-    n = out[25] = b[MY_BAR]
-    for p in range(24, 0, -1):
-        if b[p] > 0:
-            n += b[p]
-        out[p] = n
-    out[0] = n
-    return out
-
-
-def _path_to(b: State, goal: State, dice: tuple[int, ...], need: list[int],
-             have: list[int] | None = None) -> Path | None:  # fmt: skip
-    """One path of single-die moves playing ``dice`` in order from ``b`` to ``goal``, or
-    None; a move s -> d is tried only while ``have`` (_above of the state, kept up to
-    date) stays at least ``need`` (_above of the goal) on the points it leaves."""
-    if not dice:
-        return () if b == goal else None
-    if have is None:
-        have = _above(b)
-    for s, d, nb in _steps(b, dice[0], STANDARD, have, need):
-        top = 25 if s == MY_BAR else s
-        for p in range(d + 1, top + 1):
-            have[p] -= 1
-        rest = _path_to(nb, goal, dice[1:], need, have)
-        for p in range(d + 1, top + 1):
-            have[p] += 1
-        if rest is not None:
-            return ((s, d), *rest)
-    return None
+        raise IllegalPlayError(f"not a legal outcome of {max(d1, d2)}-{min(d1, d2)} here")
+    start = np.asarray(before, np.int8)
+    path = np.empty((4, 2), np.int64)
+    n = play_path(start, np.asarray(after, np.int8), d1, d2, path)
+    if n == NOT_AN_OUTCOME:
+        raise IllegalPlayError(f"not a legal outcome of {max(d1, d2)}-{min(d1, d2)} here")
+    moves = path[:n].tolist()
+    return _gnubg_text(tuple(start.tolist()), tuple((s, d) for s, d in moves))
 
 
 def describe_outcomes(

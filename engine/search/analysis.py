@@ -82,7 +82,8 @@ def searcher(model: Model | None, variant: int) -> Searcher:
 
 
 def _probs(p: np.ndarray) -> dict[str, float]:
-    return {k: round(float(v), 6) for k, v in zip(PROB_NAMES, p, strict=True)}
+    return {k: round(v, 6) for k, v in zip(PROB_NAMES, np.asarray(p, np.float64).tolist(),
+                                           strict=True)}  # fmt: skip
 
 
 def _base(pos: Position, ply: int) -> dict[str, Any]:
@@ -113,6 +114,8 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
            budget: float | None, iterative: bool = False) -> tuple[T, int, str | None]:  # fmt: skip
     """compute(n, 0, deadline) at ply n as the budget allows (see above): (the result, its
     ply, None or why the search stopped short of `ply`)."""
+    if ply == 0:  # 0 ply always finishes: no watchdog to arm
+        return compute(0, 0, float("inf")), 0, None
     dog = watchdog(s)
     try:
         return _deepen(s, dog, compute, ply, budget, iterative)
