@@ -32,6 +32,8 @@ API: ``reference_outcomes(board, d1, d2, variant) -> set[tuple[bytes, bool]]``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, SIZE, STANDARD
@@ -275,3 +277,48 @@ def position_id_counts(pid: str) -> tuple[list[int], list[int]] | None:
     if side < 2:
         return None
     return sides[0], sides[1]
+
+
+# -- leaving the other side's home board (doublet.rules.bearoff's ZONE table) ------------
+
+
+def zone_turns(distances: tuple[int, ...], turns: int = 32) -> list[float]:
+    """P(the last of the checkers at these distances (1..6) from leaving a home board is
+    out after exactly n turns), n = 0..turns-1, the side playing to minimise the expected
+    number of turns: from the definition, every ordering of the dice and every checker
+    each die can move (a die at least a checker's distance takes it out)."""
+    dist, _ = _zone(tuple(sorted(distances)), turns)
+    return dist
+
+
+@functools.cache
+def _zone(state: tuple[int, ...], turns: int) -> tuple[list[float], float]:
+    if not state:
+        return [1.0] + [0.0] * (turns - 1), 0.0
+    dist = [0.0] * turns
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):  # 36 ordered rolls: each order of a non-double once
+            dice = [d1] * 4 if d1 == d2 else [d1, d2]
+            reach = {state}
+            for die in dice:
+                reach = {_zone_move(s, i, die) for s in reach for i in range(len(s))} | {
+                    s for s in reach if not s
+                }
+            if d1 != d2:  # the other order too
+                other = {state}
+                for die in (d2, d1):
+                    other = {_zone_move(s, i, die) for s in other for i in range(len(s))} | {
+                        s for s in other if not s
+                    }
+                reach |= other
+            best = min(reach, key=lambda s: _zone(s, turns)[1])
+            sub = _zone(best, turns)[0]
+            for n in range(turns - 1):
+                dist[n + 1] += sub[n] / 36
+    return dist, sum(n * p for n, p in enumerate(dist))
+
+
+def _zone_move(state: tuple[int, ...], i: int, die: int) -> tuple[int, ...]:
+    rest = state[:i] + state[i + 1 :]
+    left = state[i] - die
+    return tuple(sorted(rest + ((left,) if left > 0 else ())))

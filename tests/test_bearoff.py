@@ -6,7 +6,12 @@
   100 cases) to within 0.001 in P(win) (the issue's bound; measured ~4e-5);
 - the one-sided combination matches gnubg's bearoff1 evaluations (100 cases) to 1e-4,
   gammons included;
-- distributions sum to 1, and the database survives a save/load round trip.
+- distributions sum to 1, and the database survives a save/load round trip;
+- the ZONE table (turns for a side's checkers to leave the other side's home board)
+  matches tests/reference.py's zone_turns, written from the definition, on every
+  position of up to 4 checkers and a sample of larger ones; and the backgammon chances
+  of races it gives (doublet.search's 0 ply) match gnubg's 0-ply race evaluations
+  (100 cases, 24 of them with a backgammon at stake) to 0.002.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import pytest
 import doublet.rules.bearoff as bo
 from doublet.core.board import STANDARD, flip
 from doublet.formats.ids import board_from_position_id
+from tests import reference
 from tests.helpers import load_jsonl, pos
 
 RACE = load_jsonl("gnubg_race.jsonl")
@@ -29,6 +35,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> bo.BearoffDB:
     d.save(path)
     loaded = bo.BearoffDB.load(path)
     assert np.array_equal(loaded.off, d.off) and np.array_equal(loaded.two_sided, d.two_sided)
+    assert np.array_equal(loaded.zone, d.zone)
     bo._DB = loaded
     return loaded
 
@@ -49,6 +56,32 @@ def test_ranks_are_a_bijection() -> None:
 def test_distributions_sum_to_one(db: bo.BearoffDB) -> None:
     assert np.allclose(db.off.sum(axis=1), 1.0, atol=1e-5)
     assert np.allclose(db.first.sum(axis=1), 1.0, atol=1e-5)
+    assert np.allclose(db.zone.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_zone_matches_the_reference(db: bo.BearoffDB) -> None:
+    counts = bo._unrank_all(bo._BINOM)
+    rng = np.random.default_rng(5)
+    sample = [r for r in range(bo.N_POSITIONS) if counts[r].sum() <= 4]
+    assert len(sample) == 210
+    larger = [r for r in range(bo.N_POSITIONS) if 5 <= counts[r].sum() <= 7]
+    sample += [int(r) for r in rng.choice(larger, 12, replace=False)]
+    for r in sample:  # (the reference's sets grow too large for a test beyond 7)
+        distances = tuple(k + 1 for k in range(6) for _ in range(int(counts[r, k])))
+        want = reference.zone_turns(distances)
+        assert np.allclose(db.zone[r], want, atol=1e-6), (distances, db.zone[r][:6], want[:6])
+
+
+@pytest.mark.parametrize("case", [c for c in RACE if c["class"] == "race"],
+                         ids=lambda c: c["pid"])  # fmt: skip
+def test_race_backgammons_match_gnubg(db: bo.BearoffDB, case: dict) -> None:
+    from doublet.nn.eval import default_model
+    from doublet.search.searcher import Limits, Searcher
+
+    b = board_from_position_id(case["pid"])
+    got = Searcher(default_model()).evaluate(b, Limits(ply=0))
+    want = case["eval0"]["probs"]
+    assert abs(got[2] - want[2]) < 0.002 and abs(got[4] - want[4]) < 0.002, (got, want)
 
 
 @pytest.mark.parametrize("case", [c for c in RACE if c["class"] == "bearoff2"],

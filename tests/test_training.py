@@ -807,7 +807,7 @@ def test_contact_rollout_data_and_fit(tmp_path: Path) -> None:
 def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Path) -> None:
     """--min-equity E: the same chunks less the positions whose 0-ply cubeless equity is
     below E in size; the setting is part of the data (resuming under another is refused)
-    and goes with --rollout-trials only."""
+    and goes with --rollout-trials or --race-trials."""
     src = ROOT / "models" / "doublet-standard.npz"
     base = ["data", "--model", str(src), "--rollout-trials", "2", "--workers", "1",
             "--chunks", "2"]  # fmt: skip
@@ -824,9 +824,18 @@ def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Pa
     assert 0 < kept < every
     with pytest.raises(SystemExit, match="other settings"):
         distill.main([*base, "--out", str(tmp_path / "cube"), "--min-equity", "0.2"])
-    with pytest.raises(SystemExit, match="--rollout-trials only"):
+    with pytest.raises(SystemExit, match="--rollout-trials or --race-trials"):
         distill.main(["data", "--model", str(src), "--out", str(tmp_path / "x"), "--ply",
                       "0", "--min-equity", "0.2", "--workers", "1"])  # fmt: skip
+    # Race rollouts too: only the races whose equity is at least E in size.
+    race = ["data", "--model", str(src), "--race-trials", "2", "--workers", "1", "--chunks", "1"]
+    assert distill.main([*race, "--out", str(tmp_path / "race")]) == 0
+    assert distill.main([*race, "--out", str(tmp_path / "race-far"), "--min-equity", "0.5"]) == 0
+    name = "chunk-00000.npz"
+    with np.load(tmp_path / "race" / name) as a, np.load(tmp_path / "race-far" / name) as b:
+        far = [abs(equity(searcher.evaluate(x, Limits(ply=0)))) >= 0.5 for x in a["boards"]]
+        assert np.array_equal(b["boards"], a["boards"][np.array(far, bool)])
+        assert 0 < len(b["boards"]) < len(a["boards"])
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:

@@ -100,8 +100,9 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     race: every position without contact of RACE_GAMES_PER_CHUNK games, each rolled out
     by RaceRollout; else every POSITION_EVERY-th position with contact of
     GAMES_PER_CHUNK games (from a random offset), each rolled out to the end of contact,
-    less those whose cubeless equity for the side on roll, by the 0-ply net, is below
-    min_equity in size (the near-even positions, where no cube decision is close)."""
+    less, in either case, those whose cubeless equity for the side on roll, by the 0-ply
+    search, is below min_equity in size (for contact, the near-even positions, where no
+    cube decision is close; for races, those where no gammon is at stake)."""
     model, sp = _STATE["model"], _STATE["selfplay"]
     key = "race_rollout" if race else "contact_rollout"
     if key not in _STATE:
@@ -146,7 +147,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     POSITION_EVERY * k-th), the positions after the k best plays at 0 ply of a random
     roll in each: the close alternatives a decision has to tell apart."""
     if race_trials > 0:
-        return rollout_chunk(seed, c, race_trials, race=True)
+        return rollout_chunk(seed, c, race_trials, race=True, min_equity=min_equity)
     if rollout_trials > 0:
         return rollout_chunk(seed, c, rollout_trials, race=False, min_equity=min_equity)
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
@@ -195,9 +196,9 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     if candidates < 0 or (candidates > 0 and (race_trials > 0 or rollout_trials > 0)):
         raise SystemExit("error: --candidates must be 0 or more, and goes with search "
                          "targets only (not --race-trials or --rollout-trials)")  # fmt: skip
-    if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0):
+    if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0 and race_trials <= 0):
         raise SystemExit("error: --min-equity must be 0 or more, and goes with "
-                         "--rollout-trials only")  # fmt: skip
+                         "--rollout-trials or --race-trials")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
@@ -390,8 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="value the positions after the K best 0-ply plays of a random "
                         "roll in each sampled position, not the position (0: off)")  # fmt: skip
     d.add_argument("--min-equity", type=float, default=0.0,
-                   help="with --rollout-trials: leave out the positions whose cubeless "
-                        "equity by the 0-ply net is below this in size (0: none)")  # fmt: skip
+                   help="with --rollout-trials or --race-trials: leave out the positions "
+                        "whose cubeless equity by the 0-ply search is below this in size "
+                        "(0: none)")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
     f.add_argument("--data", required=True, type=Path, nargs="+",

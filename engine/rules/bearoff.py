@@ -31,7 +31,7 @@ from doublet.rules.movegen import Workspace, _outcomes
 
 N_POSITIONS = 54_264  # C(21, 6)
 MAX_TURNS = 32  # P(more turns) is below 1e-12 for every position
-DB_VERSION = 2
+DB_VERSION = 3  # 3: the ZONE table (_build_zone)
 _BINOM = np.array([[0 if k > n else 1 for k in range(8)] for n in range(22)], np.int64)
 for _n in range(22):
     for _k in range(1, 8):
@@ -149,6 +149,123 @@ def _build(binom, acc, tmp, scratch):
     return off, first
 
 
+@njit
+def _rank_counts(c, binom):
+    """Rank of the counts c (6,) of the distances 1..6 (as _rank ranks a home board)."""
+    s = -1
+    rank = 0
+    for k in range(6):
+        s += 1 + c[k]
+        rank += binom[s, k + 1]
+    return rank
+
+
+@njit
+def _zone_die(c, k, die):
+    """Move a checker at distance k + 1 by die: it leaves the zone when die >= k + 1."""
+    c[k] -= 1
+    if die <= k:
+        c[k - die] += 1
+
+
+@njit
+def _zone_undo(c, k, die):
+    c[k] += 1
+    if die <= k:
+        c[k - die] -= 1
+
+
+@njit
+def _zone_best(c, dice, nd, mean, binom):
+    """The least expected number of further turns to clear the zone among the states
+    that playing dice[:nd] in order on c reaches (each die on a checker still in the
+    zone; once it is clear the rest are not needed): (that mean, the state's rank).
+    A depth-first walk (no recursion: numba's disk cache does not keep recursive
+    kernels); c is as it was on return."""
+    choice = np.full(4, -1, np.int64)  # the distance class moved at each depth
+    best = 1e18
+    best_r = -1
+    depth = 0
+    while depth >= 0:
+        clear = True
+        for k in range(6):
+            if c[k] > 0:
+                clear = False
+                break
+        if depth == nd or clear:
+            r = _rank_counts(c, binom)
+            if mean[r] < best:
+                best = mean[r]
+                best_r = r
+            depth -= 1
+            if depth >= 0:
+                _zone_undo(c, choice[depth], dice[depth])
+            continue
+        k = choice[depth] + 1
+        while k < 6 and c[k] == 0:
+            k += 1
+        if k == 6:
+            choice[depth] = -1
+            depth -= 1
+            if depth >= 0:
+                _zone_undo(c, choice[depth], dice[depth])
+            continue
+        choice[depth] = k
+        _zone_die(c, k, dice[depth])
+        depth += 1
+    return best, best_r
+
+
+@njit
+def _build_zone(binom):
+    """ZONE (N_POSITIONS, MAX_TURNS) float64: for a side's checkers in the other side's
+    home board, counted by their distance 1..6 from leaving it (the side's points 19..24
+    are distances 1..6) and ranked as a home board is, ZONE[i, n] = P(the last of them
+    leaves after exactly n turns) when the side plays every die on them to minimise
+    the expected number of turns. A die at least a checker's distance takes it out; the
+    side's other checkers and the opponent (all behind them in a race) change nothing.
+    The backgammon of a race (_race_backgammon) is the other side bearing off first."""
+    counts = _unrank_all(binom)
+    pips = np.zeros(N_POSITIONS, np.int64)
+    for r in range(N_POSITIONS):
+        for k in range(6):
+            pips[r] += (k + 1) * counts[r, k]
+    order = np.argsort(pips, kind="mergesort")
+    zone = np.zeros((N_POSITIONS, MAX_TURNS), np.float64)
+    mean = np.zeros(N_POSITIONS, np.float64)
+    c = np.zeros(6, np.int64)
+    dice = np.zeros(4, np.int64)
+    for idx in range(N_POSITIONS):
+        r = order[idx]
+        total = 0
+        for k in range(6):
+            c[k] = counts[r, k]
+            total += c[k]
+        if total == 0:
+            zone[r, 0] = 1.0
+            continue
+        for ri in range(N_ROLLS):
+            d1, d2 = ROLLS_21[ri, 0], ROLLS_21[ri, 1]
+            if d1 == d2:
+                for j in range(4):
+                    dice[j] = d1
+                _, nxt = _zone_best(c, dice, 4, mean, binom)
+            else:
+                dice[0], dice[1] = d1, d2
+                m1, r1 = _zone_best(c, dice, 2, mean, binom)
+                dice[0], dice[1] = d2, d1
+                m2, r2 = _zone_best(c, dice, 2, mean, binom)
+                nxt = r1 if m1 <= m2 else r2
+            w = ROLL_WEIGHTS[ri]
+            for t in range(MAX_TURNS - 1):
+                zone[r, t + 1] += w * zone[nxt, t]
+        m = 0.0
+        for t in range(MAX_TURNS):
+            m += t * zone[r, t]
+        mean[r] = m
+    return zone
+
+
 SMALL_CHECKERS = 6  # both sides within this many checkers: the exact two-sided table
 
 
@@ -240,12 +357,15 @@ def cache_path() -> Path:
 
 
 class BearoffDB:
-    """The one-sided database: OFF and FIRST as float32 (N_POSITIONS, MAX_TURNS)."""
+    """The one-sided database: OFF, FIRST and ZONE as float32 (N_POSITIONS, MAX_TURNS),
+    and the exact two-sided table of the small positions."""
 
     def __init__(self, off: np.ndarray, first: np.ndarray, small: np.ndarray,
-                 two_sided: np.ndarray, build_seconds: float = 0.0) -> None:  # fmt: skip
+                 two_sided: np.ndarray, zone: np.ndarray,
+                 build_seconds: float = 0.0) -> None:  # fmt: skip
         self.off = np.ascontiguousarray(off, dtype=np.float32)
         self.first = np.ascontiguousarray(first, dtype=np.float32)
+        self.zone = np.ascontiguousarray(zone, dtype=np.float32)
         self.small = np.ascontiguousarray(small, dtype=np.int64)
         self.two_sided = np.ascontiguousarray(two_sided, dtype=np.float32)
         self.build_seconds = build_seconds
@@ -256,19 +376,22 @@ class BearoffDB:
         t = time.perf_counter()
         off, first = _build(_BINOM, ws.acc, ws.tmp, ws.scratch)
         small, two = _build_two_sided(_BINOM, ws.acc, ws.tmp, ws.scratch)
-        return cls(off, first, small, two, time.perf_counter() - t)
+        zone = _build_zone(_BINOM)
+        return cls(off, first, small, two, zone, time.perf_counter() - t)
 
     def save(self, path: Path) -> None:
         with atomic_open(path) as f:
             np.savez_compressed(f, off=self.off, first=self.first, small=self.small,
-                                two_sided=self.two_sided,
+                                two_sided=self.two_sided, zone=self.zone,
                                 build_seconds=np.float64(self.build_seconds))  # fmt: skip
 
     @classmethod
     def load(cls, path: Path) -> BearoffDB:
         with np.load(path, allow_pickle=False) as z:
-            db = cls(z["off"], z["first"], z["small"], z["two_sided"], float(z["build_seconds"]))
-        if db.off.shape != (N_POSITIONS, MAX_TURNS) or db.first.shape != db.off.shape:
+            db = cls(z["off"], z["first"], z["small"], z["two_sided"], z["zone"],
+                     float(z["build_seconds"]))  # fmt: skip
+        shape = (N_POSITIONS, MAX_TURNS)
+        if db.off.shape != shape or db.first.shape != shape or db.zone.shape != shape:
             raise ValueError(f"bear-off database {path} has the wrong shape")
         return db
 
@@ -283,15 +406,16 @@ class Tables(NamedTuple):
     small: np.ndarray  # (N_POSITIONS,) int64
     two_sided: np.ndarray  # float32
     binom: np.ndarray  # (22, 8) int64
+    zone: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
 
 
 def tables(use: bool = True) -> Tables:
     """The database's Tables (built or loaded once), or empty ones when not used."""
     if use:
         db = database()
-        return Tables(db.off, db.first, db.small, db.two_sided, _BINOM)
+        return Tables(db.off, db.first, db.small, db.two_sided, _BINOM, db.zone)
     z = np.zeros((1, 1), np.float32)
-    return Tables(z, z, np.zeros(1, np.int64), z, _BINOM)
+    return Tables(z, z, np.zeros(1, np.int64), z, _BINOM, z)
 
 
 _DB: BearoffDB | None = None
@@ -367,6 +491,64 @@ def _bearoff_probs(b, off, first, small, two_sided, binom, out):
     out[2] = 0.0  # no backgammon: nobody is on the bar or in the other home board
     out[3] = min(lg, 1.0 - out[0])
     out[4] = 0.0
+
+
+@njit
+def _zone_rank(b, sign, binom):
+    """Rank (as _build_zone's) of the checkers of one side in the other's home board:
+    sign=1 the mover's on its points 19..24 (distances 1..6), sign=-1 the opponent's on
+    the mover's points 6..1. The count of them is returned too."""
+    s = -1
+    rank = 0
+    n_all = 0
+    for k in range(1, 7):
+        p = 18 + k if sign == 1 else 7 - k
+        n = b[p] * sign
+        if n < 0:
+            n = 0
+        n_all += n
+        s += 1 + n
+        rank += binom[s, k]
+    return rank, n_all
+
+
+@njit
+def _race_backgammon(b, off, zone, binom, out):
+    """In a race (no contact), the backgammon chances of out (5,), the side on roll's
+    probabilities, made exact: when a side has borne off none and still has checkers in
+    the other side's home board, that other side has every checker home (they passed
+    each other), and it wins a backgammon when it bears off its last checker before the
+    last of those leaves (OFF and ZONE, each side playing for it; gnubg does the same in
+    races). The gammon chance is raised to at least it. No change elsewhere."""
+    if b[MY_OFF] == 0:  # I may be backgammoned
+        mine, n = _zone_rank(b, 1, binom)
+        if n > 0:
+            opp = _rank(b, -1, binom)
+            # My turn m clears the zone; the opponent's turn n < m (after my n-th) ends it.
+            p = 0.0
+            opp_done = 0.0  # P(the opponent needs at most m - 1 turns)
+            for m in range(1, MAX_TURNS):
+                opp_done += off[opp, m - 1]
+                p += zone[mine, m] * opp_done
+            p = min(max(p, 0.0), 1.0 - out[0])
+            out[4] = p
+            if out[3] < p:
+                out[3] = p
+    if b[OPP_OFF] == 0:  # I may win a backgammon
+        theirs, n = _zone_rank(b, -1, binom)
+        if n > 0:
+            me = _rank(b, 1, binom)
+            # My turn n ends it when the opponent's zone needs n or more of its turns.
+            p = 0.0
+            tail = 1.0  # P(the opponent's zone needs >= n turns)
+            for t in range(MAX_TURNS):
+                if t >= 1:
+                    p += off[me, t] * tail
+                tail -= zone[theirs, t]
+            p = min(max(p, 0.0), out[0])
+            out[2] = p
+            if out[1] < p:
+                out[1] = p
 
 
 def bearoff_probs(board: np.ndarray) -> np.ndarray:

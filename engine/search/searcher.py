@@ -52,7 +52,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from doublet.core.board import SIZE, STANDARD, flip_into
+from doublet.core.board import SIZE, STANDARD, flip_into, has_contact
 from doublet.core.dice import N_ROLLS, ROLL_WEIGHTS, ROLLS_21
 from doublet.core.jit import njit
 from doublet.nn.encode import N_INPUTS, N_PRUNE_INPUTS
@@ -68,7 +68,7 @@ from doublet.nn.eval import (
     _terminal,
 )
 from doublet.rules.bearoff import Tables as bearoff_tables_type
-from doublet.rules.bearoff import _bearoff_probs, is_bearoff
+from doublet.rules.bearoff import _bearoff_probs, _race_backgammon, is_bearoff
 from doublet.rules.bearoff import tables as bearoff_tables
 from doublet.rules.movegen import _MAX_DEPTH, _hash, _outcomes, check_dice
 
@@ -210,7 +210,8 @@ def new_cache(bits: int = CACHE_BITS) -> Cache:
 @njit
 def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
     """Static probabilities for the side on roll of b (out (5,) float32); bo: the
-    bear-off Tables, used when use_bo."""
+    bear-off Tables, used when use_bo: exact in a pure bear-off, and in a race the net's
+    with exact backgammon chances (_race_backgammon)."""
     if _terminal(b, out):
         return
     if use_bo and variant == STANDARD and is_bearoff(b):
@@ -220,6 +221,8 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
             out[k] = tmp[k]
         return
     _evaluate_one(b, contact, race, x, hidden, flipped, out)
+    if use_bo and variant == STANDARD and not has_contact(b):
+        _race_backgammon(b, bo.off, bo.zone, bo.binom, out)
 
 
 @njit
