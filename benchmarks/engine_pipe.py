@@ -27,7 +27,9 @@ is checked (a play, no error). Rows:
 
 Both processes keep their evaluation caches between requests, as a client sees them.
 Before the timed requests each process answers 20 untimed ones (loading, compiling).
-Also printed: how often gnubg's play is Doublet's (the same resulting position), a check
+Under the first ply, a floor: a Python process that reads each request's JSON and writes
+a fixed reply (one of Doublet's) through the same kind of pipe, doing no work. Also
+printed: how often gnubg's play is Doublet's (the same resulting position), a check
 that both did the work asked (their nets differ: about 70 % at 0 ply).
 Goal (issue 25): through the pipe no slower than gnubg at each depth; moonshot: half
 its time at 2 ply.
@@ -112,6 +114,28 @@ def row(name: str, times: list[float], base: list[float] | None) -> str:
             f"{np.percentile(ms, 99):>10.3f}{ratio:>10}")  # fmt: skip
 
 
+FLOOR = """
+import json, sys
+reply = sys.argv[1] + "\\n"
+for line in sys.stdin.buffer:
+    json.loads(line)
+    sys.stdout.write(reply)
+    sys.stdout.flush()
+"""
+
+
+def floor_times(requests: list[dict[str, Any]], reply: dict[str, Any]) -> list[float]:
+    """The pipe's floor: a Python process that reads each request's JSON and writes one
+    of Doublet's replies, doing no work (what any engine written in Python pays)."""
+    floor = Pipe([sys.executable, "-c", FLOOR, json.dumps(reply)])
+    try:
+        for req in requests[:WARMUP]:
+            floor.request(req)
+        return [floor.request(req)[1] for req in requests]
+    finally:
+        floor.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=300)
@@ -176,7 +200,7 @@ def main() -> None:
         # order swapped every case, so that both see the machine in the same state (a
         # pipe's round trip depends on where the scheduler puts the processes and on how
         # long they slept); gnubg 1.07 (10 ms a call) runs on its own afterwards.
-        d_times, d_after = [], []
+        d_times, d_after, d_replies = [], [], []
         g_times: list[list[float]] = [[] for _ in gnubgs]
         agree = [0] * len(gnubgs)
         g_replies: list[list[Any]] = [[] for _ in gnubgs]
@@ -203,6 +227,7 @@ def main() -> None:
                 raise SystemExit(f"doublet engine: {reply}")
             d_times.append(dt)
             d_after.append(reply["position_id"])
+            d_replies.append(reply)
             if gnubgs and not n % 2:
                 ask(0, c)
         for k in range(1, len(gnubgs)):
@@ -217,6 +242,9 @@ def main() -> None:
         print(row("  Doublet, pipe (doublet engine)", d_times, base))
         for name, times, agree in rows:
             print(row("  " + name, times, base) + f"{agree:>7} / {len(cases)}")
+        if ply == args.plies[0]:
+            print(row("  floor: Python, no work, pipe", floor_times(requests, d_replies[0]),
+                      base))  # fmt: skip
         if not args.no_inprocess:
             limits = Limits(ply=ply)
             times = []
