@@ -687,7 +687,7 @@ def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) 
 
 def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The 0-ply value a rollout uses, plainly: a finished game, the bear-off database,
-    else the net."""
+    else the net, with a race's backgammon chances from the database's tables."""
     from doublet.rules.bearoff import bearoff_probs, is_bearoff
 
     r = outcome(b)
@@ -695,7 +695,40 @@ def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untype
         return np.array([r > 0, r >= 2, r >= 3, r <= -2, r <= -3], np.float64)
     if is_bearoff(b):
         return np.asarray(bearoff_probs(b), np.float64)
-    return np.asarray(evaluate(b, model), np.float64)
+    p = np.asarray(evaluate(b, model), np.float64)
+    return p if has_contact(b) else _race_backgammons_reference(b, p)
+
+
+def _race_backgammons_reference(b: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """p with a race's backgammon chances (doublet.rules.bearoff._race_backgammon), plainly:
+    a side with none off and checkers in the other's home board is backgammoned when the
+    other side (all home) bears off its last checker (OFF) before the last of those
+    leaves (ZONE, indexed by their distances 1..6 ranked as a home board is)."""
+    from doublet.core.board import MY_OFF, OPP_OFF, empty
+    from doublet.rules.bearoff import _BINOM, MAX_TURNS, _rank, database
+
+    db, p = database(), p.copy()
+
+    def zone(distances: list[int]) -> np.ndarray:
+        z = empty()
+        z[1:7] = distances
+        return db.zone[_rank(z, 1, _BINOM)].astype(np.float64)
+
+    if b[MY_OFF] == 0 and (b[19:25] > 0).any():  # the side on roll may be backgammoned
+        mine = zone([max(int(b[18 + k]), 0) for k in range(1, 7)])
+        off = db.off[_rank(b, -1, _BINOM)].astype(np.float64)
+        # it clears on its turn m; the other side, after m - 1 turns of its own, is off
+        bg = sum(mine[m] * off[:m].sum() for m in range(1, MAX_TURNS))
+        p[4] = min(bg, 1 - p[0])
+        p[3] = max(p[3], p[4])
+    if b[OPP_OFF] == 0 and (b[1:7] < 0).any():  # the side on roll may win one
+        theirs = zone([max(-int(b[7 - k]), 0) for k in range(1, 7)])
+        off = db.off[_rank(b, 1, _BINOM)].astype(np.float64)
+        # off on its turn n while the other side's zone needs n or more of its turns
+        bg = sum(off[n] * theirs[n:].sum() for n in range(1, MAX_TURNS))
+        p[2] = min(bg, p[0])
+        p[1] = max(p[1], p[2])
+    return p
 
 
 def _rollout_reference(model, start: np.ndarray, dice: np.ndarray, prune_keep: int  # type: ignore[no-untyped-def]
