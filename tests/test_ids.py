@@ -560,6 +560,10 @@ def test_gnubg_id_errors() -> None:
     )
     # parse_position gives the same errors for 14-character text.
     raises(parse_position, "AAAAAAAAAAAAAA", match=["both sides have borne off all 15"])
+    # Writing one: a board with more checkers than a key holds is refused, not cut short.
+    crowded = STARTING.copy()
+    crowded[6] = 20
+    raises(position_id, crowded, match=["at most 30 checkers"])
 
 
 def json_board(**changes: Any) -> dict[str, Any]:

@@ -204,7 +204,8 @@ def check_in_play(board: Board, variant: int = STANDARD) -> None:
 def _pid_key(board, out):
     """gnubg's PositionKey of a standard board into out (10 uint8): for each side (the
     opponent first) and each of its 25 places in its own numbering (points 1..24, the
-    bar last), as many 1 bits as checkers and a 0, from the lowest bit of byte 0."""
+    bar last), as many 1 bits as checkers and a 0, from the lowest bit of byte 0. Returns
+    the bits it took: more than 80 when the board has more checkers than a key holds."""
     out[:] = 0
     bit = 0
     for side in range(2):
@@ -218,6 +219,7 @@ def _pid_key(board, out):
                     out[bit >> 3] |= np.uint8(1 << (bit & 7))
                 bit += 1
             bit += 1
+    return bit
 
 
 # _pid_board's answers besides OK: the key is not a position (the messages name them).
@@ -268,7 +270,9 @@ def position_id(board: Board) -> str:
     """gnubg Position ID (14 characters) of a standard board, the mover on roll: base64
     of _pid_key (tests/reference.py writes it bit by bit)."""
     key = np.empty(10, np.uint8)
-    _pid_key(np.asarray(board, np.int8), key)
+    if _pid_key(np.asarray(board, np.int8), key) > 80:
+        raise InvalidPositionError("a Position ID holds at most 30 checkers in play (15 a "
+                                   "side); this board has more")  # fmt: skip
     return base64.b64encode(key.tobytes()).decode("ascii")[:14]
 
 

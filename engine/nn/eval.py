@@ -487,9 +487,8 @@ def evaluate(boards: Boards, model: Model) -> np.ndarray:
 def equity(probs: np.ndarray) -> np.ndarray | float:
     """Cubeless money equity: 2 W - 1 + WG - LG + WBG - LBG (probs (..., 5))."""
     p = np.asarray(probs, dtype=np.float64)
-    if p.shape == (5,):  # one position: in Python floats, the same sums, without numpy's
-        w, wg, wbg, lg, lbg = p.tolist()
-        return 2 * w - 1 + wg - lg + wbg - lbg
+    if p.shape == (5,):  # one position: _equity's sums in Python floats, without numpy's
+        return float(getattr(_equity, "py_func", _equity)(p.tolist()))
     e = 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
     return float(e) if e.ndim == 0 else e
 

@@ -8,6 +8,10 @@ minimise the expected number of turns (gnubg's one-sided database does the same)
 a checker off soonest (for gammons). Two sides combine into the probabilities of a race
 to bear off: the side on roll wins when it needs no more turns than the other.
 
+A third, ``ZONE[i, n]``, reads the same positions as a side's checkers in the other
+side's home board (distances 1..6 from leaving it): P(the last of them leaves after
+exactly n turns). With OFF it gives a race's backgammon chances (_race_backgammon).
+
 Positions are ranked by the combinatorial number system: the counts c1..c6 and the
 slack c7 = 15 - sum are a composition of 15 into 7 parts, i.e. the 6 "bars"
 s_k = (k - 1) + c1 + ... + ck, 0 <= s_1 < ... < s_6 <= 20; rank = sum C(s_k, k).
@@ -41,18 +45,39 @@ del _n, _k
 
 
 @njit
-def _rank(b, sign, binom):
-    """Rank of one side's home board: sign=1 the mover's points 1..6 of b, sign=-1 the
-    opponent's (the mover's points 24..19). -1 if that side has checkers elsewhere."""
+def _rank_points(b, first, sign, binom):
+    """(rank, checkers) of six points of b read as a home board: sign=1 the mover's
+    checkers on points first..first + 5 (distances 1..6), sign=-1 the opponent's on
+    points first..first - 5."""
     s = -1
     rank = 0
+    total = 0
     for k in range(1, 7):
-        p = k if sign == 1 else 25 - k
-        n = b[p] * sign
+        n = b[first + sign * (k - 1)] * sign
         if n < 0:
             n = 0
+        total += n
         s += 1 + n
         rank += binom[s, k]
+    return rank, total
+
+
+@njit
+def _rank(b, sign, binom):
+    """Rank of one side's home board: sign=1 the mover's points 1..6 of b, sign=-1 the
+    opponent's (the mover's points 24..19). Checkers elsewhere are not looked at."""
+    return _rank_points(b, 1 if sign == 1 else 24, sign, binom)[0]
+
+
+@njit
+def _rank_counts(c, binom):
+    """Rank of the counts c (6,) of the points 1..6 (or distances 1..6), as _rank ranks
+    a home board."""
+    s = -1
+    rank = 0
+    for k in range(6):
+        s += 1 + c[k]
+        rank += binom[s, k + 1]
     return rank
 
 
@@ -69,25 +94,27 @@ def _unrank_all(binom):
                     for c5 in range(16 - c1 - c2 - c3 - c4):
                         for c6 in range(16 - c1 - c2 - c3 - c4 - c5):
                             c[0], c[1], c[2], c[3], c[4], c[5] = c1, c2, c3, c4, c5, c6
-                            s = -1
-                            r = 0
-                            for k in range(6):
-                                s += 1 + c[k]
-                                r += binom[s, k + 1]
+                            r = _rank_counts(c, binom)
                             for k in range(6):
                                 out[r, k] = c[k]
     return out
 
 
 @njit
-def _build(binom, acc, tmp, scratch):
-    """Fill OFF and FIRST (N_POSITIONS, MAX_TURNS) float64 (see the module docstring)."""
-    counts = _unrank_all(binom)
+def _pip_order(counts):
+    """The ranks in order of their pips (a position's successors come before it)."""
     pips = np.zeros(N_POSITIONS, np.int64)
     for r in range(N_POSITIONS):
         for k in range(6):
             pips[r] += (k + 1) * counts[r, k]
-    order = np.argsort(pips, kind="mergesort")
+    return np.argsort(pips, kind="mergesort")
+
+
+@njit
+def _build(binom, acc, tmp, scratch):
+    """Fill OFF and FIRST (N_POSITIONS, MAX_TURNS) float64 (see the module docstring)."""
+    counts = _unrank_all(binom)
+    order = _pip_order(counts)
     off = np.zeros((N_POSITIONS, MAX_TURNS), np.float64)
     first = np.zeros((N_POSITIONS, MAX_TURNS), np.float64)
     mean_off = np.zeros(N_POSITIONS, np.float64)
@@ -147,17 +174,6 @@ def _build(binom, acc, tmp, scratch):
         mean_off[r] = m
         mean_first[r] = f
     return off, first
-
-
-@njit
-def _rank_counts(c, binom):
-    """Rank of the counts c (6,) of the distances 1..6 (as _rank ranks a home board)."""
-    s = -1
-    rank = 0
-    for k in range(6):
-        s += 1 + c[k]
-        rank += binom[s, k + 1]
-    return rank
 
 
 @njit
@@ -226,11 +242,7 @@ def _build_zone(binom):
     side's other checkers and the opponent (all behind them in a race) change nothing.
     The backgammon of a race (_race_backgammon) is the other side bearing off first."""
     counts = _unrank_all(binom)
-    pips = np.zeros(N_POSITIONS, np.int64)
-    for r in range(N_POSITIONS):
-        for k in range(6):
-            pips[r] += (k + 1) * counts[r, k]
-    order = np.argsort(pips, kind="mergesort")
+    order = _pip_order(counts)
     zone = np.zeros((N_POSITIONS, MAX_TURNS), np.float64)
     mean = np.zeros(N_POSITIONS, np.float64)
     c = np.zeros(6, np.int64)
@@ -398,8 +410,9 @@ class BearoffDB:
 
 class Tables(NamedTuple):
     """The database as kernels take it (doublet.search, the rollouts): _bearoff_probs'
-    arrays by name. tables(False) gives empty stand-ins of the same types, for a search
-    that does not use the database (one compiled signature either way)."""
+    and _race_backgammon's arrays by name. tables(False) gives empty stand-ins of the
+    same types, for a search that does not use the database (one compiled signature
+    either way)."""
 
     off: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
     first: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
@@ -498,28 +511,19 @@ def _zone_rank(b, sign, binom):
     """Rank (as _build_zone's) of the checkers of one side in the other's home board:
     sign=1 the mover's on its points 19..24 (distances 1..6), sign=-1 the opponent's on
     the mover's points 6..1. The count of them is returned too."""
-    s = -1
-    rank = 0
-    n_all = 0
-    for k in range(1, 7):
-        p = 18 + k if sign == 1 else 7 - k
-        n = b[p] * sign
-        if n < 0:
-            n = 0
-        n_all += n
-        s += 1 + n
-        rank += binom[s, k]
-    return rank, n_all
+    return _rank_points(b, 19 if sign == 1 else 6, sign, binom)
 
 
 @njit
 def _race_backgammon(b, off, zone, binom, out):
     """In a race (no contact), the backgammon chances of out (5,), the side on roll's
-    probabilities, made exact: when a side has borne off none and still has checkers in
-    the other side's home board, that other side has every checker home (they passed
-    each other), and it wins a backgammon when it bears off its last checker before the
-    last of those leaves (OFF and ZONE, each side playing for it; gnubg does the same in
-    races). The gammon chance is raised to at least it. No change elsewhere."""
+    probabilities, made exact where a backgammon is possible: when a side has borne off
+    none and still has checkers in the other side's home board, that other side has
+    every checker home (they passed each other), and it wins a backgammon when it bears
+    off its last checker before the last of those leaves (OFF and ZONE, each side
+    playing for it; gnubg does the same in races). The gammon chance is raised to at
+    least it. Where no backgammon is possible the net's figure (near 0) is left as it
+    is."""
     if b[MY_OFF] == 0:  # I may be backgammoned
         mine, n = _zone_rank(b, 1, binom)
         if n > 0:

@@ -114,9 +114,14 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
            budget: float | None, iterative: bool = False) -> tuple[T, int, str | None]:  # fmt: skip
     """compute(n, 0, deadline) at ply n as the budget allows (see above): (the result, its
     ply, None or why the search stopped short of `ply`)."""
-    if ply == 0:  # 0 ply always finishes: no watchdog to arm
-        return compute(0, 0, float("inf")), 0, None
     dog = watchdog(s)
+    if ply == 0 and dog.deadline is None:  # 0 ply always finishes: nothing to arm
+        dog.ply = 0
+        try:
+            return compute(0, 0, float("inf")), 0, None
+        finally:
+            if dog.deadline is not None:  # a Ctrl-C during it: no stop left for the next
+                dog.disarm()
     try:
         return _deepen(s, dog, compute, ply, budget, iterative)
     finally:
@@ -125,7 +130,7 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
 
 def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T], ply: int,
             budget: float | None, iterative: bool) -> tuple[T, int, str | None]:  # fmt: skip
-    if ply == 0 or (budget is None and not iterative):
+    if ply == 0 or (budget is None and not iterative):  # (0 ply here: a stop was armed)
         dog.ply = ply
         return compute(ply, 0, float("inf")), ply, None
     start = time.perf_counter()
