@@ -6,7 +6,8 @@ lists them all, and is the reference the tests hold this to).
 The search is depth first over the dice in a fixed order, the longest the roll allows
 first (a legal play uses as many dice as any play can, so no path of more dice reaches
 the outcome): for a non-double the higher die first, then the lower first. Each state's
-moves are tried in notation._steps' order (the bar, then points 24 down to 1), and a move
+moves, by doublet.rules.movegen's single-die rules (_dest, _apply), are tried in
+notation._steps' order (the bar, then points 24 down to 1), and a move
 is taken only while the mover still has, on or above every point it leaves behind, at
 least as many checkers as the outcome has there (checkers only move down), which cuts
 the search to a few states.
@@ -16,11 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from doublet.core.board import MY_BAR, MY_OFF, OPP_BAR, SIZE
+from doublet.core.board import MY_BAR, SIZE, STANDARD
 from doublet.core.jit import njit
+from doublet.rules.movegen import _RANK_BAR, _apply, _dest, _highest, _source_index
 
-ENTER = 25  # a die d enters from the bar on point 25 - d
-OFF = 0  # the destination of a checker borne off
 NO_PLAY = 0  # play_path: the roll has no legal play, and the outcome is the board itself
 NOT_AN_OUTCOME = -1  # play_path: no path of the roll's dice reaches the outcome
 
@@ -38,47 +38,12 @@ def _above(b, out):
 
 
 @njit
-def _destination(b, s, die):
-    """Where the checker on s (a point, or MY_BAR) lands with die: a point 1..24, OFF,
-    or -1 when the move is not legal (a closed point; a bear-off before all 15 are home,
-    or by a higher die from other than the highest point)."""
-    if s == MY_BAR:
-        dst = ENTER - die
-    else:
-        dst = s - die
-    if dst >= 1:
-        return -1 if b[dst] < -1 else dst
-    if b[MY_BAR] > 0:
-        return -1
-    for p in range(24, 6, -1):
-        if b[p] > 0:
-            return -1  # a checker outside the home board
-    if dst < 0:
-        for p in range(6, s, -1):
-            if b[p] > 0:
-                return -1  # a higher die bears off only from the highest point
-    return OFF
-
-
-@njit
-def _apply(b, s, dst, out):
-    out[:] = b
-    out[s] -= 1
-    if dst == OFF:
-        out[MY_OFF] += 1
-    else:
-        if out[dst] == -1:  # hit a blot
-            out[dst] = 0
-            out[OPP_BAR] -= 1
-        out[dst] += 1
-
-
-@njit
 def _sources(b, out):
-    """The points the mover can move from, in the order tried: the bar alone while a
-    checker is on it, else points 24 down to 1. Returns how many."""
+    """The points the mover can move from, as doublet.rules.movegen ranks them
+    (_RANK_BAR for the bar), in the order tried: the bar alone while a checker is on it,
+    else points 24 down to 1. Returns how many."""
     if b[MY_BAR] > 0:
-        out[0] = MY_BAR
+        out[0] = _RANK_BAR
         return 1
     n = 0
     for p in range(24, 0, -1):
@@ -102,16 +67,17 @@ def _search(before, after, dice, length, need, states, srcs, nsrc, cursor, have,
     cursor[0] = 0
     depth = 0
     while depth >= 0:
-        b = states[depth]
         die = dice[depth]
         moved = False
-        _above(b, have)
+        _above(states[depth], have)
+        highest = _highest(states, depth)
         while cursor[depth] < nsrc[depth]:
-            s = srcs[depth, cursor[depth]]
+            rank = srcs[depth, cursor[depth]]
             cursor[depth] += 1
-            dst = _destination(b, s, die)
+            dst = _dest(states, depth, rank, die, STANDARD, highest)
             if dst < 0:
                 continue
+            s = _source_index(rank)
             ok = True
             for p in range(dst + 1, s + 1):  # the points the checker leaves behind
                 if have[p] <= need[p]:
@@ -119,7 +85,7 @@ def _search(before, after, dice, length, need, states, srcs, nsrc, cursor, have,
                     break
             if not ok:
                 continue
-            _apply(b, s, dst, states[depth + 1])
+            _apply(states, depth, states, depth + 1, rank, dst)
             path[depth, 0] = s
             path[depth, 1] = dst
             moved = True
@@ -144,10 +110,12 @@ def _search(before, after, dice, length, need, states, srcs, nsrc, cursor, have,
 
 
 @njit
-def _can_move(b, die, srcs):
-    n = _sources(b, srcs)
+def _can_move(states, r, die, srcs):
+    """Whether any checker of board states[r] can move by die."""
+    n = _sources(states[r], srcs)
+    highest = _highest(states, r)
     for k in range(n):
-        if _destination(b, srcs[k], die) >= 0:
+        if _dest(states, r, srcs[k], die, STANDARD, highest) >= 0:
             return True
     return False
 
@@ -177,6 +145,6 @@ def play_path(before, after, d1, d2, path):
                        path):  # fmt: skip
                 if length > 0:
                     return length
-                if not (_can_move(before, hi, srcs[0]) or _can_move(before, lo, srcs[0])):
+                if not (_can_move(states, 0, hi, srcs[0]) or _can_move(states, 0, lo, srcs[0])):
                     return NO_PLAY
     return NOT_AN_OUTCOME
