@@ -60,3 +60,27 @@ def test_render_shows_the_board_and_the_plays() -> None:
     text = render(analyse_roll(pos, 3, 1, ply=0), pos.board)
     assert "8/5 6/5" in text and "16 legal plays" in text
     assert diagram(pos.board).count("\n") >= 12
+
+
+def test_a_stop_is_never_left_for_the_next_search() -> None:
+    """A Ctrl-C (the watchdog's interrupt) that comes during a search, 0 ply included,
+    answers that search; deepen disarms the watchdog after it, so the next search runs
+    unstopped; a disarmed watchdog stays disarmed."""
+    from doublet.search.analysis import deepen
+    from doublet.search.watch import watchdog
+
+    s = searcher(None, 0)
+    dog = watchdog(s)
+    for ply in (0, 1):
+
+        def compute(n: int, _m: int, _deadline: float, ply: int = ply) -> int:
+            if n == ply:
+                dog.interrupt()  # Ctrl-C while this ply is searched
+            return n
+
+        result, done, _ = deepen(s, compute, ply, None)
+        assert done == result <= ply
+        assert dog.deadline is None and not dog.fired
+        dog.interrupted = False
+    dog.disarm()
+    assert dog.deadline is None and not dog.fired

@@ -115,13 +115,6 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
     """compute(n, 0, deadline) at ply n as the budget allows (see above): (the result, its
     ply, None or why the search stopped short of `ply`)."""
     dog = watchdog(s)
-    if ply == 0 and dog.deadline is None:  # 0 ply always finishes: nothing to arm
-        dog.ply = 0
-        try:
-            return compute(0, 0, float("inf")), 0, None
-        finally:
-            if dog.deadline is not None:  # a Ctrl-C during it: no stop left for the next
-                dog.disarm()
     try:
         return _deepen(s, dog, compute, ply, budget, iterative)
     finally:
@@ -130,7 +123,7 @@ def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
 
 def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T], ply: int,
             budget: float | None, iterative: bool) -> tuple[T, int, str | None]:  # fmt: skip
-    if ply == 0 or (budget is None and not iterative):  # (0 ply here: a stop was armed)
+    if ply == 0 or (budget is None and not iterative):
         dog.ply = ply
         return compute(ply, 0, float("inf")), ply, None
     start = time.perf_counter()

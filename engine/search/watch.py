@@ -42,6 +42,8 @@ class Watchdog:
             self.cv.notify()
 
     def disarm(self) -> None:
+        if self.deadline is None and not self.fired:
+            return  # nothing armed (most searches: 0 and 1 ply arm nothing): no lock taken
         with self.cv:
             self.deadline = None
             self.fired = False
