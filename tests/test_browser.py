@@ -254,6 +254,18 @@ def open_url(page: Any, url: str) -> None:
     page.goto(url)
 
 
+def open_without_a_game(page: Any, url: str) -> None:
+    """`url` opened with no game of an earlier test to fall back on. The page first opens
+    the game its storage names, and that load writes the id back when it ends: storage
+    is cleared only once the page is idle, or a load still running would restore it."""
+    page.goto(url)
+    idle(page)
+    page.evaluate("localStorage.clear()")
+    open_url(page, url)
+    idle(page)
+    assert page.evaluate("localStorage.getItem('doublet-game')") is None
+
+
 def state_of(server: str, page: Any) -> dict[str, Any]:
     gid = page.evaluate("S.id")
     return dict(HTTP.get(f"{server}/api/games/{gid}").json())
@@ -310,10 +322,7 @@ def test_a_match_to_3_with_the_cube_by_clicks(server: str, page: Any,
     Doublet redoubles and the person passes (0-2); the Crawford game has no cube and
     ends the match with a resignation. New game in the middle asks first."""
     script_cube(monkeypatch, doubles=lambda g: g.owner == 1, answer="take")
-    page.goto(server + "/")
-    page.evaluate("localStorage.clear()")
-    page.goto(server + "/")  # no game: New game starts one without asking
-    idle(page)
+    open_without_a_game(page, server + "/")  # New game then starts one without asking
     new_game_dialog(page, "match")
     page.wait_for_function("S.state !== null")
     idle(page)
@@ -582,9 +591,7 @@ def test_stacks_taller_than_five_show_their_count(server: str, page: Any) -> Non
 
 
 def test_the_review_page_opens_a_match_file(server: str, page: Any, tmp_path: Path) -> None:
-    page.goto(f"{server}/review")
-    page.evaluate("localStorage.clear()")  # no game of an earlier test to fall back on
-    open_url(page, f"{server}/review")
+    open_without_a_game(page, f"{server}/review")
     page.wait_for_selector("#import-file", state="attached")
     page.wait_for_function("document.getElementById('error').textContent.length > 0")
     assert "open a match file" in page.inner_text("#error")
