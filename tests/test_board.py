@@ -1,7 +1,8 @@
 """doublet.core.board, the one position representation: flip is an involution that swaps
 the sides (and flip_into writes the same), pip counts and contact follow their
 definitions on hand-made boards, a finished game scores single, gammon or backgammon
-from either side, and the JSON counts round-trip."""
+from either side, the JSON counts round-trip, and the crashed class is GNU Backgammon's
+on every contact position of the refset."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from doublet.core.board import (
     SIZE,
     STANDARD,
     counts,
+    crashed,
     flip,
     flip_into,
     from_counts,
@@ -25,7 +27,7 @@ from doublet.core.board import (
     pip_counts,
     starting,
 )
-from doublet.formats.ids import parse_position
+from doublet.formats.ids import board_from_position_id, parse_position
 from tests.helpers import load_jsonl, pos, random_positions
 
 
@@ -99,3 +101,36 @@ def test_flip_all_flips_each_row() -> None:
         rows.append(b)
     batch = np.stack(rows)
     assert np.array_equal(B.flip_all(batch), np.stack([B.flip(b) for b in rows]))
+
+
+def test_crashed_is_gnubgs_class_on_the_refset() -> None:
+    """gnubg 1.07 labelled each refset position contact, crashed, race or bear-off: the
+    crashed ones are exactly those crashed() finds among the positions with contact
+    (2,868: 422 crashed), and no race or bear-off is crashed."""
+    seen = {"crashed": 0, "contact": 0, "other": 0}
+    for c in load_jsonl("gnubg_refset.jsonl"):
+        b = board_from_position_id(c["pid"])
+        kind = c["class"] if c["class"] in ("crashed", "contact") else "other"
+        assert crashed(b) == (kind == "crashed"), (c["pid"], c["class"])
+        assert crashed(flip(b)) == crashed(b)
+        seen[kind] += 1
+    assert seen["crashed"] == 422 and seen["contact"] == 2446
+
+
+def test_crashed_by_hand() -> None:
+    """The mover with 7 checkers in play: with 3 of them on its 1-point only 4 count
+    (crashed); with one there all 7 count (not crashed); with 3 on its 2-point, 2 of them
+    do not count (crashed). The opponent, 15 in play, is never crashed here; with 11 of
+    them off it is."""
+    b = np.zeros(SIZE, np.int8)
+    b[22], b[18], b[15], b[10] = -4, -4, -4, -3  # the opponent: 15, none on its low points
+    b[MY_OFF], b[1], b[8], b[13], b[20] = 8, 3, 2, 1, 1
+    assert has_contact(b) and crashed(b)
+    b[1], b[3] = 1, 2
+    assert not crashed(b) and not crashed(flip(b))
+    b[1], b[2], b[3] = 0, 3, 0
+    assert crashed(b) and crashed(flip(b))
+    b[2], b[3] = 1, 2
+    assert not crashed(b)
+    b[OPP_OFF], b[22], b[18], b[15], b[10] = 11, -2, -2, 0, 0
+    assert crashed(b)

@@ -46,7 +46,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, has_contact, outcome  # noqa: E402
+from doublet.core.board import (  # noqa: E402
+    ACEY_DEUCEY,
+    MY_BAR,
+    OPP_BAR,
+    SIZE,
+    STANDARD,
+    crashed,
+    flip,
+    has_contact,
+    outcome,
+)
 from doublet.games.duplicate import play_match, random_player  # noqa: E402
 from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
 from doublet.nn.eval import ModelError, equity, evaluate, load_model, random_model  # noqa: E402
@@ -869,6 +879,36 @@ def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Pa
         far = [abs(equity(searcher.evaluate(x, Limits(ply=0)))) >= 0.5 for x in a["boards"]]
         assert np.array_equal(b["boards"], a["boards"][np.array(far, bool)])
         assert 0 < len(b["boards"]) < len(a["boards"])
+
+
+def test_contact_rollout_data_of_one_kind(tmp_path: Path) -> None:
+    """--only crashed,bar: every position with contact of the chunk's games that is
+    crashed (gnubg's class) or has a checker on either bar, each valued by a rollout,
+    and no other; the kinds are part of the data (resuming under others is refused), and
+    an unknown kind, or --only without --rollout-trials, is refused."""
+    src = ROOT / "models" / "doublet-standard.npz"
+    base = ["data", "--model", str(src), "--rollout-trials", "2", "--workers", "1",
+            "--chunks", "2", "--epsilon", "0.1"]  # fmt: skip
+    out = tmp_path / "blitz"
+    assert distill.main([*base, "--out", str(out), "--only", "crashed,bar"]) == 0
+    assert json.loads((out / "info.json").read_text())["only"] == ["crashed", "bar"]
+    model = load_model(src)
+    sp = SelfPlay(model.variant, 0.1)
+    for c in range(2):
+        games = range(c * distill.GAMES_PER_CHUNK, (c + 1) * distill.GAMES_PER_CHUNK)
+        want = [b for g in games for b in sp.game(model.contact, model.race, 1, g).boards
+                if outcome(b) == 0 and has_contact(b)
+                and (crashed(b) or b[MY_BAR] > 0 or b[OPP_BAR] < 0)]  # fmt: skip
+        with np.load(out / f"chunk-{c:05d}.npz") as z:
+            assert np.array_equal(z["boards"], np.array(want, np.int8).reshape(-1, SIZE))
+            assert len(z["probs"]) == len(want) > 0
+    with pytest.raises(SystemExit, match="other settings"):
+        distill.main([*base, "--out", str(out), "--only", "bar"])
+    with pytest.raises(SystemExit, match="--only takes"):
+        distill.main([*base, "--out", str(tmp_path / "x"), "--only", "blitz"])
+    with pytest.raises(SystemExit, match="--only takes"):
+        distill.main(["data", "--model", str(src), "--out", str(tmp_path / "y"), "--ply",
+                      "0", "--only", "bar", "--workers", "1"])  # fmt: skip
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from doublet.core.board import SIZE, STANDARD, flip, has_contact, outcome
+from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
 from doublet.core.files import atomic_open, atomic_write
 from doublet.core.parallel import executor
@@ -80,6 +80,19 @@ from doublet.training.selfplay import SelfPlay
 GAMES_PER_CHUNK = 4
 POSITION_EVERY = 4
 RACE_GAMES_PER_CHUNK = 16
+# --only: the kinds of contact position a rollout set can be made of (each kept whole,
+# not every POSITION_EVERY-th: they are rarer). "crashed": GNU Backgammon's crashed class
+# (doublet.core.board.crashed); "bar": a checker of either side on the bar (blitzes, and
+# the positions after a hit that the search values).
+ONLY = ("crashed", "bar")
+
+
+def _only(b: np.ndarray, kinds: tuple[str, ...]) -> bool:
+    """Whether b is of one of the kinds of ONLY named in kinds."""
+    return ("crashed" in kinds and bool(crashed(b))) or (
+        "bar" in kinds and (b[MY_BAR] > 0 or b[OPP_BAR] < 0)
+    )
+
 
 _STATE: dict[str, Any] = {}
 
@@ -93,8 +106,8 @@ def _init(model: Model | str, epsilon: float = 0.0) -> None:
     _STATE["selfplay"] = SelfPlay(model.variant, epsilon)
 
 
-def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float = 0.0
-                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float = 0.0,
+                  only: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of rollout chunk c.
 
     race: every position without contact of RACE_GAMES_PER_CHUNK games, each rolled out
@@ -102,7 +115,9 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     GAMES_PER_CHUNK games (from a random offset), each rolled out to the end of contact,
     less, in either case, those whose cubeless equity for the side on roll, by the 0-ply
     search, is below min_equity in size (for contact, the near-even positions, where no
-    cube decision is close; for races, those where no gammon is at stake)."""
+    cube decision is close; for races, those where no gammon is at stake). With `only`
+    (contact; kinds of ONLY), every position with contact of one of those kinds instead.
+    """
     model, sp = _STATE["model"], _STATE["selfplay"]
     key = "race_rollout" if race else "contact_rollout"
     if key not in _STATE:
@@ -114,7 +129,11 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     for index in range(c * games, (c + 1) * games):
         traj = sp.game(model.contact, model.race, seed, index)
         live = [b for b in traj.boards if outcome(b) == 0 and has_contact(b) != race]
-        boards.extend(live if race else live[int(rng.integers(POSITION_EVERY)) :: POSITION_EVERY])
+        if only:
+            live = [b for b in live if _only(b, only)]
+        elif not race:
+            live = live[int(rng.integers(POSITION_EVERY)) :: POSITION_EVERY]
+        boards.extend(live)
     if min_equity > 0:
         s, zero = _STATE["searcher"], Limits(ply=0)
         boards = [b for b in boards if abs(float(equity(s.evaluate(b, zero)))) >= min_equity]
@@ -138,7 +157,7 @@ def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
 
 
 def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0,
-          candidates: int = 0, min_equity: float = 0.0
+          candidates: int = 0, min_equity: float = 0.0, only: tuple[str, ...] = ()
           ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
     chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0).
@@ -149,7 +168,8 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     if race_trials > 0:
         return rollout_chunk(seed, c, race_trials, race=True, min_equity=min_equity)
     if rollout_trials > 0:
-        return rollout_chunk(seed, c, rollout_trials, race=False, min_equity=min_equity)
+        return rollout_chunk(seed, c, rollout_trials, race=False, min_equity=min_equity,
+                             only=only)  # fmt: skip
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = stream(seed, c, 99)
     every = POSITION_EVERY * max(candidates, 1)
@@ -169,7 +189,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
 
 
 def _chunk_task(job: tuple[str, Model, float],
-                args: tuple[int, int, int, int, int, int, float]
+                args: tuple[int, int, int, int, int, int, float, tuple[str, ...]]
                 ) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
     """A task of doublet.core.parallel's executors: job (its token, the model and the
     epsilon, set up once a process) and the chunk's arguments."""
@@ -177,15 +197,16 @@ def _chunk_task(job: tuple[str, Model, float],
     if _STATE.get("token") != token:
         _init(model, epsilon)
         _STATE["token"] = token
-    seed, c, ply, race_trials, rollout_trials, candidates, min_equity = args
-    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates, min_equity)
+    seed, c, ply, race_trials, rollout_trials, candidates, min_equity, only = args
+    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
+                          only)  # fmt: skip
     return c, boards, probs
 
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
               race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0,
-              candidates: int = 0, ray: str | None = None, min_equity: float = 0.0
-              ) -> int:  # fmt: skip
+              candidates: int = 0, ray: str | None = None, min_equity: float = 0.0,
+              only: tuple[str, ...] = ()) -> int:  # fmt: skip
     """Make the chunks not yet in `out`, on `workers` local processes or, with `ray` (an
     address, "auto" or "local"), as Ray tasks (doublet.core.parallel); the number of
     positions made."""
@@ -199,6 +220,9 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0 and race_trials <= 0):
         raise SystemExit("error: --min-equity must be 0 or more, and goes with "
                          "--rollout-trials or --race-trials")  # fmt: skip
+    if only and (rollout_trials <= 0 or any(k not in ONLY for k in only)):
+        raise SystemExit(f"error: --only takes {' and '.join(ONLY)} (comma-separated), and "
+                         "goes with --rollout-trials")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
@@ -221,12 +245,15 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         info["candidates"] = candidates
     if min_equity > 0:
         info["min_equity"] = min_equity
+    if only:
+        info["only"] = list(only)
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
         if ({k: old.get(k) for k in info} != info or old.get("epsilon", 0.0) != epsilon
                 or old.get("candidates", 0) != candidates
-                or old.get("min_equity", 0.0) != min_equity):  # fmt: skip
+                or old.get("min_equity", 0.0) != min_equity
+                or old.get("only", []) != list(only)):  # fmt: skip
             raise SystemExit(f"error: {out} holds data made with other settings: {old}")
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
@@ -239,8 +266,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     t0 = time.perf_counter()
     with executor(workers, ray) as ex:
         job = ex.shared((uuid.uuid4().hex, load_model(model_path), epsilon))
-        tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity))
-                 for c in todo]  # fmt: skip
+        tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
+                        only)) for c in todo]  # fmt: skip
         for _, (c, boards, probs) in ex.map(_chunk_task, tasks):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
@@ -394,6 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="with --rollout-trials or --race-trials: leave out the positions "
                         "whose cubeless equity by the 0-ply search is below this in size "
                         "(0: none)")  # fmt: skip
+    d.add_argument("--only", default="",
+                   help="with --rollout-trials: every position of these kinds instead of "
+                        f"a sample ({', '.join(ONLY)}; comma-separated)")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
     f.add_argument("--data", required=True, type=Path, nargs="+",
@@ -422,7 +452,8 @@ def _run(args: argparse.Namespace) -> int:
         load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
                       args.race_trials, args.rollout_trials, args.epsilon,
-                      args.candidates, args.ray, args.min_equity)  # fmt: skip
+                      args.candidates, args.ray, args.min_equity,
+                      tuple(k.strip() for k in args.only.split(",") if k.strip()))  # fmt: skip
         how = (f"by race rollouts ({args.race_trials} trials)" if args.race_trials else
                f"by rollouts ({args.rollout_trials} trials)" if args.rollout_trials else
                f"at {args.ply} ply")  # fmt: skip

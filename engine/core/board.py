@@ -159,6 +159,35 @@ def has_contact(board):
     return False
 
 
+@njit
+def _side_crashed(in_play, first, second):
+    """GNU Backgammon's crashed class for one side (its definition, in these words):
+    of the side's in_play checkers (on the board, the bar or not yet entered), those
+    piled deep do not count: all of its 1-point's when it holds two or more, and all but
+    one of its 2-point's. The side is crashed when 6 or fewer are left."""
+    dead = (first if first >= 2 else 0) + max(second - 1, 0)
+    return in_play - dead <= 6
+
+
+@njit
+def crashed(board):
+    """True when the board has contact and either side is crashed (_side_crashed): GNU
+    Backgammon's class of positions with a net of its own (tests hold it to gnubg's own
+    labels of the refset positions)."""
+    if not has_contact(board):
+        return False
+    mine = board[MY_BAR] + board[MY_OUT]
+    theirs = -board[OPP_BAR] + board[OPP_OUT]
+    for p in range(1, 25):
+        if board[p] > 0:
+            mine += board[p]
+        else:
+            theirs -= board[p]
+    my_1, my_2 = max(board[1], 0), max(board[2], 0)
+    their_1, their_2 = max(-board[24], 0), max(-board[23], 0)
+    return _side_crashed(mine, my_1, my_2) or _side_crashed(theirs, their_1, their_2)
+
+
 def counts(board: Board) -> tuple[list[int], list[int]]:
     """Both sides as RULES.md's JSON lists (26 ints, each in its own numbering:
     0 = not yet entered, 1..24 = points, 25 = bar)."""
