@@ -22,7 +22,17 @@ from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, outcome
 from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.encode import N_PRUNE_INPUTS, encode, encode_raw
-from doublet.nn.eval import Model, equity, evaluate, prune_scores, random_model
+from doublet.nn.eval import (
+    PRUNE_ROWS,
+    PRUNE_SCALES,
+    Model,
+    _prune_base,
+    _prune_delta_score,
+    equity,
+    evaluate,
+    prune_scores,
+    random_model,
+)
 from doublet.rules.bearoff import bearoff_probs
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.analysis import analyse_roll, evaluate_position
@@ -228,6 +238,33 @@ def test_prune_scores_equal_the_net_on_the_raw_inputs() -> None:
     x = encode(boards)
     assert np.array_equal(encode_raw(boards)[:, :99], x[:, :99])
     assert np.array_equal(encode_raw(boards)[:, 99:], x[:, 105:204])
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY])
+def test_prune_ratings_from_the_parent_equal_the_full_sums(variant: int) -> None:
+    # The search rates a roll's plays from the parent's hidden sums, moved by the board
+    # entries each play changed (bar, off and unentered checkers included); that equals
+    # the pruning net on the position after the play, seen by the side to roll next.
+    w1, b1, w2, b2 = PRUNED.prune
+    base = np.zeros(b1.shape[0], np.float32)
+    hidden = np.zeros(b1.shape[0], np.float32)
+    checked = 0
+    bearing_off = np.zeros(30, np.int8)  # both sides bearing off, a blot to hit on 20
+    bearing_off[[1, 2, 4, 6, 20]] = [2, 3, 2, 3, 1]
+    bearing_off[[19, 22, 24]] = [-1, -4, -5]
+    bearing_off[26], bearing_off[27] = 4, 5  # MY_OFF, OPP_OFF
+    for b in [*random_positions(60, variant, seed=23), bearing_off]:
+        _prune_base(b, w1, b1, base, PRUNE_ROWS, PRUNE_SCALES)
+        for d1, d2 in ((1, 2), (3, 3), (6, 5), (4, 1)):
+            outs, _ = legal_outcomes(b, d1, d2, variant)
+            if len(outs) == 0:
+                continue
+            want = prune_scores(np.array([flip(o) for o in outs]), PRUNED.prune)
+            got = [_prune_delta_score(b, o, w1, w2, b2, base, hidden, PRUNE_ROWS, PRUNE_SCALES)
+                   for o in outs]  # fmt: skip
+            assert np.allclose(got, want, atol=1e-5)
+            checked += len(outs)
+    assert checked > 1000
 
 
 def brute_pruned(b: np.ndarray, keep: int) -> np.ndarray:

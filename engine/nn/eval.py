@@ -52,7 +52,7 @@ from doublet.core.board import (
 from doublet.core.board import outcome as _outcome
 from doublet.core.errors import ModelError
 from doublet.core.files import atomic_open
-from doublet.core.jit import njit
+from doublet.core.jit import NO_REFCOUNT, njit
 from doublet.nn.encode import (
     _RAW_PER_SIDE,
     ENCODER_VERSION,
@@ -347,9 +347,98 @@ def _prune_score(b, net, flipped, hidden):
             _add_row(h, w1, base + 98, np.float32(s[MY_OUT] / 15.0))
     e = np.float32(b2[0])
     for j in range(nh):
-        if h[j] > 0.0:
-            e += h[j] * w2[j, 0]
+        e += max(h[j], np.float32(0.0)) * w2[j, 0]  # ReLU, without a branch to mispredict
     return e
+
+
+def _prune_rows() -> tuple[np.ndarray, np.ndarray]:
+    """The pruning net's first-layer rows of each board entry and value, as _prune_score
+    sees them on the flipped board (the view of the side to roll next: side 0 there is
+    this board's opponent, side 1 its mover): for entry j (mover's view) holding v,
+    rows[j, v + 15] = (k1, k2) and scales[j, v + 15] = (s1, s2) say that the entry adds
+    s1 * w1[k1] + s2 * w1[k2] to the hidden sums (scale 0: no row)."""
+    rows = np.zeros((SIZE, 31, 2), np.int64)
+    scales = np.zeros((SIZE, 31, 2), np.float32)
+    for j in range(SIZE):
+        for v in range(-15, 16):
+            pairs: list[tuple[int, float]] = []
+            if v == 0:
+                pass
+            elif 1 <= j <= 24:
+                k, n = (_RAW_PER_SIDE + 4 * (j - 1), v) if v > 0 else (4 * (24 - j), -v)
+                pairs = [(k + min(n, 3) - 1, 1.0)]
+                if n > 3:
+                    pairs.append((k + 3, (n - 3) / 2.0))
+            elif j == 0 and v < 0:  # OPP_BAR, stored <= 0
+                pairs = [(96, -v / 2.0)]
+            elif j == MY_BAR and v > 0:
+                pairs = [(_RAW_PER_SIDE + 96, v / 2.0)]
+            elif j == MY_OFF and v > 0:
+                pairs = [(_RAW_PER_SIDE + 97, v / 15.0)]
+            elif j == MY_OFF + 1 and v > 0:  # OPP_OFF
+                pairs = [(97, v / 15.0)]
+            elif j == MY_OUT and v > 0:
+                pairs = [(_RAW_PER_SIDE + 98, v / 15.0)]
+            elif j == MY_OUT + 1 and v > 0:  # OPP_OUT
+                pairs = [(98, v / 15.0)]
+            for slot, (k, sc) in enumerate(pairs):
+                rows[j, v + 15, slot] = k
+                scales[j, v + 15, slot] = sc
+    return rows, scales
+
+
+PRUNE_ROWS, PRUNE_SCALES = _prune_rows()
+
+
+@njit(**NO_REFCOUNT)
+def _prune_base(parent, w1, b1, base, rows, scales):
+    """base[:H] = the pruning net's (w1, b1) hidden sums (before the ReLU) of
+    flip(parent): the reference that _prune_delta_score moves from, one per roll (parent:
+    mover's view; rows, scales: PRUNE_ROWS, PRUNE_SCALES)."""
+    nh = b1.shape[0]
+    for u in range(nh):
+        base[u] = b1[u]
+    for j in range(SIZE):
+        c = parent[j] + 15
+        k1, k2 = rows[j, c, 0], rows[j, c, 1]
+        s1, s2 = scales[j, c, 0], scales[j, c, 1]
+        for u in range(nh):
+            base[u] += s1 * w1[k1, u] + s2 * w1[k2, u]
+
+
+@njit(**NO_REFCOUNT)
+def _prune_delta_score(parent, out, w1, w2, b2, base, hidden, rows, scales):
+    """_prune_score(flip(out)) of the pruning net (w1, b1, w2, b2), from _prune_base's
+    sums of flip(parent): only the rows of the board entries the play changed are taken
+    away and added (a play changes about 5 of them; the full sum adds a row for each
+    occupied point). out, parent: mover's view; hidden: (>= H,) float32 scratch; rows,
+    scales: PRUNE_ROWS, PRUNE_SCALES. Equal to _prune_score up to float rounding
+    (tests/test_search.py)."""
+    nh = base.shape[0]
+    for u in range(nh):
+        hidden[u] = base[u]
+    for j in range(SIZE):
+        if out[j] != parent[j]:
+            a, c = parent[j] + 15, out[j] + 15
+            ka1, ka2, kc1, kc2 = rows[j, a, 0], rows[j, a, 1], rows[j, c, 0], rows[j, c, 1]
+            sa1, sa2 = scales[j, a, 0], scales[j, a, 1]
+            sc1, sc2 = scales[j, c, 0], scales[j, c, 1]
+            for u in range(nh):
+                now = sc1 * w1[kc1, u] + sc2 * w1[kc2, u]
+                hidden[u] += now - (sa1 * w1[ka1, u] + sa2 * w1[ka2, u])
+    # The output: ReLU without a branch to mispredict, in four running sums (one sum
+    # waits on each addition before the next; four overlap).
+    zero = np.float32(0.0)
+    e0, e1, e2, e3 = np.float32(b2[0]), zero, zero, zero
+    m = nh - nh % 4
+    for u in range(0, m, 4):
+        e0 += max(hidden[u], zero) * w2[u, 0]
+        e1 += max(hidden[u + 1], zero) * w2[u + 1, 0]
+        e2 += max(hidden[u + 2], zero) * w2[u + 2, 0]
+        e3 += max(hidden[u + 3], zero) * w2[u + 3, 0]
+    for u in range(m, nh):
+        e0 += max(hidden[u], zero) * w2[u, 0]
+    return (e0 + e1) + (e2 + e3)
 
 
 @njit

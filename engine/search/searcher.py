@@ -58,11 +58,15 @@ from doublet.core.jit import njit
 from doublet.nn.encode import N_INPUTS, N_PRUNE_INPUTS
 from doublet.nn.eval import (
     N_OUTPUTS,
+    PRUNE_ROWS,
+    PRUNE_SCALES,
     Model,
     Net,
     _equity,
     _evaluate_one,
     _mover_probs,
+    _prune_base,
+    _prune_delta_score,
     _prune_score,
     _search_scratch,
     _terminal,
@@ -170,6 +174,7 @@ class Workspace(NamedTuple):
     landed: np.ndarray  # (L, 5) int64: ... where the move into each step landed
     scored: np.ndarray  # (L, C) int8: scored by the main net (not pruned away)
     rating: np.ndarray  # (C,) float32: the pruning net's ratings
+    prune_base: np.ndarray  # (H,) float32: the pruning net's hidden sums of a roll's parent
 
 
 def new_workspace(capacity: int, nets: Nets) -> Workspace:
@@ -198,6 +203,7 @@ def new_workspace(capacity: int, nets: Nets) -> Workspace:
         landed=np.zeros((levels, steps), np.int64),
         scored=np.zeros((levels, capacity), np.int8),
         rating=np.zeros(capacity, np.float32),
+        prune_base=np.zeros(nets.prune[1].shape[0], np.float32),
     )
 
 
@@ -257,13 +263,17 @@ def _cache_store(b, h, cache, p):
 
 
 @njit
-def _score_level(level, n, nets, bo, cfg, prune_keep, ws, cache, stats, cached):
-    """ws.probs[level][i] = the mover's 0-ply probabilities after outcome i of level, for
-    the outcomes it marks in ws.scored[level]: all n of them, unless pruning.
+def _score_level(parent, level, n, nets, bo, cfg, prune_keep, ws, cache, stats, cached):
+    """ws.probs[level][i] = the mover's 0-ply probabilities after outcome i of level (the
+    plays of a roll in parent, the mover's view), for the outcomes it marks in
+    ws.scored[level]: all n of them, unless pruning.
 
     Pruning (prune_keep > 0 and more outcomes than that): the pruning net rates every
     outcome and only the prune_keep it rates best are scored with the main net, besides
-    the outcomes whose value is exact (a finished game, a database bear-off)."""
+    the outcomes whose value is exact (a finished game, a database bear-off). The ratings
+    start from the parent's hidden sums, once a roll, and move by the entries each play
+    changed (_prune_delta_score); an outcome after which the mover rolls again (an
+    Acey-Deucey chain, seen unflipped) is rated from scratch."""
     # Members bound once, outside the loops: numba counts a reference each time a loop
     # takes an array out of a structure (about 15 % of a 2-ply search, measured).
     outs, agains, probs, scored, rating = ws.outs, ws.agains, ws.probs, ws.scored, ws.rating
@@ -273,13 +283,20 @@ def _score_level(level, n, nets, bo, cfg, prune_keep, ws, cache, stats, cached):
     p = np.empty(N_OUTPUTS, np.float32)
     view = ws.views[level]
     pruning = prune_keep > 0 and n > prune_keep
+    pw1, pw2, pb2, base = prune[0], prune[2], prune[3], ws.prune_base
+    if pruning:
+        _prune_base(parent, pw1, prune[1], base, PRUNE_ROWS, PRUNE_SCALES)
     for i in range(n):
         scored[level, i] = 1
         if pruning:
             _view_into(outs[level, i], agains[level, i], view)
             if not (_terminal(view, p) or (use_bo and variant == STANDARD and is_bearoff(view))):
-                e = _prune_score(view, prune, flipped, hidden)
-                rating[i] = e if agains[level, i] else -e
+                if agains[level, i]:
+                    rating[i] = _prune_score(view, prune, flipped, hidden)
+                else:
+                    rating[i] = -_prune_delta_score(parent, outs[level, i], pw1, pw2, pb2,
+                                                    base, hidden, PRUNE_ROWS,
+                                                    PRUNE_SCALES)  # fmt: skip
                 scored[level, i] = 0
     if pruning:
         _prune_pick(n, rating, scored[level], prune_keep, 2)  # 2: picked, scored below
@@ -411,7 +428,7 @@ def _vn(b, depth, level, nets, bo, cfg, ws, cache, stats, out):
                 return False
             # Inner levels go through the cache (on 600 decisions at 2 ply it made no
             # measurable difference to the time; it pays off across calls).
-            _score_level(lv, n, nets, bo, cfg, prune_keep, ws, cache, stats, True)
+            _score_level(boards[f], lv, n, nets, bo, cfg, prune_keep, ws, cache, stats, True)
             count[f] = _filter(probs[lv], scored[lv], n, keep, width, order[lv])
             if depth - f == 1:  # the best play at 0 ply is the answer
                 i = order[lv, 0]
@@ -474,7 +491,7 @@ def _analyse_root(b, d1, d2, ply, nets, bo, cfg, ws, cache, stats, result_probs,
     n = _generate(b, d1, d2, cfg.variant, 0, ws)
     if n < 0 or n > ws.probs.shape[1]:
         return -1
-    _score_level(0, n, nets, bo, cfg, 0, ws, cache, stats, False)  # the root: no pruning
+    _score_level(b, 0, n, nets, bo, cfg, 0, ws, cache, stats, False)  # the root: no pruning
     probs = ws.probs
     for i in range(n):
         for j in range(N_OUTPUTS):
@@ -540,7 +557,7 @@ def _all_rolls(b, nets, bo, cfg, ws, cache, stats, outs, agains, probs, starts):
         n = _generate(b, ROLLS_21[r, 0], ROLLS_21[r, 1], cfg.variant, 0, ws)
         if n < 0 or n > ws.probs.shape[1] or total + n > outs.shape[0]:
             return -1
-        _score_level(0, n, nets, bo, cfg, 0, ws, cache, stats, False)
+        _score_level(b, 0, n, nets, bo, cfg, 0, ws, cache, stats, False)
         level_outs, level_agains, level_probs = ws.outs[0], ws.agains[0], ws.probs[0]
         starts[r] = total
         for i in range(n):
