@@ -23,7 +23,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from doublet.core.jit import njit
+from doublet.core.jit import NO_REFCOUNT, njit
 
 Board: TypeAlias = npt.NDArray[np.int8]  # shape (SIZE,), mover's view
 Boards: TypeAlias = npt.NDArray[np.int8]  # shape (N, SIZE)
@@ -80,7 +80,7 @@ def flip(board):
     return out
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def flip_into(board, out):
     """Write flip(board) into out (no allocation)."""
     for p in range(26):
@@ -117,7 +117,7 @@ def pip_counts(board):
     return mine, theirs
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def outcome(board):
     """Result of a finished game for the mover: 0 if nobody has borne off all 15,
     +1/+2/+3 if the mover has won a single game/gammon/backgammon, -1/-2/-3 if
@@ -143,7 +143,7 @@ def outcome(board):
     return 0
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def has_contact(board):
     """True while some mover checker still has an opponent checker ahead of it."""
     if board[MY_BAR] > 0 or board[MY_OUT] > 0 or board[OPP_BAR] < 0 or board[OPP_OUT] > 0:

@@ -33,7 +33,7 @@ from doublet.core.board import (
     flip_into,
     has_contact,
 )
-from doublet.core.jit import njit
+from doublet.core.jit import NO_REFCOUNT, njit
 
 ENCODER_VERSION = 2
 _RAW_PER_SIDE = 24 * 4 + 3
@@ -112,7 +112,7 @@ def _escape_table():
 ESCAPES = _escape_table()
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _lowest_bit(x):
     i = 0
     while not (x >> i) & 1:
@@ -120,7 +120,7 @@ def _lowest_bit(x):
     return i
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _hit_masks(blots, held, sources, ob, top):
     """(rolls of 36 on which the opponent can hit one of the mover's blots, the sum over
     those rolls of the pips the costliest such hit loses the mover: 25 - its point).
@@ -192,7 +192,7 @@ def _hit_rolls(s):
     return _hit_masks(blots, held, sources, -s[OPP_BAR], top)
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _side_into(s, out, base, hits_open, escapes):
     """The inputs of the mover of s (mover's view) for its side of the layout: the raw
     units at out[base:base + 99], version 1's six features after them, and version 2's
@@ -349,7 +349,7 @@ def _side_into(s, out, base, hits_open, escapes):
     out[k + 7] = (n_closed / 6.0) ** 2
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _encode_into(b, out, scratch, hits_open, escapes):
     """Write the inputs of board b (mover's view, (SIZE,) int8) into out (N_INPUTS,) float32.
     scratch: (SIZE,) int8 for the flipped board."""

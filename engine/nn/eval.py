@@ -226,7 +226,7 @@ def _sigmoid(x):
     return e / (1.0 + e)
 
 
-@njit(error_model="numpy")  # no zero-divisor check: it would keep LLVM from vectorizing
+@njit(**NO_REFCOUNT, error_model="numpy")  # no zero-divisor check: it would keep LLVM from vectorizing
 def _sigmoid_layer(h, nh):
     """h[:nh] = 1 / (1 + exp(-h[:nh])), in loops that LLVM vectorizes (a call to exp per
     unit cannot be): exp(-h) = 2^t, t = -h log2(e) clamped to +-125, is 2^r (r = t rounded,
@@ -272,7 +272,7 @@ def _search_scratch(contact, race, prune):
     return max(_hidden_scratch(contact, race), prune[1].shape[0])
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _forward(x, net, hidden, out):
     """One position: inputs x (I,) float32 -> out (5,) float32 probabilities.
     hidden: (>= 2H,) float32 scratch. Sums only over the nonzero inputs; the five output
@@ -307,13 +307,13 @@ def _forward(x, net, hidden, out):
     out[4] = min(out[4], out[3])
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _add_row(hidden, w1, k, v):
     for j in range(hidden.shape[0]):
         hidden[j] += v * w1[k, j]
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _prune_score(b, net, flipped, hidden):
     """The pruning net's estimate of b's cubeless equity for its side on roll. It adds
     the rows of the nonzero raw inputs (doublet.nn.encode._raw_into's) straight into the
@@ -459,7 +459,7 @@ def prune_scores(boards: Boards, net: Net) -> np.ndarray:
     return out
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _terminal(b, out):
     """Exact probabilities of a finished game for the side on roll; False if not finished."""
     r = _outcome(b)
@@ -477,7 +477,7 @@ def _terminal(b, out):
     return True
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _evaluate_one(b, contact, race, x, hidden, flipped, out):
     """out = probabilities for the side on roll of b. x, hidden, flipped: scratch."""
     if _terminal(b, out):
@@ -499,12 +499,12 @@ def _evaluate_batch(boards, contact, race, out):
         _evaluate_one(boards[i], contact, race, x, hidden, flipped, out[i])
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _equity(p):
     return 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _mover_probs(p, again, out):
     """out = the mover's probabilities from p, those of the side on roll after its play
     (the opponent's, unless the mover rolls again)."""

@@ -113,7 +113,7 @@ def _apply(s, r, t, q, rank, dst):
 _ZOBRIST = np.random.default_rng(20261130).integers(0, 2**63, size=(SIZE, 32), dtype=np.int64)
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _hash(b):
     """Zobrist hash of a (SIZE,) board."""
     h = np.int64(0)

@@ -54,7 +54,7 @@ import numpy as np
 
 from doublet.core.board import SIZE, STANDARD, flip_into, has_contact
 from doublet.core.dice import N_ROLLS, ROLL_WEIGHTS, ROLLS_21
-from doublet.core.jit import njit
+from doublet.core.jit import NO_REFCOUNT, njit
 from doublet.nn.encode import N_INPUTS, N_PRUNE_INPUTS
 from doublet.nn.eval import (
     N_OUTPUTS,
@@ -231,14 +231,14 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
         _race_backgammon(b, bo.off, bo.zone, bo.binom, out)
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _cache_key(b, depth, gen):
     """b's key at depth in the cache's generation gen[0] (clearing the cache starts a new
     generation: older entries no longer match)."""
     return _hash(b) ^ (depth * 0x9E3779B97F4A7C1) ^ (gen[0] * 0x632BE59BD9B4E019)
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _cache_find(b, h, cache, out):
     """Look b (key h) up in the cache; True and out filled on a hit."""
     slot = h & (cache.keys.shape[0] - 1)
@@ -252,7 +252,7 @@ def _cache_find(b, h, cache, out):
     return True
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _cache_store(b, h, cache, p):
     slot = h & (cache.keys.shape[0] - 1)
     cache.keys[slot] = h
@@ -327,7 +327,7 @@ def _prune_pick(n, rating, flags, keep, mark):
         flags[best] = mark
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _view_into(out, again, view):
     """view = the position after outcome `out`, seen by the side to roll next."""
     if again:
@@ -364,7 +364,7 @@ def _immediate(b, depth, nets, bo, cfg, ws, cache, stats, out):
     return _cache_find(b, _cache_key(b, depth, cache.gen), cache, out)
 
 
-@njit
+@njit(**NO_REFCOUNT)
 def _take_if_better(deep, again, mp, best_eq, best_p, f):
     """A candidate play's value `deep` (for the side to roll after it) becomes frame f's
     best play when its equity for the mover beats the best so far. mp: (5,) scratch."""
