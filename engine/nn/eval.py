@@ -226,7 +226,8 @@ def _sigmoid(x):
     return e / (1.0 + e)
 
 
-@njit(**NO_REFCOUNT, error_model="numpy")  # no zero-divisor check: it would keep LLVM from vectorizing
+# numpy's error model: no zero-divisor check, which would keep LLVM from vectorizing
+@njit(**NO_REFCOUNT, error_model="numpy")
 def _sigmoid_layer(h, nh):
     """h[:nh] = 1 / (1 + exp(-h[:nh])), in loops that LLVM vectorizes (a call to exp per
     unit cannot be): exp(-h) = 2^t, t = -h log2(e) clamped to +-125, is 2^r (r = t rounded,

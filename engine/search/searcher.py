@@ -429,13 +429,13 @@ def _vn(b, depth, level, nets, bo, cfg, ws, cache, stats, out):
             # Inner levels go through the cache (on 600 decisions at 2 ply it made no
             # measurable difference to the time; it pays off across calls).
             _score_level(boards[f], lv, n, nets, bo, cfg, prune_keep, ws, cache, stats, True)
-            count[f] = _filter(probs[lv], scored[lv], n, keep, width, order[lv])
-            if depth - f == 1:  # the best play at 0 ply is the answer
-                i = order[lv, 0]
+            if depth - f == 1:  # the best play at 0 ply is the answer (_filter's first)
+                i = _best_scored(probs[lv], scored[lv], n)
                 for j in range(N_OUTPUTS):
                     sums[f, j] += ROLL_WEIGHTS[roll[f]] * probs[lv, i, j]
                 roll[f] += 1
                 continue
+            count[f] = _filter(probs[lv], scored[lv], n, keep, width, order[lv])
             cand[f] = 0
             best_eq[f] = -1e9
         if cand[f] < count[f]:  # search the next candidate one level deeper
@@ -458,6 +458,21 @@ def _vn(b, depth, level, nets, bo, cfg, ws, cache, stats, out):
             sums[f, j] += ROLL_WEIGHTS[roll[f]] * best_p[f, j]
         roll[f] += 1
         cand[f] = -1
+
+
+@njit(**NO_REFCOUNT)
+def _best_scored(probs, scored, n):
+    """The index of the best scored play by equity, the first of equals: _filter's
+    order[0], without its sort (a 1-ply level needs only it)."""
+    best = -1
+    best_eq = -1e18
+    for i in range(n):
+        if scored[i]:
+            e = _equity(probs[i])
+            if e > best_eq:
+                best_eq = e
+                best = i
+    return best
 
 
 @njit
