@@ -324,7 +324,7 @@ def test_default_pruning_by_depth() -> None:
 
 
 def test_cache_keeps_the_values_of_each_pruning_setting() -> None:
-    # 1 ply keeps 5 and 2 ply keeps 3 by default: alternating them must neither mix
+    # 1 ply keeps 4 and 2 ply keeps 3 by default: alternating them must neither mix
     # their cached values nor throw either away (stats[0] counts the net's evaluations).
     b = random_positions(40, STANDARD, seed=6)[-1]
     s = Searcher(PRUNED, STANDARD)

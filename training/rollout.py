@@ -2,7 +2,7 @@
 
 Both sides play on at 0 ply, each play chosen by cubeless equity with the exact bear-off
 database wherever a position is a pure bear-off (and, with a pruning net, only the
-PRUNE_KEEP plays it rates best are judged by the main net), until a trial ends:
+ROLLOUT_PRUNE_KEEP plays it rates best are judged by the main net), until a trial ends:
 
 - at the end of the game, or a pure bear-off: its exact database probabilities;
 - ``RaceRollout`` (race positions): nothing else, so the value is the play's own;
@@ -43,7 +43,13 @@ from doublet.nn.eval import (
 from doublet.rules.bearoff import is_bearoff
 from doublet.rules.bearoff import tables as bearoff_tables
 from doublet.rules.movegen import Workspace, _outcomes
-from doublet.search.searcher import _NO_PRUNE, PRUNE_KEEP, _prune_pick, _v0
+from doublet.search.searcher import _NO_PRUNE, _prune_pick, _v0
+
+# Plays the main net judges in a rollout's 0-ply choice (the pruning net picks them): 5,
+# the value of the search's PRUNE_KEEP when every rollout data set of the shipped model
+# was made (from its first, 2026-11-30); session 20 set the 1-ply search's to 4 and left
+# the rollouts' as they were.
+ROLLOUT_PRUNE_KEEP = 5
 
 MAX_MOVES = 120
 
@@ -143,7 +149,7 @@ class _Base:
         self.ws = Workspace()
         use = prune and model.prune is not None
         self.prune = model.prune if use else _NO_PRUNE
-        self.prune_keep = PRUNE_KEEP if use else 0
+        self.prune_keep = ROLLOUT_PRUNE_KEEP if use else 0
 
     def _run(self, b: np.ndarray, dice: np.ndarray, stop_race: bool) -> np.ndarray:
         out = np.zeros(N_OUTPUTS, np.float64)

@@ -23,18 +23,21 @@ never pruned, so analyse shows every play's 0-ply value. Measured on 600 refset
 decisions (benchmarks/decision.py --sample 600, the version-2 net of 600,000 more
 games, machine loaded): no pruning 1.36 ms median at 1 ply, 48.3 ms at 2 ply, mean loss
 0.0078 and 0.0056; a 16-unit pruning net keeping 8: 0.96 and 24.0 ms, 0.0077 and
-0.0056; a 32-unit one keeping 5: 0.86 and 19.1 ms, 0.0076 and 0.0054 (the default);
+0.0056; a 32-unit one keeping 5: 0.86 and 19.1 ms, 0.0076 and 0.0054 (the default then);
 keeping 8: 1.03 and 24.2 ms, 0.0076 and 0.0056. Session 9, all 2,480 refset decisions
 at 2 ply with the 128-unit net of session 7 (machine loaded): keeping 5, 24.1 ms median
 and loss 0.0049; 4: 22.0 ms, 0.0047; 3: 17.3 ms, 0.0049; 2: 16.7 ms, 0.0050; so a search
-of 2 ply or more keeps PRUNE_KEEP_DEEP = 3 and a 1-ply one PRUNE_KEEP = 5 (at 1 ply,
-keeping 3 gave 0.0068 against 0.0066). Wider inner filters did not lower the loss either
-(keeping 3, 4 plays within 0.08, 0.12: 0.0049 each, 26-30 ms).
+of 2 ply or more keeps PRUNE_KEEP_DEEP = 3 (at 1 ply, keeping 3 gave 0.0068 against
+0.0066). Wider inner filters did not lower the loss either (keeping 3, 4 plays within
+0.08, 0.12: 0.0049 each, 26-30 ms). Session 20, all 2,480 refset decisions at 1 ply
+with session 17's net, on the fair judge (benchmarks/decision.py --plies 1 --no-gnubg
+--prune-keep K; quiet machine): keeping 5, 5.04 mEq and 0.568 ms median; 4, 4.99 mEq
+and 0.491 ms; 3, 5.11 mEq and 0.477 ms; so a 1-ply search keeps PRUNE_KEEP = 4.
 A position cache (keyed by board and depth, full board compared) avoids repeated work;
 the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
 constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
 inner filter and pruning, so each setting of those has a generation of its own: a
-Searcher that alternates 1-ply calls (keeping 5) and 2-ply ones (keeping 3) keeps the
+Searcher that alternates 1-ply calls (keeping 4) and 2-ply ones (keeping 3) keeps the
 entries of both.
 Everything is deterministic: ties go to the lower outcome index.
 
@@ -86,7 +89,7 @@ SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
 # Inner levels with the model's pruning net: the main net scores only the plays it rates
 # best (and the exact ones): PRUNE_KEEP of them in a 1-ply search, PRUNE_KEEP_DEEP in
 # deeper ones. See the module docstring for the measurements.
-PRUNE_KEEP = 5
+PRUNE_KEEP = 4
 PRUNE_KEEP_DEEP = 3
 # A model without a pruning net searches with this one and prune_keep 0 (never used).
 _NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
