@@ -19,7 +19,10 @@ screen costs accuracy, so it is off by default.
 Pruning (``Limits.prune_keep``, with a model that has a pruning net; doublet.nn.eval): at the
 inner levels every play is rated by the small pruning net and only the prune_keep it
 rates best (and the plays with exact values) are scored by the main net; the root is
-never pruned, so analyse shows every play's 0-ply value. Measured on 600 refset
+never pruned, so analyse shows every play's 0-ply value. The ratings of a roll's plays
+start from the pruning net's hidden sums of the position before the roll and move by the
+few board entries each play changed (doublet.nn.eval._prune_delta_score: half the time
+of the full sums, the same ratings up to float rounding). Measured on 600 refset
 decisions (benchmarks/decision.py --sample 600, the version-2 net of 600,000 more
 games, machine loaded): no pruning 1.36 ms median at 1 ply, 48.3 ms at 2 ply, mean loss
 0.0078 and 0.0056; a 16-unit pruning net keeping 8: 0.96 and 24.0 ms, 0.0077 and
