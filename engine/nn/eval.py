@@ -427,19 +427,10 @@ def _prune_delta_score(parent, out, w1, w2, b2, base, hidden, rows, scales):
             for u in range(nh):
                 now = sc1 * w1[kc1, u] + sc2 * w1[kc2, u]
                 hidden[u] += now - (sa1 * w1[ka1, u] + sa2 * w1[ka2, u])
-    # The output: ReLU without a branch to mispredict, in four running sums (one sum
-    # waits on each addition before the next; four overlap).
-    zero = np.float32(0.0)
-    e0, e1, e2, e3 = np.float32(b2[0]), zero, zero, zero
-    m = nh - nh % 4
-    for u in range(0, m, 4):
-        e0 += max(hidden[u], zero) * w2[u, 0]
-        e1 += max(hidden[u + 1], zero) * w2[u + 1, 0]
-        e2 += max(hidden[u + 2], zero) * w2[u + 2, 0]
-        e3 += max(hidden[u + 3], zero) * w2[u + 3, 0]
-    for u in range(m, nh):
-        e0 += max(hidden[u], zero) * w2[u, 0]
-    return (e0 + e1) + (e2 + e3)
+    e = np.float32(b2[0])
+    for u in range(nh):
+        e += max(hidden[u], np.float32(0.0)) * w2[u, 0]  # ReLU, without a branch
+    return e
 
 
 @njit
