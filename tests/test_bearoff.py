@@ -84,6 +84,28 @@ def test_race_backgammons_match_gnubg(db: bo.BearoffDB, case: dict) -> None:
     assert abs(got[2] - want[2]) < 0.002 and abs(got[4] - want[4]) < 0.002, (got, want)
 
 
+def test_no_backgammon_once_a_race_has_left_the_home_board(db: bo.BearoffDB) -> None:
+    """In a race checkers only move forward, so a side with none of its checkers left
+    in the other side's home board cannot be backgammoned: 0, not the net's near-0."""
+    from doublet.nn.eval import default_model, evaluate
+    from doublet.search.searcher import Limits, Searcher
+
+    model = default_model()
+    searcher = Searcher(model)
+    # Neither side has a checker in the other's home board, none off.
+    b = pos({12: 3, 10: 4, 9: 4, 8: 4}, {14: 5, 15: 5, 16: 5})
+    net = evaluate(b, model)
+    assert net[2] > 0 and net[4] > 0  # what the net alone says
+    for board in (b, flip(b)):
+        got = searcher.evaluate(board, Limits(ply=0))
+        assert got[2] == 0.0 and got[4] == 0.0, got
+        assert got[1] > 0.001 and got[3] > 0.001  # gammons stay possible
+    # With three checkers still on its 19 point and the opponent 3 checkers from home,
+    # the mover is backgammoned when it rolls no doublet and the opponent one: 5/36.
+    stuck = pos({19: 3, 10: 4, 9: 4, 8: 4}, {24: 2, 23: 1})
+    assert abs(searcher.evaluate(stuck, Limits(ply=0))[4] - 5 / 36) < 1e-6
+
+
 @pytest.mark.parametrize("case", [c for c in RACE if c["class"] == "bearoff2"],
                          ids=lambda c: c["pid"])  # fmt: skip
 def test_two_sided_matches_gnubg_bearoff2(db: bo.BearoffDB, case: dict) -> None:

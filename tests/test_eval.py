@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, has_contact
+from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, STANDARD, flip, has_contact
 from doublet.core.errors import ModelError
 from doublet.nn.encode import encode, encode_raw
 from doublet.nn.eval import (
@@ -67,7 +67,12 @@ def test_evaluate_equals_the_plain_forward_pass(variant: int) -> None:
     for b, xi, g in zip(boards, x, got, strict=True):
         net = m.contact if has_contact(b) else m.race
         races += not has_contact(b)
-        assert np.abs(g - plain_forward(xi, net)).max() < 2e-6
+        want = plain_forward(xi, net)
+        if b[MY_OFF]:  # the rules' zeros (test_no_gammon_once_a_checker_is_off)
+            want[3:] = 0.0
+        if b[OPP_OFF]:
+            want[1:3] = 0.0
+        assert np.abs(g - want).max() < 2e-6
     if variant == STANDARD:
         assert races > 5  # both nets were used
 
@@ -88,6 +93,26 @@ def test_finished_games_are_exact() -> None:
     backgammon = pos({}, {6: 15})  # the opponent is still in the mover's home board
     backgammon[26] = 15
     assert evaluate(backgammon, m).tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY])
+def test_no_gammon_once_a_checker_is_off(variant: int) -> None:
+    """A side with a checker borne off can lose neither a gammon nor a backgammon,
+    whatever the net says (the random nets here put those chances well above 0)."""
+    m = _model()
+    boards = [b for b in random_positions(3000, variant, seed=23) if b[MY_OFF] or b[OPP_OFF]]
+    assert len(boards) > 50
+    got = evaluate(boards, m)
+    raw = np.array([plain_forward(x, m.contact if has_contact(b) else m.race)
+                    for b, x in zip(boards, encode(boards), strict=True)])  # fmt: skip
+    mine = np.array([b[MY_OFF] > 0 for b in boards])
+    theirs = np.array([b[OPP_OFF] > 0 for b in boards])
+    assert mine.sum() > 20 and theirs.sum() > 20
+    assert raw[mine][:, 3].min() > 0.001 and raw[theirs][:, 1].min() > 0.001
+    assert np.all(got[mine][:, 3:] == 0.0) and np.all(got[theirs][:, 1:3] == 0.0)
+    # The chances the rules leave open are the net's.
+    assert np.abs(got[~mine][:, 3:] - raw[~mine][:, 3:]).max() < 2e-6
+    assert np.abs(got[:, 0] - raw[:, 0]).max() < 2e-6
 
 
 def test_a_batch_equals_its_boards_one_by_one() -> None:

@@ -522,8 +522,8 @@ def _race_backgammon(b, off, zone, binom, out):
     every checker home (they passed each other), and it wins a backgammon when it bears
     off its last checker before the last of those leaves (OFF and ZONE, each side
     playing for it; gnubg does the same in races). The gammon chance is raised to at
-    least it. Where no backgammon is possible the net's figure (near 0) is left as it
-    is."""
+    least it. Where no backgammon is possible (none off and no checker left in the other
+    side's home board: checkers only move forward in a race) it is 0."""
     if b[MY_OFF] == 0:  # I may be backgammoned
         mine, n = _zone_rank(b, 1, binom)
         if n > 0:
@@ -538,6 +538,8 @@ def _race_backgammon(b, off, zone, binom, out):
             out[4] = p
             if out[3] < p:
                 out[3] = p
+        else:  # none of mine is left in its home board: no backgammon
+            out[4] = 0.0
     if b[OPP_OFF] == 0:  # I may win a backgammon
         theirs, n = _zone_rank(b, -1, binom)
         if n > 0:
@@ -553,6 +555,8 @@ def _race_backgammon(b, off, zone, binom, out):
             out[2] = p
             if out[1] < p:
                 out[1] = p
+        else:
+            out[2] = 0.0
 
 
 def bearoff_probs(board: np.ndarray) -> np.ndarray:
