@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -184,6 +185,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(30)
+        shutil.rmtree(data, ignore_errors=True)  # the server's saved games of this run
     if failures:
         print(f"{len(failures)} failed requests, e.g. {failures[:3]}")
         raise SystemExit(1)

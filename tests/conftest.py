@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 # The review's cache (doublet review) goes to a folder of this run, never the user's own,
 # for the tests and the programs they start (the compiled kernels' cache stays shared).
 os.environ["DOUBLET_REVIEW_CACHE"] = tempfile.mkdtemp(prefix="doublet-tests-review-")
+atexit.register(shutil.rmtree, os.environ["DOUBLET_REVIEW_CACHE"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
