@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from doublet.core.board import CHECKERS, MY_OFF, OPP_OFF, flip, outcome
+from doublet.core.board import CHECKERS, MY_OFF, OPP_OFF, flip, has_contact, outcome
 from doublet.cube import equity as E
 from doublet.cube.state import MAX_CUBE, CubeState
 from doublet.nn.eval import Model, evaluate
@@ -85,7 +85,21 @@ def value(b: np.ndarray, model: Model) -> np.ndarray:
         return result_probs(b)
     if is_bearoff(b):
         return np.asarray(bearoff_probs(b), float)
-    return np.asarray(evaluate(b, model), float)
+    p = np.asarray(evaluate(b, model), float)
+    # The rules' zeros: a side with a checker off loses no gammon; in a race, a side with
+    # none off and no checker in the other side's home board loses no backgammon. (Races
+    # where a backgammon is still possible take the database's ZONE table, which this
+    # reference does not restate: its trials must not reach one.)
+    if b[MY_OFF] > 0:
+        p[3:] = 0.0
+    if b[OPP_OFF] > 0:
+        p[1:3] = 0.0
+    if not has_contact(b):
+        mine_there = any(b[q] > 0 for q in range(19, 25))
+        theirs_there = any(b[q] < 0 for q in range(1, 7))
+        assert not (mine_there and b[MY_OFF] == 0) and not (theirs_there and b[OPP_OFF] == 0)
+        p[2] = p[4] = 0.0  # (with a checker off, or none left there)
+    return p
 
 
 def other_side(p: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from doublet.core.board import ACEY_DEUCEY, STANDARD, flip, outcome
+from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, STANDARD, flip, outcome
 from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.encode import N_PRUNE_INPUTS, encode, encode_raw
@@ -43,6 +43,17 @@ ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
 MODEL = random_model(24, seed=3)
 
 
+def static(b: np.ndarray) -> np.ndarray:
+    """The search's static value without the bear-off database: the net's, with no
+    gammon (nor backgammon) for a side that has borne off a checker (the rules)."""
+    p = evaluate(b, MODEL).astype(np.float64)
+    if b[MY_OFF] > 0:
+        p[3:] = 0.0
+    if b[OPP_OFF] > 0:
+        p[1:3] = 0.0
+    return p
+
+
 def _mover(p: np.ndarray, again: bool) -> np.ndarray:
     if again:
         return p
@@ -52,7 +63,7 @@ def _mover(p: np.ndarray, again: bool) -> np.ndarray:
 def brute(b: np.ndarray, depth: int, variant: int) -> np.ndarray:
     """V_depth(b) for the side on roll, no filtering, no cache, no bear-off database."""
     if depth == 0:
-        return evaluate(b, MODEL).astype(np.float64)
+        return static(b)
     total = np.zeros(5)
     for d1, d2 in ROLLS:
         boards, again = legal_outcomes(b, d1, d2, variant)
@@ -60,7 +71,7 @@ def brute(b: np.ndarray, depth: int, variant: int) -> np.ndarray:
         for x, a in zip(boards, again, strict=True):
             view = x if a else flip(x)
             if depth == 1:
-                p = _mover(evaluate(view, MODEL).astype(np.float64), a)
+                p = _mover(static(view), a)
             else:
                 p = _mover(brute(view, depth - 1, variant), a)
             e = equity(p)
@@ -285,7 +296,7 @@ def brute_pruned(b: np.ndarray, keep: int) -> np.ndarray:
         best, best_eq = None, -np.inf
         for v, a, c in zip(views, again, chosen, strict=True):
             if c:
-                p = _mover(evaluate(v, MODEL).astype(np.float64), a)
+                p = _mover(static(v), a)
                 if equity(p) > best_eq:
                     best, best_eq = p, equity(p)
         total += (1 if d1 == d2 else 2) / 36 * best

@@ -697,7 +697,8 @@ def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) 
 
 def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The 0-ply value a rollout uses, plainly: a finished game, the bear-off database,
-    else the net, with a race's backgammon chances from the database's tables."""
+    else the net, with no gammon for a side with a checker off and a race's backgammon
+    chances from the database's tables."""
     from doublet.rules.bearoff import bearoff_probs, is_bearoff
 
     r = outcome(b)
@@ -705,15 +706,29 @@ def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untype
         return np.array([r > 0, r >= 2, r >= 3, r <= -2, r <= -3], np.float64)
     if is_bearoff(b):
         return np.asarray(bearoff_probs(b), np.float64)
-    p = np.asarray(evaluate(b, model), np.float64)
+    p = _net_reference(b, model)
     return p if has_contact(b) else _race_backgammons_reference(b, p)
+
+
+def _net_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The net's probabilities, less the gammons the rules rule out: none lost by a side
+    that has borne off a checker."""
+    from doublet.core.board import MY_OFF, OPP_OFF
+
+    p = np.asarray(evaluate(b, model), np.float64)
+    if b[MY_OFF] > 0:
+        p[3:] = 0.0
+    if b[OPP_OFF] > 0:
+        p[1:3] = 0.0
+    return p
 
 
 def _race_backgammons_reference(b: np.ndarray, p: np.ndarray) -> np.ndarray:
     """p with a race's backgammon chances (doublet.rules.bearoff._race_backgammon), plainly:
     a side with none off and checkers in the other's home board is backgammoned when the
     other side (all home) bears off its last checker (OFF) before the last of those
-    leaves (ZONE, indexed by their distances 1..6 ranked as a home board is)."""
+    leaves (ZONE, indexed by their distances 1..6 ranked as a home board is); with none
+    off and none there, it cannot be (checkers only move forward in a race)."""
     from doublet.core.board import MY_OFF, OPP_OFF, empty
     from doublet.rules.bearoff import _BINOM, MAX_TURNS, _rank, database
 
@@ -731,6 +746,8 @@ def _race_backgammons_reference(b: np.ndarray, p: np.ndarray) -> np.ndarray:
         bg = sum(mine[m] * off[:m].sum() for m in range(1, MAX_TURNS))
         p[4] = min(bg, 1 - p[0])
         p[3] = max(p[3], p[4])
+    elif b[MY_OFF] == 0:
+        p[4] = 0.0
     if b[OPP_OFF] == 0 and (b[1:7] < 0).any():  # the side on roll may win one
         theirs = zone([max(-int(b[7 - k]), 0) for k in range(1, 7)])
         off = db.off[_rank(b, 1, _BINOM)].astype(np.float64)
@@ -738,6 +755,8 @@ def _race_backgammons_reference(b: np.ndarray, p: np.ndarray) -> np.ndarray:
         bg = sum(off[n] * theirs[n:].sum() for n in range(1, MAX_TURNS))
         p[2] = min(bg, p[0])
         p[1] = max(p[1], p[2])
+    elif b[OPP_OFF] == 0:
+        p[2] = 0.0
     return p
 
 
@@ -964,7 +983,8 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
         boards, probs = z["boards"], z["probs"]
     net = np.array([has_contact(b) for b in boards])  # the others: the bear-off database
     assert net.sum() > 0
-    np.testing.assert_allclose(probs[net], evaluate(boards[net], model), atol=1e-5)
+    want = np.array([_net_reference(b, model) for b in boards[net]])
+    np.testing.assert_allclose(probs[net], want, atol=1e-5)
     with pytest.raises(SystemExit, match="other settings"):
         distill.main([*base, "--out", str(tmp_path / "c")])
     for bad in (["--candidates", "-1"], ["--candidates", "2", "--race-trials", "4"]):

@@ -480,14 +480,15 @@ def _evaluate_one(b, contact, race, x, hidden, flipped, out):
         _forward(x, contact, hidden, out)
     else:
         _forward(x, race, hidden, out)
-    _no_impossible_gammons(b, out)
 
 
 @njit(**NO_REFCOUNT)
 def _no_impossible_gammons(b, out):
     """A side that has borne off a checker can no longer lose a gammon (nor a
     backgammon): the net's figure for it, which is near 0 but not 0 (up to 0.06 and 0.12
-    on the refset's positions), is set to 0, as the rules have it."""
+    on the refset's positions), is set to 0, as the rules have it. The search's static
+    value applies it (doublet.search.searcher._v0); the net's own outputs (evaluate, and
+    training, which fits them) are left as they are."""
     if b[MY_OFF] != 0:
         out[3] = 0.0
         out[4] = 0.0

@@ -71,6 +71,7 @@ from doublet.nn.eval import (
     _equity,
     _evaluate_one,
     _mover_probs,
+    _no_impossible_gammons,
     _prune_base,
     _prune_delta_score,
     _prune_score,
@@ -223,7 +224,8 @@ def new_cache(bits: int = CACHE_BITS) -> Cache:
 def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
     """Static probabilities for the side on roll of b (out (5,) float32); bo: the
     bear-off Tables, used when use_bo: exact in a pure bear-off, and in a race the net's
-    with exact backgammon chances (_race_backgammon)."""
+    with exact backgammon chances (_race_backgammon). Gammons the rules rule out are 0
+    (_no_impossible_gammons)."""
     if _terminal(b, out):
         return
     if use_bo and variant == STANDARD and is_bearoff(b):
@@ -233,6 +235,7 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
             out[k] = tmp[k]
         return
     _evaluate_one(b, contact, race, x, hidden, flipped, out)
+    _no_impossible_gammons(b, out)
     if use_bo and variant == STANDARD and not has_contact(b):
         _race_backgammon(b, bo.off, bo.zone, bo.binom, out)
 
