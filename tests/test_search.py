@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, STANDARD, flip, outcome
+from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, STANDARD, flip, has_contact, outcome
 from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.encode import N_PRUNE_INPUTS, encode, encode_raw
@@ -278,16 +278,17 @@ def test_prune_ratings_from_the_parent_equal_the_full_sums(variant: int) -> None
     assert checked > 1000
 
 
-def brute_pruned(b: np.ndarray, keep: int) -> np.ndarray:
+def brute_pruned(b: np.ndarray, keep: int, in_races: bool = False) -> np.ndarray:
     """V1(b) with pruning: per roll, the main net scores the `keep` plays the pruning net
-    rates best for the mover (first index on ties) and every play that ends the game."""
+    rates best for the mover (first index on ties) and every play that ends the game;
+    in a race every play (in_races: pruned there too, as the search does not)."""
     total = np.zeros(5)
     for d1, d2 in ROLLS:
         boards, again = legal_outcomes(b, d1, d2, STANDARD)
         views = np.array([x if a else flip(x) for x, a in zip(boards, again, strict=True)])
         exact = np.array([outcome(v) != 0 for v in views])
         chosen = np.ones(len(views), bool)
-        if len(views) > keep:
+        if len(views) > keep and (in_races or has_contact(b)):
             rating = prune_scores(views, PRUNED.prune) * np.where(again, 1, -1)
             rating[exact] = -np.inf
             top = np.argsort(-rating, kind="stable")[: min(keep, int((~exact).sum()))]
@@ -318,6 +319,21 @@ def test_pruned_one_ply_equals_brute_force(keep: int) -> None:
         differ += not np.allclose(got, full, atol=2e-6)
     if keep == 1:
         assert differ > 0  # a random pruning net does prune away best plays
+
+
+def test_races_are_searched_without_pruning() -> None:
+    """The pruning net ranks race plays poorly, so a race's plays are all scored: a
+    pruned search of a race equals the full one (and pruning would have changed it)."""
+    s = Searcher(PRUNED, STANDARD, use_bearoff=False)
+    races = [b for b in random_positions(4000, STANDARD, seed=9) if not has_contact(b)]
+    races = races[:: max(1, len(races) // 5)][:5]
+    assert len(races) == 5
+    differ = 0
+    for b in races:
+        full = brute(b, 1, STANDARD)
+        assert np.allclose(s.evaluate(b, Limits(ply=1, prune_keep=1)), full, atol=2e-6), b
+        differ += not np.allclose(brute_pruned(b, 1, in_races=True), full, atol=2e-6)
+    assert differ > 0
 
 
 def test_default_pruning_by_depth() -> None:
