@@ -115,7 +115,7 @@ BLUNDER = 0.05  # a decision losing more than this (equity) is a blunder
 
 def _paired(d: np.ndarray) -> str:
     se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return f"{1000 * d.mean():+.2f} ± {1000 * se:.2f}"
+    return f"{1000 * d.mean():+.3f} ± {1000 * se:.3f}"
 
 
 def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudge,
@@ -139,7 +139,7 @@ def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudg
                 continue
             a, b = mine[idx], g0[idx]
             out.append(f"{'Doublet ' + str(ply) + '-ply':<18}{cls:<10}{idx.sum():>6}"
-                       f"{1000 * a.mean():>9.2f}{1000 * b.mean():>9.2f}{_paired(a - b):>20}"
+                       f"{1000 * a.mean():>9.3f}{1000 * b.mean():>9.3f}{_paired(a - b):>20}"
                        f"{int((a > BLUNDER).sum()):>10}{int((b > BLUNDER).sum()):>9}")  # fmt: skip
     deep = max(chosen)
     mine = np.array([judge.loss(c, a) for c, a in zip(cases, chosen[deep], strict=True)])

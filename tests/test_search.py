@@ -18,7 +18,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, STANDARD, flip, has_contact, outcome
+from doublet.core.board import (
+    ACEY_DEUCEY,
+    MY_OFF,
+    OPP_OFF,
+    STANDARD,
+    crashed,
+    flip,
+    has_contact,
+    outcome,
+)
 from doublet.formats.notation import describe_outcomes
 from doublet.formats.position import Position
 from doublet.nn.encode import N_PRUNE_INPUTS, encode, encode_raw
@@ -278,17 +287,18 @@ def test_prune_ratings_from_the_parent_equal_the_full_sums(variant: int) -> None
     assert checked > 1000
 
 
-def brute_pruned(b: np.ndarray, keep: int, in_races: bool = False) -> np.ndarray:
+def brute_pruned(b: np.ndarray, keep: int, everywhere: bool = False) -> np.ndarray:
     """V1(b) with pruning: per roll, the main net scores the `keep` plays the pruning net
     rates best for the mover (first index on ties) and every play that ends the game;
-    in a race every play (in_races: pruned there too, as the search does not)."""
+    in a race or a crashed position every play (everywhere: pruned there too, as the
+    search does not)."""
     total = np.zeros(5)
     for d1, d2 in ROLLS:
         boards, again = legal_outcomes(b, d1, d2, STANDARD)
         views = np.array([x if a else flip(x) for x, a in zip(boards, again, strict=True)])
         exact = np.array([outcome(v) != 0 for v in views])
         chosen = np.ones(len(views), bool)
-        if len(views) > keep and (in_races or has_contact(b)):
+        if len(views) > keep and (everywhere or (has_contact(b) and not crashed(b))):
             rating = prune_scores(views, PRUNED.prune) * np.where(again, 1, -1)
             rating[exact] = -np.inf
             top = np.argsort(-rating, kind="stable")[: min(keep, int((~exact).sum()))]
@@ -321,18 +331,21 @@ def test_pruned_one_ply_equals_brute_force(keep: int) -> None:
         assert differ > 0  # a random pruning net does prune away best plays
 
 
-def test_races_are_searched_without_pruning() -> None:
-    """The pruning net ranks race plays poorly, so a race's plays are all scored: a
-    pruned search of a race equals the full one (and pruning would have changed it)."""
+@pytest.mark.parametrize("kind", ["race", "crashed"])
+def test_races_and_crashed_positions_are_searched_without_pruning(kind: str) -> None:
+    """The pruning net ranks the plays of races and crashed positions poorly, so theirs
+    are all scored: a pruned search of one equals the full one (and pruning would have
+    changed it)."""
     s = Searcher(PRUNED, STANDARD, use_bearoff=False)
-    races = [b for b in random_positions(4000, STANDARD, seed=9) if not has_contact(b)]
-    races = races[:: max(1, len(races) // 5)][:5]
-    assert len(races) == 5
+    found = [b for b in random_positions(4000, STANDARD, seed=9)
+             if (not has_contact(b) if kind == "race" else crashed(b))]  # fmt: skip
+    found = found[:: max(1, len(found) // 5)][:5]
+    assert len(found) == 5
     differ = 0
-    for b in races:
+    for b in found:
         full = brute(b, 1, STANDARD)
         assert np.allclose(s.evaluate(b, Limits(ply=1, prune_keep=1)), full, atol=2e-6), b
-        differ += not np.allclose(brute_pruned(b, 1, in_races=True), full, atol=2e-6)
+        differ += not np.allclose(brute_pruned(b, 1, everywhere=True), full, atol=2e-6)
     assert differ > 0
 
 
@@ -343,7 +356,7 @@ def test_default_pruning_by_depth() -> None:
     assert Limits(ply=2, prune_keep=7).pruning() == 7 and Limits(ply=1, prune_keep=0).pruning() == 0
     # The default search at 2 ply is the one with prune_keep PRUNE_KEEP_DEEP, and it
     # differs from PRUNE_KEEP's (a random pruning net prunes away best plays).
-    b = random_positions(40, STANDARD, seed=4)[-1]
+    b = [x for x in random_positions(40, STANDARD, seed=4) if has_contact(x) and not crashed(x)][-1]
     s = Searcher(PRUNED, STANDARD)
     want = s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP_DEEP))
     assert np.array_equal(s.evaluate(b, Limits(ply=2)), want)
