@@ -36,6 +36,11 @@ of 2 ply or more keeps PRUNE_KEEP_DEEP = 3 (at 1 ply, keeping 3 gave 0.0068 agai
 with session 17's net, on the fair judge (benchmarks/decision.py --plies 1 --no-gnubg
 --prune-keep K; quiet machine): keeping 5, 5.04 mEq and 0.568 ms median; 4, 4.99 mEq
 and 0.491 ms; 3, 5.11 mEq and 0.477 ms; so a 1-ply search keeps PRUNE_KEEP = 4.
+Races and crashed positions (doublet.core.board.crashed) are never pruned (session 21):
+the pruning net ranks their plays poorly (the main net's best among its best 3 in 46 %
+of the refset's race rolls and 69 % of its crashed ones, against 87 % in other contact),
+and scoring every reply there took the fair judge's 2-ply loss from 3.57 to 3.18 mEq
+(races 1.10 to 0.31, crashed 6.75 to 4.17) for 13.1 ms median against 10.6.
 A position cache (keyed by board and depth, full board compared) avoids repeated work;
 the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
 constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
