@@ -344,9 +344,15 @@ def test_races_and_crashed_positions_are_searched_without_pruning(kind: str) -> 
     differ = 0
     for b in found:
         full = brute(b, 1, STANDARD)
-        assert np.allclose(s.evaluate(b, Limits(ply=1, prune_keep=1)), full, atol=2e-6), b
-        differ += not np.allclose(brute_pruned(b, 1, everywhere=True), full, atol=2e-6)
+        spared = Limits(ply=1, prune_keep=1, prune_all=False)
+        assert np.allclose(s.evaluate(b, spared), full, atol=2e-6), b
+        # By default a 1-ply search prunes them too (it gained nothing there).
+        pruned = brute_pruned(b, 1, everywhere=True)
+        assert np.allclose(s.evaluate(b, Limits(ply=1, prune_keep=1)), pruned, atol=2e-6)
+        differ += not np.allclose(pruned, full, atol=2e-6)
     assert differ > 0
+    assert Limits(ply=1).pruning_all() and not Limits(ply=2).pruning_all()
+    assert not Limits(ply=3).pruning_all() and Limits(ply=2, prune_all=True).pruning_all()
 
 
 def test_default_pruning_by_depth() -> None:
