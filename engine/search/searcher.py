@@ -649,7 +649,7 @@ class Searcher:
                          _NO_PRUNE if model.prune is None else model.prune)  # fmt: skip
         # The kernels' entry points take plain tuples (see _analyse_root_entry).
         self._flat = (tuple(self.nets), tuple(self.bo), tuple(self.cache))
-        self._generations: dict[tuple[int, float, int], int] = {}  # each setting's generation
+        self._generations: dict[tuple[int, float, int, bool], int] = {}  # each setting's generation
         self._numbers = itertools.count(1)  # fresh generations (cache.gen starts at 0)
         self._allocate(capacity)
 
