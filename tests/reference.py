@@ -36,7 +36,7 @@ import functools
 
 import numpy as np
 
-from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, SIZE, STANDARD
+from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, OPP_OFF, SIZE, STANDARD
 
 # A position while the turn is worked out: the board array as a tuple of ints
 # (hashable, so sets of positions remove duplicate plays), mover's view.
@@ -322,3 +322,18 @@ def _zone_move(state: tuple[int, ...], i: int, die: int) -> tuple[int, ...]:
     rest = state[:i] + state[i + 1 :]
     left = state[i] - die
     return tuple(sorted(rest + ((left,) if left > 0 else ())))
+
+
+# -- gammons the rules rule out (doublet.search.searcher._v0's static value) ------------
+
+
+def without_impossible_gammons(b: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """A copy of p (the side on roll's five probabilities) with the gammons the rules rule
+    out set to 0: a side that has borne off a checker can lose neither a gammon nor a
+    backgammon."""
+    p = np.array(p, dtype=np.float64)
+    if b[MY_OFF] > 0:
+        p[3:] = 0.0
+    if b[OPP_OFF] > 0:
+        p[1:3] = 0.0
+    return p

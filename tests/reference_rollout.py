@@ -30,6 +30,7 @@ from doublet.nn.eval import Model, evaluate
 from doublet.rules.bearoff import bearoff_probs, is_bearoff
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.searcher import Limits, Searcher
+from tests.reference import without_impossible_gammons
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -85,15 +86,11 @@ def value(b: np.ndarray, model: Model) -> np.ndarray:
         return result_probs(b)
     if is_bearoff(b):
         return np.asarray(bearoff_probs(b), float)
-    p = np.asarray(evaluate(b, model), float)
     # The rules' zeros: a side with a checker off loses no gammon; in a race, a side with
     # none off and no checker in the other side's home board loses no backgammon. (Races
     # where a backgammon is still possible take the database's ZONE table, which this
     # reference does not restate: its trials must not reach one.)
-    if b[MY_OFF] > 0:
-        p[3:] = 0.0
-    if b[OPP_OFF] > 0:
-        p[1:3] = 0.0
+    p = without_impossible_gammons(b, evaluate(b, model))
     if not has_contact(b):
         mine_there = any(b[q] > 0 for q in range(19, 25))
         theirs_there = any(b[q] < 0 for q in range(1, 7))

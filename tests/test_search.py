@@ -20,8 +20,6 @@ import pytest
 
 from doublet.core.board import (
     ACEY_DEUCEY,
-    MY_OFF,
-    OPP_OFF,
     STANDARD,
     crashed,
     flip,
@@ -46,6 +44,7 @@ from doublet.rules.bearoff import bearoff_probs
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.analysis import analyse_roll, evaluate_position
 from doublet.search.searcher import PRUNE_KEEP, PRUNE_KEEP_DEEP, Limits, Searcher
+from tests import reference
 from tests.helpers import pos, random_positions
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
@@ -55,12 +54,7 @@ MODEL = random_model(24, seed=3)
 def static(b: np.ndarray) -> np.ndarray:
     """The search's static value without the bear-off database: the net's, with no
     gammon (nor backgammon) for a side that has borne off a checker (the rules)."""
-    p = evaluate(b, MODEL).astype(np.float64)
-    if b[MY_OFF] > 0:
-        p[3:] = 0.0
-    if b[OPP_OFF] > 0:
-        p[1:3] = 0.0
-    return p
+    return reference.without_impossible_gammons(b, evaluate(b, MODEL))
 
 
 def _mover(p: np.ndarray, again: bool) -> np.ndarray:

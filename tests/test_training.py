@@ -713,14 +713,9 @@ def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untype
 def _net_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The net's probabilities, less the gammons the rules rule out: none lost by a side
     that has borne off a checker."""
-    from doublet.core.board import MY_OFF, OPP_OFF
+    from tests.reference import without_impossible_gammons
 
-    p = np.asarray(evaluate(b, model), np.float64)
-    if b[MY_OFF] > 0:
-        p[3:] = 0.0
-    if b[OPP_OFF] > 0:
-        p[1:3] = 0.0
-    return p
+    return without_impossible_gammons(b, evaluate(b, model))
 
 
 def _race_backgammons_reference(b: np.ndarray, p: np.ndarray) -> np.ndarray:
