@@ -41,7 +41,8 @@ the pruning net ranks their plays poorly (the main net's best among its best 3 i
 of the refset's race rolls and 69 % of its crashed ones, against 87 % in other contact),
 and scoring every reply there took the fair judge's 2-ply loss from 3.57 to 3.18 mEq
 (races 1.10 to 0.31, crashed 6.75 to 4.17) for 13.1 ms median against 10.6. A 1-ply
-search still prunes them (Settings.prune_all): there it gained nothing.
+search still prunes them (Limits.prune_all): unpruned, its loss was no lower (races 2.12
+against 1.98 mEq, crashed 10.71 against 10.59) and `best` through the pipe was slower.
 A position cache (keyed by board and depth, full board compared) avoids repeated work;
 the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
 constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
@@ -292,12 +293,13 @@ def _score_level(parent, level, n, nets, bo, cfg, prune_keep, ws, cache, stats, 
     ws.scored[level]: all n of them, unless pruning.
 
     Pruning (prune_keep > 0, more outcomes than that, and, unless cfg.prune_all, parent
-    neither a race nor crashed: their plays are all scored): the pruning net rates every
-    outcome and only the prune_keep it rates best are scored with the main net, besides the outcomes
-    whose value is exact (a finished game, a database bear-off). The ratings start from
-    the parent's hidden sums, once a roll, and move by the entries each play changed
-    (_prune_delta_score); an outcome after which the mover rolls again (an
-    Acey-Deucey chain, seen unflipped) is rated from scratch."""
+    neither a race nor crashed, whose plays the pruning net ranks poorly: the module
+    doc): the pruning net rates every outcome and only the prune_keep it rates best are
+    scored with the main net, besides the outcomes whose value is exact (a finished
+    game, a database bear-off). The ratings start from the parent's hidden sums, once a
+    roll, and move by the entries each play changed (_prune_delta_score); an outcome
+    after which the mover rolls again (an Acey-Deucey chain, seen unflipped) is rated
+    from scratch."""
     # Members bound once, outside the loops: numba counts a reference each time a loop
     # takes an array out of a structure (about 15 % of a 2-ply search, measured).
     outs, agains, probs, scored, rating = ws.outs, ws.agains, ws.probs, ws.scored, ws.rating
@@ -306,9 +308,6 @@ def _score_level(parent, level, n, nets, bo, cfg, prune_keep, ws, cache, stats, 
     variant, use_bo = cfg.variant, cfg.use_bo
     p = np.empty(N_OUTPUTS, np.float32)
     view = ws.views[level]
-    # Not in a race, nor in a crashed position (gnubg's class): the pruning net ranks
-    # their plays poorly (the main net's best play among its best 3 in 46 % of the
-    # refset's race rolls and 69 % of its crashed ones, against 87 % in other contact).
     pruning = prune_keep > 0 and n > prune_keep
     if pruning and not cfg.prune_all:
         pruning = has_contact(parent) and not crashed(parent)
@@ -665,11 +664,7 @@ class Searcher:
         on the inner filter and pruning, so the cache keys values with the generation of
         those settings (a new one for settings not seen since the last clear_cache)."""
         keep = 0 if self.model.prune is None else max(0, limits.pruning())
-        # Races and crashed positions are searched without pruning at 2 ply and deeper,
-        # where it pays (the module doc); a 1-ply search prunes them too: unpruned, its
-        # fair-judge loss was no lower (races 2.12 against 1.98 mEq, crashed 10.71
-        # against 10.59) and `best` through the pipe 17 % slower.
-        prune_all = limits.pruning_all()
+        prune_all = limits.pruning_all()  # races and crashed positions too (1 ply)
         inner = (limits.inner_keep, limits.inner_width, keep, prune_all)
         gen = self._generations.get(inner)
         if gen is None:
