@@ -240,6 +240,8 @@ def main() -> None:
         default=ROOT_WIDTH,
         help=f"... within this equity of the best (default {ROOT_WIDTH})",
     )
+    ap.add_argument("--prune-all", choices=("yes", "no"), default=None,
+                    help="prune races and crashed positions too (default: 1 ply only)")  # fmt: skip
     ap.add_argument("--no-gnubg", action="store_true", help="skip gnubg's own rows")
     ap.add_argument("--no-fair", action="store_true",
                     help="skip the fair judge's tables (benchmarks/fair_judge.py)")  # fmt: skip
@@ -270,10 +272,11 @@ def main() -> None:
     s.best(board_from_position_id(cases[0]["pid"]), *cases[0]["dice"])  # compile / load
     fair: dict[int, list[str]] = {}  # ply -> the position after each chosen play
     fair_judge = FairJudge() if JUDGE.exists() and not args.no_fair else None
+    prune_all = None if args.prune_all is None else args.prune_all == "yes"
     for ply in args.plies:
         limits = Limits(ply=ply, prune_keep=args.prune_keep, inner_keep=args.inner_keep,
                         inner_width=args.inner_width, root_keep=args.root_keep,
-                        root_width=args.root_width)  # fmt: skip
+                        root_width=args.root_width, prune_all=prune_all)  # fmt: skip
         times, chosen = [], []
         for c in cases:  # timed first, judged after: the judge does not disturb the timing
             b = board_from_position_id(c["pid"])

@@ -515,6 +515,22 @@ def test_prune_net_learns_the_main_nets_order(tmp_path: Path) -> None:
         load_model(tmp_path / "bad.npz")
 
 
+def test_prune_recall_is_of_the_movers_best_play() -> None:
+    """The equities and ratings of collect are the next side's, so the mover's best play is
+    the lowest: a rating that orders only the low end right finds it among its best 2 and
+    loses nothing; one that rates it fourth misses it until k = 4."""
+    eq = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6], np.float32)  # one roll of six plays
+    starts, groups = np.array([0, 6]), np.array([0])
+    low_end = np.array([0.1, 0.6, 0.5, 0.4, 0.3, 0.2], np.float32)  # the high end reversed
+    fourth = np.array([0.45, 0.2, 0.3, 0.4, 0.5, 0.6], np.float32)  # the best play rated 4th
+    right = prune.measure_ratings(low_end, eq, starts, groups)
+    assert right["recall"]["2"] == 1.0 and right["mean_loss"]["2"] == 0.0
+    late = prune.measure_ratings(fourth, eq, starts, groups)
+    assert late["recall"]["2"] == 0.0 and late["recall"]["3"] == 0.0
+    assert late["recall"]["4"] == 1.0
+    assert late["mean_loss"]["2"] == pytest.approx(0.1, abs=1e-6)
+
+
 def test_prune_writes_an_older_encoders_model_at_this_version_with_the_same_values(
     tmp_path: Path,
 ) -> None:

@@ -128,12 +128,20 @@ def _batches(groups: np.ndarray, starts: np.ndarray, rows: int, rng: np.random.G
 def measure(net: Net, views: np.ndarray, eq: np.ndarray, starts: np.ndarray,
             groups: np.ndarray) -> dict[str, Any]:  # fmt: skip
     """For each k of KS over `groups`: the share of rolls whose main-net best play is among
-    the pruning net's best k, and the mean equity lost by choosing among those k only."""
-    rating = prune_scores(views, net)
+    the pruning net's best k, and the mean equity lost by choosing among those k only.
+    views and eq are seen by the side to roll next, as collect gives them."""
+    return measure_ratings(prune_scores(views, net), eq, starts, groups)
+
+
+def measure_ratings(rating: np.ndarray, eq: np.ndarray, starts: np.ndarray,
+                    groups: np.ndarray) -> dict[str, Any]:  # fmt: skip
+    """measure's figures from the pruning net's ratings. Both rating and eq are the next
+    side's equities, so the mover's best play is the one with the lowest: the one the
+    search keeps first (it keeps the plays of the highest -rating)."""
     hit = {k: 0 for k in KS}
     lost = {k: 0.0 for k in KS}
     for g in groups:
-        e, r = eq[starts[g] : starts[g + 1]], rating[starts[g] : starts[g + 1]]
+        e, r = -eq[starts[g] : starts[g + 1]], -rating[starts[g] : starts[g + 1]]
         top = np.argsort(-r, kind="stable")
         best = e.max()
         for k in KS:
