@@ -62,7 +62,6 @@ from doublet.search.searcher import (  # noqa: E402
     INNER_KEEP,
     INNER_WIDTH,
     PRUNE_KEEP,
-    PRUNE_KEEP_DEEP,
     ROOT_KEEP,
     ROOT_WIDTH,
     Limits,
@@ -214,8 +213,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prune-keep", type=int, default=None,
                     help="plays the main net scores at inner levels when the model has a "
-                    f"pruning net (0: all; default {PRUNE_KEEP} at 1 ply, {PRUNE_KEEP_DEEP} "
-                    "deeper)")  # fmt: skip
+                    f"pruning net (0: all; default {PRUNE_KEEP})")  # fmt: skip
     ap.add_argument(
         "--inner-keep",
         type=int,

@@ -43,7 +43,7 @@ from doublet.nn.eval import (
 from doublet.rules.bearoff import bearoff_probs
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.analysis import analyse_roll, evaluate_position
-from doublet.search.searcher import PRUNE_KEEP, PRUNE_KEEP_DEEP, Limits, Searcher
+from doublet.search.searcher import PRUNE_KEEP, Limits, Searcher
 from tests import reference
 from tests.helpers import pos, random_positions
 
@@ -350,22 +350,22 @@ def test_races_and_crashed_positions_are_searched_without_pruning(kind: str) -> 
 
 
 def test_default_pruning_by_depth() -> None:
-    # Unset, prune_keep is PRUNE_KEEP at 1 ply and PRUNE_KEEP_DEEP deeper; set, it holds.
-    assert PRUNE_KEEP_DEEP < PRUNE_KEEP
-    assert [Limits(ply=p).pruning() for p in range(4)] == [PRUNE_KEEP] * 2 + [PRUNE_KEEP_DEEP] * 2
+    # Unset, prune_keep is PRUNE_KEEP at every depth; set, it holds.
+    assert [Limits(ply=p).pruning() for p in range(5)] == [PRUNE_KEEP] * 5
     assert Limits(ply=2, prune_keep=7).pruning() == 7 and Limits(ply=1, prune_keep=0).pruning() == 0
-    # The default search at 2 ply is the one with prune_keep PRUNE_KEEP_DEEP, and it
-    # differs from PRUNE_KEEP's (a random pruning net prunes away best plays).
+    # The default search at 2 ply is the one with prune_keep PRUNE_KEEP, and it differs
+    # from keeping one play fewer (a random pruning net prunes away best plays).
     b = [x for x in random_positions(40, STANDARD, seed=4) if has_contact(x) and not crashed(x)][-1]
     s = Searcher(PRUNED, STANDARD)
-    want = s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP_DEEP))
+    want = s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP))
     assert np.array_equal(s.evaluate(b, Limits(ply=2)), want)
-    assert not np.array_equal(s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP)), want)
+    assert not np.array_equal(s.evaluate(b, Limits(ply=2, prune_keep=PRUNE_KEEP - 1)), want)
 
 
 def test_cache_keeps_the_values_of_each_pruning_setting() -> None:
-    # 1 ply keeps 4 and 2 ply keeps 3 by default: alternating them must neither mix
-    # their cached values nor throw either away (stats[0] counts the net's evaluations).
+    # 1 ply prunes races and crashed positions and 2 ply does not, by default: alternating
+    # them must neither mix their cached values nor throw either away (stats[0] counts the
+    # net's evaluations).
     b = random_positions(40, STANDARD, seed=6)[-1]
     s = Searcher(PRUNED, STANDARD)
     two, one = Limits(ply=2), Limits(ply=1)

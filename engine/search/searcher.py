@@ -30,12 +30,24 @@ games, machine loaded): no pruning 1.36 ms median at 1 ply, 48.3 ms at 2 ply, me
 keeping 8: 1.03 and 24.2 ms, 0.0076 and 0.0056. Session 9, all 2,480 refset decisions
 at 2 ply with the 128-unit net of session 7 (machine loaded): keeping 5, 24.1 ms median
 and loss 0.0049; 4: 22.0 ms, 0.0047; 3: 17.3 ms, 0.0049; 2: 16.7 ms, 0.0050; so a search
-of 2 ply or more keeps PRUNE_KEEP_DEEP = 3 (at 1 ply, keeping 3 gave 0.0068 against
+of 2 ply or more kept 3 until session 22 (at 1 ply, keeping 3 gave 0.0068 against
 0.0066). Wider inner filters did not lower the loss either (keeping 3, 4 plays within
 0.08, 0.12: 0.0049 each, 26-30 ms). Session 20, all 2,480 refset decisions at 1 ply
 with session 17's net, on the fair judge (benchmarks/decision.py --plies 1 --no-gnubg
 --prune-keep K; quiet machine): keeping 5, 5.04 mEq and 0.568 ms median; 4, 4.99 mEq
 and 0.491 ms; 3, 5.11 mEq and 0.477 ms; so a 1-ply search keeps PRUNE_KEEP = 4.
+Session 22, the same at 2 ply (`--plies 2 --no-gnubg --prune-keep K`, races and crashed
+positions unpruned as below): keeping 3, 3.175 mEq (contact 3.713); 4, 3.049 (contact
+3.540); 5, 3.049; 8, contact 3.454. Decision by decision, keeping 4 against 3 changed
+35 of the 2,480 choices, 22 for the better: -0.126 +- 0.054 mEq (contact -0.173 +-
+0.073), for 14.8 ms median against 12.5 (600 decisions, quiet); at 3 ply, 291 ms
+against 248 (100 decisions). So every depth keeps PRUNE_KEEP = 4. Wider pruning nets
+(64 and 128 units, trained on 12,000 games) found the main net's best reply more often
+(128 units: among their best 3 in 91.7 % of the refset's contact rolls against 87.9 %,
+crashed 81.7 % against 68.9 %, races 68.0 % against 53.5 %) but bought less: at 2 ply
+keeping 3, contact 3.590 mEq for 14.8 ms (the time of keeping 4 with the shipped net),
+1 ply no better (5.010 against 4.987), and pruning races and crashed positions with it
+again lost (races 0.436, crashed 4.80 against 0.313 and 4.175).
 Races and crashed positions (doublet.core.board.crashed) are never pruned (session 21):
 the pruning net ranks their plays poorly (the main net's best among its best 3 in 46 %
 of the refset's race rolls and 69 % of its crashed ones, against 87 % in other contact),
@@ -47,8 +59,8 @@ A position cache (keyed by board and depth, full board compared) avoids repeated
 the root's 0-ply scores skip it (nothing looks them up again) and clearing it takes
 constant time (a new generation of keys). Cached values deeper than 0 ply depend on the
 inner filter and pruning, so each setting of those has a generation of its own: a
-Searcher that alternates 1-ply calls (keeping 4) and 2-ply ones (keeping 3) keeps the
-entries of both.
+Searcher that alternates 1-ply calls (races and crashed positions pruned) and 2-ply ones
+(not pruned) keeps the entries of both.
 Everything is deterministic: ties go to the lower outcome index.
 
 The kernels share named structures built in one place (Workspace by new_workspace,
@@ -97,11 +109,10 @@ CACHE_BITS = 18
 ROOT_KEEP, ROOT_WIDTH = 8, 0.16
 INNER_KEEP, INNER_WIDTH = 2, 0.04
 SCREEN_KEEP, SCREEN_WIDTH = 0, 0.08
-# Inner levels with the model's pruning net: the main net scores only the plays it rates
-# best (and the exact ones): PRUNE_KEEP of them in a 1-ply search, PRUNE_KEEP_DEEP in
-# deeper ones. See the module docstring for the measurements.
+# Inner levels with the model's pruning net: the main net scores only the PRUNE_KEEP plays
+# it rates best (and the exact ones), at every depth. See the module docstring for the
+# measurements.
 PRUNE_KEEP = 4
-PRUNE_KEEP_DEEP = 3
 # A model without a pruning net searches with this one and prune_keep 0 (never used).
 _NO_PRUNE = (np.zeros((N_PRUNE_INPUTS, 1), np.float32), np.zeros(1, np.float32),
              np.zeros((1, 1), np.float32), np.zeros(1, np.float32))  # fmt: skip
@@ -118,17 +129,14 @@ class Limits:
     inner_width: float = INNER_WIDTH
     screen_keep: int = SCREEN_KEEP  # root: plays that go on from each ply to the next
     screen_width: float = SCREEN_WIDTH
-    # Inner levels: plays the main net scores (0: all; None: PRUNE_KEEP at 1 ply,
-    # PRUNE_KEEP_DEEP at 2 ply or more).
+    # Inner levels: plays the main net scores (0: all; None: PRUNE_KEEP).
     prune_keep: int | None = None
     # Prune races and crashed positions too (None: at 1 ply only; see the module doc).
     prune_all: bool | None = None
 
     def pruning(self) -> int:
-        """The prune_keep this search uses (its own, or the default for its depth)."""
-        if self.prune_keep is not None:
-            return self.prune_keep
-        return PRUNE_KEEP if self.ply <= 1 else PRUNE_KEEP_DEEP
+        """The prune_keep this search uses (its own, or the default PRUNE_KEEP)."""
+        return PRUNE_KEEP if self.prune_keep is None else self.prune_keep
 
     def pruning_all(self) -> bool:
         """Whether races and crashed positions are pruned too (its own, or the default:
