@@ -40,7 +40,8 @@ Session 22, the same at 2 ply (`--plies 2 --no-gnubg --prune-keep K`, races and 
 positions unpruned as below): keeping 3, 3.175 mEq (contact 3.713); 4, 3.049 (contact
 3.540); 5, 3.049; 8, contact 3.454. Decision by decision, keeping 4 against 3 changed
 35 of the 2,480 choices, 22 for the better: -0.126 +- 0.054 mEq (contact -0.173 +-
-0.073), for 14.8 ms median against 12.5 (600 decisions, quiet); at 3 ply, 291 ms
+0.073), for about 6 % more time (all decisions back to back, quiet: 15.7 and 14.7 ms
+median against 15.0 and 13.8; on 600 of them 14.8 against 12.5); at 3 ply, 291 ms
 against 248 (100 decisions). So every depth keeps PRUNE_KEEP = 4. Wider pruning nets
 (64 and 128 units, trained on 12,000 games) found the main net's best reply more often
 (128 units: among their best 3 in 91.7 % of the refset's contact rolls against 87.9 %,
