@@ -141,8 +141,8 @@ def measure_ratings(rating: np.ndarray, eq: np.ndarray, starts: np.ndarray,
     hit = {k: 0 for k in KS}
     lost = {k: 0.0 for k in KS}
     for g in groups:
-        e, r = -eq[starts[g] : starts[g + 1]], -rating[starts[g] : starts[g + 1]]
-        top = np.argsort(-r, kind="stable")
+        e = -eq[starts[g] : starts[g + 1]]  # the mover's equities
+        top = np.argsort(rating[starts[g] : starts[g + 1]], kind="stable")  # the search's order
         best = e.max()
         for k in KS:
             chosen = e[top[:k]].max()
