@@ -913,9 +913,10 @@ def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Pa
 
 def test_contact_rollout_data_of_one_kind(tmp_path: Path) -> None:
     """--only crashed,bar: every position with contact of the chunk's games that is
-    crashed (gnubg's class) or has a checker on either bar, each valued by a rollout,
-    and no other; the kinds are part of the data (resuming under others is refused), and
-    an unknown kind, or --only without --rollout-trials, is refused."""
+    crashed (gnubg's class) or has a checker on either bar, each valued by a rollout
+    (or, without --rollout-trials, by the search), and no other; the kinds are part of
+    the data (resuming under others is refused), and an unknown kind, or --only with
+    --race-trials or --candidates, is refused."""
     src = ROOT / "models" / "doublet-standard.npz"
     base = ["data", "--model", str(src), "--rollout-trials", "2", "--workers", "1",
             "--chunks", "2", "--epsilon", "0.1"]  # fmt: skip
@@ -936,9 +937,20 @@ def test_contact_rollout_data_of_one_kind(tmp_path: Path) -> None:
         distill.main([*base, "--out", str(out), "--only", "bar"])
     with pytest.raises(SystemExit, match="--only takes"):
         distill.main([*base, "--out", str(tmp_path / "x"), "--only", "blitz"])
-    with pytest.raises(SystemExit, match="--only takes"):
-        distill.main(["data", "--model", str(src), "--out", str(tmp_path / "y"), "--ply",
-                      "0", "--only", "bar", "--workers", "1"])  # fmt: skip
+    searched = ["data", "--model", str(src), "--ply", "0", "--workers", "1", "--chunks", "2",
+                "--epsilon", "0.1", "--only", "crashed,bar"]  # fmt: skip
+    assert distill.main([*searched, "--out", str(tmp_path / "searched")]) == 0
+    s = Searcher(model)
+    for c in range(2):
+        name = f"chunk-{c:05d}.npz"
+        with np.load(out / name) as a, np.load(tmp_path / "searched" / name) as z:
+            assert np.array_equal(z["boards"], a["boards"])  # the same positions
+            want = np.array([s.evaluate(b, Limits(ply=0)) for b in z["boards"]])
+            assert np.allclose(z["probs"], want, atol=1e-6)
+    for extra in (["--race-trials", "2"], ["--candidates", "2"]):
+        with pytest.raises(SystemExit, match="--only takes"):
+            distill.main(["data", "--model", str(src), "--out", str(tmp_path / "y"), "--ply",
+                          "0", "--only", "bar", "--workers", "1", *extra])  # fmt: skip
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:

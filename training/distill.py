@@ -46,7 +46,9 @@ are the value of the net's own play rather than its search's estimate of it. Wit
 ``--only crashed,bar`` the set is every position with contact of those kinds instead of
 a sample (gnubg's crashed class; a checker on either bar). Session 19 fitted the net to
 such a set and it got worse on the refset (benchmarks/HISTORY.md): the net's own play
-is a poor teacher where it plays worst. A plain
+is a poor teacher where it plays worst. ``--only`` without ``--rollout-trials`` makes
+the same kinds of set valued by the search instead (every such position of the chunk's
+games, at ``--ply``). A plain
 ``fit`` then moves the contact net alone when M has a race net of its own (that one is
 fitted by ``--race``).
 """
@@ -181,7 +183,11 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
         traj = sp.game(model.contact, model.race, seed, index)
         start = int(rng.integers(every))
-        found = [b for b in traj.boards[start::every] if outcome(b) == 0]
+        if only:  # every position of those kinds (rarer), not a sample
+            found = [b for b in traj.boards if outcome(b) == 0 and has_contact(b)
+                     and _only(b, only)]  # fmt: skip
+        else:
+            found = [b for b in traj.boards[start::every] if outcome(b) == 0]
         if candidates > 0:
             found = [v for b in found for v in _candidates(s, b, candidates, rng)]
         boards.extend(found)
@@ -224,9 +230,10 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0 and race_trials <= 0):
         raise SystemExit("error: --min-equity must be 0 or more, and goes with "
                          "--rollout-trials or --race-trials")  # fmt: skip
-    if only and (rollout_trials <= 0 or any(k not in ONLY for k in only)):
+    if only and (race_trials > 0 or candidates > 0 or any(k not in ONLY for k in only)):
         raise SystemExit(f"error: --only takes {' and '.join(ONLY)} (comma-separated), and "
-                         "goes with --rollout-trials")  # fmt: skip
+                         "goes with search targets or --rollout-trials (not --race-trials "
+                         "or --candidates)")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
@@ -426,8 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "whose cubeless equity by the 0-ply search is below this in size "
                         "(0: none)")  # fmt: skip
     d.add_argument("--only", default="",
-                   help="with --rollout-trials: every position of these kinds instead of "
-                        f"a sample ({', '.join(ONLY)}; comma-separated)")  # fmt: skip
+                   help="every position with contact of these kinds instead of a sample "
+                        f"({', '.join(ONLY)}; comma-separated), valued by the search or "
+                        "with --rollout-trials")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
     f.add_argument("--model", required=True)
     f.add_argument("--data", required=True, type=Path, nargs="+",
