@@ -25,6 +25,7 @@ What this module checks:
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -37,6 +38,7 @@ import pytest
 
 from doublet.apps import protocol
 from doublet.apps.protocol import DEFAULTS, KEYS, Bounds, Session
+from doublet.core.errors import DoubletError
 from doublet.formats.position import Position
 from doublet.search.analysis import BEST_KEYS, analyse_roll, searcher, watchdog
 
@@ -373,3 +375,82 @@ def test_http_ids_and_play_caps(client: Any) -> None:
     assert r.status_code == 200, r.text
     doc = r.json()
     assert len(doc["plays"]) == 1000 and doc["count"] == 1210
+
+
+# -- found by a review of the CLI and the engine (session 23) ----------------------------------
+
+
+def test_a_model_of_the_other_variant_is_refused() -> None:
+    """A standard position with the Acey-Deucey model (or the reverse) gets one clear
+    error, from the engine, the CLI and `set`, instead of that net's wrong answer."""
+    ad = str(ROOT / "models" / "doublet-acey-deucey.npz")
+    std = str(ROOT / "models" / "doublet-standard.npz")
+    s = Session()
+    out = s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0, "model": ad})
+    assert "trained for Acey-Deucey; this position is standard backgammon" in out["error"]
+    out = s.answer({"cmd": "eval", "position": START, "variant": "acey-deucey", "ply": 0,
+                    "model": std})  # fmt: skip
+    assert "trained for standard backgammon; this position is Acey-Deucey" in out["error"]
+    assert "play" in s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0,
+                               "model": std})  # fmt: skip
+    # set: checked against the variant it sets; without one, each request checks it
+    assert "error" in s.answer({"cmd": "set", "model": ad, "variant": "standard"})
+    assert s.answer({"cmd": "set", "model": ad})["defaults"]["model"] == ad
+    assert "trained for" in s.answer({"cmd": "eval", "position": START, "ply": 0})["error"]
+    assert "probabilities" in s.answer({"cmd": "eval", "position": START, "ply": 0,
+                              "variant": "acey-deucey"})["evaluation"]  # fmt: skip
+    argv = [sys.executable, "-m", "doublet", "analyse", START, "3", "1", "--ply", "0"]
+    r = subprocess.run([*argv, "--model", ad], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "trained for Acey-Deucey" in r.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "-2e400"])
+def test_a_number_json_cannot_carry_is_refused(number: str) -> None:
+    """NaN, Infinity and floats too large for a double are not JSON numbers a reply could
+    echo (as an "id"): the line gets one error, the engine goes on."""
+    with pytest.raises(DoubletError, match=number.lstrip("-")[:3]):
+        protocol.loads('{"cmd": "version", "id": ' + number + "}")
+    assert protocol.loads('{"id": 1.5e300}')["id"] == 1.5e300
+    r = subprocess.run([sys.executable, "-m", "doublet", "engine"], text=True, timeout=300,
+                       input=f'{{"cmd": "version", "id": {number}}}\n{{"cmd": "version", '
+                       '"id": 2}\n', capture_output=True)  # fmt: skip
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and len(lines) == 2
+    first, second = (json.loads(x) for x in lines)  # both strict JSON
+    assert "error" in first and number.lstrip("-") in first["error"]
+    assert second["id"] == 2
+
+
+def test_no_ray_cluster_is_a_clear_error() -> None:
+    """--ray auto with no cluster running is the user's setup, not an internal error."""
+    pytest.importorskip("ray")
+    r = subprocess.run([sys.executable, "-m", "doublet", "rollout", START, "--trials", "36",
+                        "--ray", "auto"], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
+    assert r.returncode == 2 and "internal error" not in r.stderr
+    assert "doublet: error: no Ray cluster to join at 'auto'" in r.stderr
+
+
+def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None:
+    """A time budget shorter than local workers take to start (POOL_START) rolls out in
+    this process, one block past the budget at most; a started pool is used as given."""
+    from doublet.core.parallel import LocalExecutor
+    from doublet.nn.eval import default_model
+    from doublet.search.rollout import POOL_START, RolloutSettings, rollout
+
+    model = default_model()
+    start = Position.from_id(START).board
+    ex = LocalExecutor(2)
+    try:
+        t0 = time.perf_counter()
+        t = rollout(model, start, RolloutSettings(trials=1296), ex, deadline=t0 + 0.05)
+        assert t.where == "this process" and t.n == 36 and not ex.started
+        assert "time budget" in (t.stopped or "")
+        far = time.perf_counter() + POOL_START + 600
+        t = rollout(model, start, RolloutSettings(trials=72), ex, deadline=far)
+        assert t.where == "2 local processes" and t.n == 72 and ex.started
+        t = rollout(model, start, RolloutSettings(trials=72), ex, deadline=time.perf_counter())
+        assert t.where == "2 local processes"  # running already: used
+    finally:
+        ex.close()

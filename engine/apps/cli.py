@@ -32,7 +32,7 @@ from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
 from doublet.formats.position import Position
 from doublet.games.review import review
-from doublet.nn.eval import default_model, load_model
+from doublet.nn.eval import default_model, model_for
 from doublet.search.analysis import (
     analyse_position,
     analyse_roll,
@@ -71,9 +71,11 @@ def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | No
         if not line.strip():
             continue
         try:
-            yield json.loads(line), None
+            yield protocol.loads(line), None
         except json.JSONDecodeError as e:
             yield None, f"line is not JSON: {e.msg} at column {e.colno}"
+        except DoubletError as e:  # NaN, Infinity, 1e999
+            yield None, f"line holds {e}"
         except RecursionError:
             yield None, "line is nested too deeply to read"
         except ValueError:  # an integer of thousands of digits
@@ -154,8 +156,8 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _load_model(path: str | None, variant: int) -> Any:
-
-    return load_model(path) if path else default_model(variant)
+    """--model's model (refused when it is of another variant), else the shipped one."""
+    return model_for(path, variant) if path else default_model(variant)
 
 
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:

@@ -14,6 +14,8 @@ holds no state between requests.
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,7 @@ from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.position import Position
-from doublet.nn.eval import default_model, load_model
+from doublet.nn.eval import default_model, load_model, model_for
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.analysis import (
     analyse_position,
@@ -179,7 +181,9 @@ class Session:
         self.models: dict[str, Any] = {}
 
     # -- the pieces of a request ----------------------------------------------------------
-    def _model(self, req: dict[str, Any], variant: int) -> Any:
+    def _model(self, req: dict[str, Any], variant: int | None) -> Any:
+        """The request's model (its "model", else the session's, else the shipped one),
+        refused when it is of another variant than `variant` (None: not checked)."""
         path = req.get("model", self.defaults["model"])
         if path is None:
             return default_model(variant)
@@ -190,7 +194,10 @@ class Session:
             raise DoubletError(f"'model' is the path of a model .npz, got {str(path)[:40]}")
         if path not in self.models:
             self.models[path] = load_model(path)
-        return self.models[path]
+        model = self.models[path]
+        if variant is not None and model.variant != variant:  # without reading it again
+            model_for(path, variant)
+        return model
 
     def _ply(self, req: dict[str, Any]) -> int:
         ply = req.get("ply", self.defaults["ply"])
@@ -342,7 +349,7 @@ class Session:
             raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))}, got "
                                f"{str(variant)[:30]}")  # fmt: skip
         if new["model"] is not None:
-            probe._model({}, VARIANTS[variant] if variant else 0)
+            probe._model({}, VARIANTS[variant] if variant else None)
         self.defaults = new
         return {"defaults": dict(new)}
 
@@ -375,6 +382,24 @@ class Session:
                                 budget)  # fmt: skip
 
 
+def _no_constant(name: str) -> Any:
+    raise DoubletError(f"{name} is not a number JSON allows (a reply could not carry it)")
+
+
+def _finite(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise DoubletError(f"{text[:30]} is too large for a number (a reply could not carry "
+                           "it)")  # fmt: skip
+    return v
+
+
+def loads(text: str | bytes) -> Any:
+    """json.loads for a request: NaN, Infinity and numbers too large for a float are
+    refused (DoubletError), since a reply echoing them (an "id") would not be JSON."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+
+
 def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:
     """The reply `out` with the request's "id" first, when it has one."""
     if isinstance(req, dict) and "id" in req:
@@ -398,4 +423,5 @@ def moves(pos: Position, dice: tuple[int, int]) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "moves"]
+__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "loads",
+           "moves"]  # fmt: skip

@@ -993,9 +993,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         import json
 
         try:
-            doc = json.loads(raw)
+            doc = protocol.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
+        except DoubletError as e:  # NaN, Infinity, 1e999
+            raise ApiError(400, f"the request body holds {e}") from None
         except RecursionError:
             raise ApiError(400, "the request body is nested too deeply") from None
         except ValueError:

@@ -73,6 +73,11 @@ class LocalExecutor(Executor):
         self._pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
                                          initializer=_quiet)  # fmt: skip
 
+    @property
+    def started(self) -> bool:
+        """Whether its processes are running (they start with the first task)."""
+        return bool(getattr(self._pool, "_processes", None))
+
     def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
             ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
         # At most two tasks a worker in flight, so that a caller that stops early (a
@@ -127,7 +132,12 @@ class RayExecutor(Executor):
             if address == "local":
                 ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
             else:
-                ray.init(address=address, log_to_driver=False)
+                try:
+                    ray.init(address=address, log_to_driver=False)
+                except (ConnectionError, ValueError, RuntimeError, TimeoutError) as e:
+                    why = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+                    raise DoubletError(f"no Ray cluster to join at {address!r} ('local' "
+                                       f"starts one on this machine): {why}") from None  # fmt: skip
         self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
         self.where = f"Ray ({address}, {self.workers} CPUs)"
         self._call = ray.remote(_call)

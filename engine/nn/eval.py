@@ -200,6 +200,19 @@ def load_model(path: str | os.PathLike[str]) -> Model:
 _LOADED: dict[int, Model] = {}
 
 
+def model_for(path: str | os.PathLike[str], variant: int) -> Model:
+    """load_model(path) for positions of `variant`: ModelError when the model was trained
+    for the other variant (its net would answer, wrongly, without a word)."""
+    model = load_model(path)
+    if model.variant != variant:
+        names = {STANDARD: "standard backgammon", ACEY_DEUCEY: "Acey-Deucey"}
+        raise ModelError(f"model {str(path)!r} was trained for "
+                         f"{names.get(model.variant, model.variant)}; this position is "
+                         f"{names.get(variant, variant)} (give a model of that variant, or "
+                         "none for the shipped one)")  # fmt: skip
+    return model
+
+
 def default_model(variant: int = STANDARD) -> Model:
     """The shipped model for the variant (models/, or $DOUBLET_MODEL_DIR), loaded once."""
     if variant not in _LOADED:

@@ -44,7 +44,8 @@ trials) are doublet.search.rollout_analysis's.
 The work goes to an executor (doublet.core.parallel: this process, local processes, or
 Ray tasks) in chunks of CHUNK trials; chunks are taken in trial order, so that a
 stopping rule (``until_se``: stop once the equity's standard error, of every play, is at
-most that) and a time budget stop at the same trial whatever the workers.
+most that) and a time budget stop at the same trial whatever the workers (a budget
+shorter than the workers take to start, POOL_START, runs in this process).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ from doublet.core.dice import (
 )
 from doublet.core.errors import DoubletError
 from doublet.core.jit import njit
-from doublet.core.parallel import Executor
+from doublet.core.parallel import Executor, LocalExecutor
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
 from doublet.formats.ids import check_in_play
@@ -94,6 +95,10 @@ from doublet.search.searcher import (
 
 MAX_MOVES = 1000
 CHUNK = 36  # trials a task: one block of the quasi-random first roll
+# Seconds local worker processes take to start (spawned, the package imported, the
+# kernels read from numba's cache; measured about 2 s): a rollout with a shorter time
+# budget runs in this process unless its workers are running already.
+POOL_START = 2.0
 MAX_ROLLOUT_PLY = 1
 EQUITY_GRADIENT = np.array([2.0, 1.0, 1.0, -1.0, -1.0])  # d equity / d probabilities
 # Cube states for a cubeful rollout: each (the start side's view, whether the start side
@@ -528,6 +533,9 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     for row in b:
         check_in_play(row, STANDARD)
     ex = ex or Executor()
+    if (deadline is not None and isinstance(ex, LocalExecutor) and not ex.started
+            and deadline - time.perf_counter() < POOL_START):  # fmt: skip
+        ex = Executor()  # the workers would start after the budget is spent
     job = Job(model, b, settings, tuple(cube))
     handle = ex.shared(job)
     bounds = [(lo, min(lo + CHUNK, settings.trials)) for lo in range(0, settings.trials, CHUNK)]
