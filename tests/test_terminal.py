@@ -638,3 +638,25 @@ def test_facing_a_double_resign_says_to_pass(env: dict[str, str], tmp_path: Path
     m = t.expect(RESULT)
     assert (m["winner"], m["resigned"], m["points"]) == ("Doublet wins", " (double passed)", "1")
     assert t.wait() == 0
+
+
+def test_a_new_game_moves_aside_only_a_saved_game(env: dict[str, str], tmp_path: Path) -> None:
+    """--save at a folder, or at a file that is not a Doublet saved game, is refused and
+    left as it was (only a saved game is kept beside the new one as .previous)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("precious")
+    done = run_doublet(["--save", str(folder), "--ply", "0"], env, "quit\n")
+    assert done.returncode == 2 and "is a folder: give the path of a file" in done.stderr
+    assert (folder / "notes.txt").read_text() == "precious"
+    assert not (tmp_path / "notes.previous").exists()
+    other = tmp_path / "notes.json"
+    other.write_text('{"shopping": ["milk"]}')
+    done = run_doublet(["--save", str(other), "--ply", "0"], env, "quit\n")
+    assert done.returncode == 2 and "is not a Doublet saved game: it is left as it is" in (
+        done.stderr)  # fmt: skip
+    assert other.read_text() == '{"shopping": ["milk"]}'
+    assert sorted(p.name for p in tmp_path.iterdir() if "notes" in p.name) == [
+        "notes",
+        "notes.json",
+    ]

@@ -77,7 +77,7 @@ from doublet.core.files import atomic_open
 from doublet.core.jit import announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
-from doublet.games.game import NO_RESIGN_NOW, RESULT_NAMES, Series
+from doublet.games.game import FORMAT, NO_RESIGN_NOW, RESULT_NAMES, Series
 from doublet.games.opponent import (
     engine_answer,
     engine_doubles,
@@ -782,6 +782,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _check_save_target(path: Path) -> None:
+    """A new series saves to `path`, keeping a saved game there as NAME.previous: a folder
+    or a file that is not a Doublet saved game at `path` is refused (DoubletError), so
+    that nothing else is moved aside."""
+    if path.is_dir():
+        raise DoubletError(f"--save {str(path)!r} is a folder: give the path of a file "
+                           f"(for example {str(path / 'game.json')!r})")  # fmt: skip
+    if not path.exists():
+        return
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise DoubletError(f"cannot read {str(path)!r}: {e.strerror}") from None
+    if f'"format": "{FORMAT}"'.encode() not in head:
+        raise DoubletError(f"{str(path)!r} is not a Doublet saved game: it is left as it is; "
+                           "give --save another path")  # fmt: skip
+
+
 def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
 
     save_path = Path(args.save).expanduser() if args.save else default_save_path()
@@ -805,6 +824,7 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         if not 0 <= ply <= MAX_PLAY_PLY:
             raise DoubletError(f"the saved engine depth {ply} is not 0..{MAX_PLAY_PLY}")
     else:
+        _check_save_target(save_path)
         variant = args.variant or "standard"
         games = 1 if args.games is None else args.games
         if games < 0:

@@ -780,9 +780,13 @@ class Series:
             return cls.from_dict(doc)
         except SaveFileError as e:
             raise SaveFileError(f"{str(p)!r}: {e}") from None
-        except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
-            raise SaveFileError(f"{str(p)!r}: a damaged saved game ({type(e).__name__}: "
+        except KeyError as e:
+            raise SaveFileError(f"{str(p)!r}: a damaged saved game (it has no "
                                 f"{str(e)[:80]})") from None  # fmt: skip
+        except (TypeError, ValueError, AttributeError, IndexError) as e:
+            why = "a value of the wrong kind" if isinstance(e, (TypeError, AttributeError)) \
+                else str(e)[:80]  # fmt: skip
+            raise SaveFileError(f"{str(p)!r}: a damaged saved game ({why})") from None
 
 
 def _names(v: Any) -> tuple[str, str] | None:
