@@ -417,3 +417,29 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     r = _doublet("engine", stdin=json.dumps(req) + "\n")
     reply = json.loads(r.stdout.splitlines()[0])
     assert reply["cube"] == cubeful["cube"]
+
+
+def test_the_documents_chances_are_chances() -> None:
+    """The luck adjustment can take a rare event's mean below 0 (the opening, 36 trials:
+    the side on roll's backgammon losses at -0.0008 before session 23); the documents
+    show every chance in its range, backgammons within gammons within wins, the equity
+    the unclamped mean's."""
+    from doublet.search.rollout_analysis import _chances
+
+    got = _chances(np.array([1.02, 1.05, -0.001, 0.01, 0.02]))
+    assert got == {"win": 1.0, "win_gammon": 1.0, "win_backgammon": 0.0, "lose_gammon": 0.0,
+                   "lose_backgammon": 0.0}  # fmt: skip
+    got = _chances(np.array([0.5, 0.1, 0.2, 0.08, -0.0008]))
+    assert got["win_backgammon"] == 0.1 and got["lose_backgammon"] == 0.0
+    settings = RolloutSettings(trials=36)
+    t = rollout(default_model(), STARTING, settings)
+    assert t.probabilities()[0].min() < 0  # the case itself
+    doc = rollout_document(Position.from_id("4HPwATDgc/ABMA"), None, settings)
+    p = doc["probabilities"]
+    assert 0 <= p["lose_backgammon"] <= p["lose_gammon"] <= 1 - p["win"]
+    assert 0 <= p["win_backgammon"] <= p["win_gammon"] <= p["win"] <= 1
+    assert doc["equity"] == round(float(t.equity()[0][0]), 6)  # not from the clamped ones
+    plays = rollout_document(Position.from_id("4HPwATDgc/ABMA"), (3, 1), settings, top=2)
+    for row in plays["plays"]:
+        q = row["probabilities"]
+        assert min(q.values()) >= 0 and q["win_gammon"] <= q["win"] <= 1

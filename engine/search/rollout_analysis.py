@@ -16,7 +16,9 @@ JSON of a position's rollout (numbers rounded to 6 decimals)::
               "equities_se": {...}, "method": "janowski", "state": {...}},
      "stopped": "..."}                    # only when it stopped before the trials asked
 
-The probabilities and "equity" are cubeless, and so are the trials by default: the cube
+The probabilities (clamped into their ranges: the luck adjustment can take a rare
+event's mean a little below 0) and "equity" (the unclamped means') are cubeless, and so
+are the trials by default: the cube
 decision is Janowski's conversion of the rollout's probabilities at the root
 (``"method": "janowski"``). With ``cubeful`` (``--cubeful``) the same trials are also
 played with the cube (doublet.search.rollout_cube), once with no double now and once
@@ -74,6 +76,19 @@ from doublet.search.searcher import Searcher
 
 def _probs(p: np.ndarray) -> dict[str, float]:
     return {k: round(float(v), 6) for k, v in zip(PROB_NAMES, p, strict=True)}
+
+
+def _chances(p: np.ndarray) -> dict[str, float]:
+    """_probs of luck-adjusted means, made chances again: the adjustment can take a rare
+    event's mean a little below 0 (a backgammon the trials never saw, its luck counted
+    against it), or a gammon's above its win's; each is clamped into its range (win in
+    [0, 1], gammons within the wins, backgammons within the gammons). The equities are
+    the unclamped means' (unbiased); the difference is far inside their errors."""
+    win = min(max(float(p[0]), 0.0), 1.0)
+    wg = min(max(float(p[1]), 0.0), win)
+    lg = min(max(float(p[3]), 0.0), 1.0 - win)
+    return _probs(np.array([win, wg, min(max(float(p[2]), 0.0), wg), lg,
+                            min(max(float(p[4]), 0.0), lg)]))  # fmt: skip
 
 
 def _header(pos: Position, t: Trials) -> dict[str, Any]:
@@ -180,7 +195,7 @@ def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dic
         return doc
     p, se = t.probabilities()[0], t.probability_se()[0]
     eq, eq_se = t.equity()
-    doc["probabilities"] = _probs(p)
+    doc["probabilities"] = _chances(p)
     doc["probabilities_se"] = _probs(se)
     doc["equity"] = round(float(eq[0]), 6)
     doc["equity_se"] = round(float(eq_se[0]), 6)
@@ -253,7 +268,7 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
                                "difference": round(eqs[i] - eqs[best], 6),
                                "difference_se": round(_se1(zs[i] - zs[best]), 6) if i != best
                                else 0.0,
-                               "probabilities": _probs(mover[i].mean(axis=0)),
+                               "probabilities": _chances(mover[i].mean(axis=0)),
                                # the mover's view: the same errors, re-ordered
                                "probabilities_se": _probs(se_all[i][[0, 3, 4, 1, 2]]),
                                "search": {"rank": row["rank"], "ply": row["ply"],
