@@ -491,3 +491,23 @@ def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
     assert os.WEXITSTATUS(status) == 0, text[-2000:]
     assert "3 ply done" in text and "interrupted: answered at 3 ply of the 4" in text
     assert "24/13" in text or "24/18 13/8" in text  # the ranked plays follow
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:0:0:0:0:10",
+        "4HPwATDgc/ABMA:MIHlAFAAGAAE",
+        "4HPwATDgc/ABMA",
+    ],
+)
+def test_eval_json_is_the_engines_eval_reply(position: str) -> None:
+    """doublet eval --json is the engine's eval reply, the cube decision of an XGID's or a
+    match ID's cube and score included (session 23: the CLI left it out)."""
+    cli = run("eval", position, "--ply", "0", "--json")
+    assert cli.returncode == 0, cli.stderr
+    engine = run("engine", stdin=json.dumps({"cmd": "eval", "position": position, "ply": 0}))
+    mine, theirs = json.loads(cli.stdout), json.loads(engine.stdout)
+    assert mine == theirs and ("cube" in mine) == (position != "4HPwATDgc/ABMA")
+    text = run("eval", position, "--ply", "0")
+    assert ("Proper cube action" in text.stdout) == ("cube" in mine)

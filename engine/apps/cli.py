@@ -36,8 +36,10 @@ from doublet.nn.eval import default_model, model_for
 from doublet.search.analysis import (
     analyse_position,
     analyse_roll,
+    cube_document,
     evaluate_position,
     render,
+    render_cube,
     searcher,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
@@ -163,13 +165,22 @@ def _load_model(path: str | None, variant: int) -> Any:
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     """The side on roll's chances before it rolls: the engine's "eval" reply (one document:
     doublet.search.analysis.evaluate_position)."""
-    pos = Position.parse(args.position, args.variant)
+    board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
+    pos = Position.checked(board, variant)
     check_in_play(pos.board, pos.variant)
+    state = CubeState.from_meta(meta)
     model = _load_model(args.model, pos.variant)
     _check_ply(args.ply)
     announce_compile("searcher", "_analyse_root")
-    doc = _watched(lambda: evaluate_position(pos, args.ply, model, args.time, iterative=True),
-                   model, pos.variant)  # fmt: skip
+    # As the engine's eval: an XGID's or match ID's cube and score add the cube decision,
+    # the two sharing the time.
+    budget = None if args.time is None or state.is_default else args.time / 2
+    doc = _watched(lambda: evaluate_position(pos, args.ply, model, budget or args.time,
+                                             iterative=True), model, pos.variant)  # fmt: skip
+    if not state.is_default:
+        doc["cube"] = _watched(lambda: cube_document(pos, state, args.ply, model, DEFAULT_METHOD,
+                                                     budget, iterative=True),
+                               model, pos.variant)  # fmt: skip
     if args.json:
         out.write(json.dumps(doc) + "\n")
         return 0
@@ -183,6 +194,9 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"  {'Pips':<16}{doc['pips']['mover']} vs {doc['pips']['opponent']}\n")
     if doc.get("stopped"):
         out.write(f"  Stopped short: {doc['stopped']}\n")
+    if "cube" in doc:
+        out.write(f"  {state.describe()}\n")
+        out.write("\n".join("  " + line for line in render_cube(doc["cube"])) + "\n")
     return 0
 
 
