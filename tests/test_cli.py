@@ -511,3 +511,14 @@ def test_eval_json_is_the_engines_eval_reply(position: str) -> None:
     assert mine == theirs and ("cube" in mine) == (position != "4HPwATDgc/ABMA")
     text = run("eval", position, "--ply", "0")
     assert ("Proper cube action" in text.stdout) == ("cube" in mine)
+
+
+def test_analyse_json_with_a_roll_is_the_engines_reply() -> None:
+    """With a match ID's cube and score, doublet analyse --json of a roll and the engine's
+    analyse are one document, state_text included (session 23: only the CLI had it)."""
+    position = "4HPwATDgc/ABMA:MIHlAFAAGAAE"
+    cli = run("analyse", position, "5", "2", "--ply", "0", "--json")
+    assert cli.returncode == 0, cli.stderr
+    req = {"cmd": "analyse", "position": position, "dice": [5, 2], "ply": 0}
+    engine = json.loads(run("engine", stdin=json.dumps(req)).stdout)
+    assert json.loads(cli.stdout) == engine and "state_text" in engine

@@ -81,7 +81,7 @@ def test_an_unknown_key_is_an_error(cmd: str) -> None:
 
 def test_unknown_commands_and_the_alias() -> None:
     s = Session()
-    assert "unknown cmd 'fly'" in s.answer({"cmd": "fly"})["error"]
+    assert 'unknown cmd "fly"' in s.answer({"cmd": "fly"})["error"]
     assert "a JSON object" in s.answer([1, 2])["error"]
     doc = s.answer({"cmd": "analyze", "position": START, "dice": [3, 1], "ply": 0})
     assert len(doc["plays"]) == 16

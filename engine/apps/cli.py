@@ -77,7 +77,7 @@ def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | No
         except json.JSONDecodeError as e:
             yield None, f"line is not JSON: {e.msg} at column {e.colno}"
         except DoubletError as e:  # NaN, Infinity, 1e999
-            yield None, f"line holds {e}"
+            yield None, f"line holds a number a reply could not carry: {e}"
         except RecursionError:
             yield None, "line is nested too deeply to read"
         except ValueError:  # an integer of thousands of digits
@@ -338,8 +338,6 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         d1, d2 = dice
         doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, args.time,
                                             iterative=True), model, pos.variant)  # fmt: skip
-        if not state.is_default:
-            doc["state_text"] = state.describe()
     else:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
                                                 args.time, iterative=True),

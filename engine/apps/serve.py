@@ -997,7 +997,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
         except DoubletError as e:  # NaN, Infinity, 1e999
-            raise ApiError(400, f"the request body holds {e}") from None
+            raise ApiError(400, f"the request body holds a number a reply could not carry: "
+                           f"{e}") from None  # fmt: skip
         except RecursionError:
             raise ApiError(400, "the request body is nested too deeply") from None
         except ValueError:

@@ -19,7 +19,8 @@ JSON of an analysis (keys are stable; numbers rounded to 6 decimals):
 
 With a cube state that is not money play with the cube centered (a match score, an owned
 cube, the Jacoby rule), a roll's document also has ``"equity": "cubeful"`` and
-``"state"`` (CubeState.to_json), and each play's ``equity`` is its cubeful equity (money
+``"state"`` (CubeState.to_json) and ``"state_text"`` (its words), and each play's
+``equity`` is its cubeful equity (money
 in units of the cube; a match: money-equivalent, doublet.cube.met.to_money) with
 ``"cubeless_equity"`` beside it and, in a match, ``"mwc"``; the ranking and the losses
 follow the cubeful equity.
@@ -382,6 +383,8 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     if r.cubeful:
         doc["equity"] = "cubeful"
         doc["state"] = state.to_json()
+    if not state.is_default:
+        doc["state_text"] = state.describe()
     doc["dice"] = [d1, d2]
     if r.stopped:
         doc["stopped"] = r.stopped
