@@ -522,3 +522,23 @@ def test_analyse_json_with_a_roll_is_the_engines_reply() -> None:
     req = {"cmd": "analyse", "position": position, "dice": [5, 2], "ply": 0}
     engine = json.loads(run("engine", stdin=json.dumps(req)).stdout)
     assert json.loads(cli.stdout) == engine and "state_text" in engine
+
+
+def test_a_batch_line_is_the_engines_moves_request() -> None:
+    """moves --batch answers each line as the engine answers {"cmd": "moves", ...}: a match
+    ID's dice serve without "dice", the "id" comes back, an unknown key is refused, a
+    blank line is skipped, another command is refused (session 23)."""
+    lines = [{"position": "4HPwATDgc/ABMA:MIHlAFAAGAAE"},
+             {"position": "4HPwATDgc/ABMA", "dice": [3, 1], "id": 4, "foo": 1},
+             {"position": "4HPwATDgc/ABMA", "dice": [3, 1], "id": 5},
+             {"cmd": "best", "position": "4HPwATDgc/ABMA", "dice": [3, 1], "id": 6}]  # fmt: skip
+    text = "\n".join([json.dumps(lines[0]), "", *map(json.dumps, lines[1:])]) + "\n"
+    out = [json.loads(x) for x in run("moves", "--batch", "-", stdin=text).stdout.splitlines()]
+    asked = "\n".join(json.dumps({"cmd": "moves", **x}) for x in lines[:3]) + "\n"
+    engine = [json.loads(x) for x in run("engine", stdin=asked).stdout.splitlines()]
+    assert len(out) == 4 and out[:3] == engine
+    own = json.loads(run("moves", "4HPwATDgc/ABMA", "3", "1", "--json").stdout)  # its dice
+    assert [p["play"] for p in out[0]["plays"]] == [p["play"] for p in own["plays"]]
+    assert out[1]["id"] == 4 and "takes no 'foo'" in out[1]["error"]
+    assert out[2]["id"] == 5 and out[2]["plays"][0]["play"] == "24/23 24/21"
+    assert out[3]["id"] == 6 and "a moves request" in out[3]["error"]

@@ -85,19 +85,20 @@ def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | No
 
 
 def _batch_lines(lines: Iterator[str | bytes], variant: str | None) -> Iterator[str]:
-
+    """doublet moves --batch: each line is the engine's "moves" request without its "cmd"
+    (answered by the same protocol Session: an XGID's or match ID's dice when it has no
+    "dice", an "id" echoed, unknown keys refused); blank lines are skipped."""
+    session = protocol.Session()
+    session.defaults["variant"] = variant
     for req, bad in _json_requests(lines):
-        try:
-            if bad:
-                raise DoubletError(bad)
-            if not isinstance(req, dict) or "position" not in req or "dice" not in req:
-                raise DoubletError('each line must be {"position": ..., "dice": [d1, d2]}')
-            pos = Position.parse(req["position"], req.get("variant", variant))
-            yield json.dumps({"plays": protocol.moves(pos, protocol.dice(req["dice"]))})
-        except DoubletError as e:
-            yield json.dumps({"error": str(e)})
-        except RecursionError:
-            yield json.dumps({"error": "the request is nested too deeply"})
+        if bad:
+            yield json.dumps({"error": bad})
+        elif not isinstance(req, dict) or req.get("cmd", "moves") != "moves":
+            why = ('each line is {"position": ..., "dice": [d1, d2]} (a moves request; '
+                   "doublet engine answers the others)")  # fmt: skip
+            yield json.dumps(protocol.with_id(req, {"error": why}))
+        else:
+            yield json.dumps(session.answer({"cmd": "moves", **req}))
 
 
 def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
