@@ -454,3 +454,32 @@ def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None
         assert t.where == "2 local processes"  # running already: used
     finally:
         ex.close()
+
+
+def test_inputs_that_would_be_ignored_or_misread_get_a_clear_error() -> None:
+    """A cube above 1 without its owner, and a 'limit' without a roll (session 23: the
+    first said "not 'centered'", which the request never said; the second was ignored)."""
+    s = Session()
+    out = s.answer({"cmd": "cube", "position": START, "ply": 0, "cube": {"value": 2}})
+    assert "a cube at 2 has been turned: say who owns it" in out["error"]
+    out = s.answer({"cmd": "analyse", "position": START, "ply": 0, "limit": 2})
+    assert "'limit' lists the best plays of a roll: give 'dice'" in out["error"]
+    out = s.answer({"cmd": "analyse", "position": START, "ply": 0, "limit": 2, "dice": [3, 1]})
+    assert len(out["plays"]) == 2
+    out = s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": "2"})
+    assert out["error"].endswith('got "2"')  # a string, shown as one
+    assert "needs a 'cmd'" in s.answer({"position": START})["error"]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--cube", "3"], "--cube 3: the cube is a power of 2 from 1 to 32768"),
+    (["--cube", "0", "--owner", "me"], "--cube 0: the cube is a power of 2"),
+    (["--match", "-1"], "--match -1: a match is 1 to 25 points"),
+    (["--match", "100000", "--away", "2", "2"], "--match 100000: a match is 1 to 25 points"),
+    (["--match", "0", "--crawford"], "--crawford is for match play, not --match 0"),
+])  # fmt: skip
+def test_analyse_cube_and_match_flags_name_what_is_wrong(flags: list[str], message: str) -> None:
+    r = subprocess.run([sys.executable, "-m", "doublet", "analyse", START, "--ply", "0", *flags],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(f"doublet: error: {message}")

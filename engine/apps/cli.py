@@ -27,7 +27,7 @@ from doublet.core import board as B
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open
 from doublet.core.jit import announce_compile, cache_base
-from doublet.cube.state import CubeState, from_request
+from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
 from doublet.formats.position import Position
@@ -279,6 +279,8 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
     req: dict[str, Any] = {}
     if args.cube is not None or args.owner is not None:
         value = args.cube if args.cube is not None else base.value
+        if not (1 <= value <= MAX_CUBE and value & (value - 1) == 0):
+            raise DoubletError(f"--cube {value}: the cube is a power of 2 from 1 to {MAX_CUBE}")
         owner = (
             _OWNERS[args.owner]
             if args.owner is not None
@@ -296,9 +298,14 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
             raise DoubletError("--score/--away need --match N (the match length)")
         length = base.length
     if length is not None:
+        if not 0 <= length <= MAX_LENGTH:
+            raise DoubletError(f"--match {length}: a match is 1 to {MAX_LENGTH} points (0: "
+                               "money play)")  # fmt: skip
         if length == 0:
             if args.score is not None or args.away is not None:
                 raise DoubletError("--match 0 is money play: it takes no --score or --away")
+            if args.crawford:
+                raise DoubletError("--crawford is for match play, not --match 0 (money)")
             req["match"] = None
         else:
             if args.score is not None:

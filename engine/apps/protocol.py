@@ -304,6 +304,10 @@ class Session:
             if cap is not None:
                 limit = min(limit or cap, cap)
             if "dice" not in req and not meta.get("roll"):
+                if limit is not None and req.get("limit") is not None:
+                    raise DoubletError("'limit' lists the best plays of a roll: give "
+                                       "'dice' (without, analyse gives the chances and the "
+                                       "cube)")  # fmt: skip
                 return analyse_position(pos, state, ply, model, method, budget, iterative)
             d1, d2 = self._roll(req, meta, cmd)
             return analyse_roll(pos, d1, d2, ply, model, state, budget, limit=limit,
