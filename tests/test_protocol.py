@@ -75,8 +75,8 @@ def test_every_command_and_key_is_documented() -> None:
 def test_an_unknown_key_is_an_error(cmd: str) -> None:
     reply = Session().answer({"cmd": cmd, "position": START, "plies": 3})
     assert "'plies'" in reply["error"] and "its keys are" in reply["error"]
-    for key in KEYS[cmd]:
-        assert key in reply["error"]
+    for key in KEYS[cmd] - {"cmd"}:  # the command itself is not listed
+        assert key in reply["error"].split("its keys are ")[1]
 
 
 def test_unknown_commands_and_the_alias() -> None:

@@ -801,3 +801,15 @@ def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
         assert r.status_code == 400 and words in r.json()["error"], r.text
     big = {"text": "x" * (2 * 1024 * 1024)}
     assert client.post("/api/import", json=big).status_code == 413
+
+
+def test_the_analyze_spelling_and_the_keys_http_takes(client: TestClient) -> None:
+    """POST /api/analyze is /api/analyse (the protocol takes "analyze" as its cmd); an
+    unknown key's error lists the keys HTTP takes, not "cmd" or "model" (session 23)."""
+    body = {"position": "4HPwATDgc/ABMA", "dice": [3, 1], "ply": 0}
+    a, b = client.post("/api/analyze", json=body), client.post("/api/analyse", json=body)
+    assert a.status_code == b.status_code == 200 and a.json() == b.json()
+    r = client.post("/api/best", json={**body, "plies": 1})
+    assert r.status_code == 400
+    keys = r.json()["error"].split("its keys are ")[1].split(", ")
+    assert "dice" in keys and "cmd" not in keys and "model" not in keys

@@ -255,8 +255,9 @@ class Session:
         unknown = set(req) - KEYS[cmd]
         if unknown:
             names = ", ".join(repr(k)[:30] for k in sorted(unknown, key=str))
+            taken = KEYS[cmd] - {"cmd"} - (set() if self.bounds.settable else {"model"})
             raise DoubletError(f"'{cmd}' takes no {names}: its keys are "
-                               f"{', '.join(sorted(KEYS[cmd]))}")  # fmt: skip
+                               f"{', '.join(sorted(taken))}")  # fmt: skip
         return cmd
 
     def reply(self, req: Any) -> dict[str, Any]:

@@ -1155,6 +1155,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             Route(f"/api/{cmd}", endpoint(program(cmd), body=True), methods=["POST"])
             for cmd in HTTP_COMMANDS
         ),
+        *(  # the spellings the protocol takes for a cmd ("analyze")
+            Route(f"/api/{alias}", endpoint(program(cmd), body=True), methods=["POST"])
+            for alias, cmd in protocol.ALIASES.items()
+            if cmd in HTTP_COMMANDS
+        ),
         Route("/api/version", endpoint(lambda _, __: HTTP_SESSION.version()), methods=["GET"]),
         Route("/api/openapi.json", endpoint(lambda _, __: openapi()), methods=["GET"]),
         Route("/api/import", endpoint(importing, 201, body=True), methods=["POST"]),
