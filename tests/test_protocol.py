@@ -483,3 +483,13 @@ def test_analyse_cube_and_match_flags_name_what_is_wrong(flags: list[str], messa
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith(f"doublet: error: {message}")
+
+
+def test_a_gnubg_id_read_as_acey_deucey_carries_its_note() -> None:
+    """The parser's note (an ID holds no unentered checkers) reaches the reply."""
+    s = Session()
+    s.answer({"cmd": "set", "variant": "acey-deucey"})
+    out = s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0})
+    assert "play" in out and "carries no unentered checkers" in out["note"]
+    plain = Session().answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0})
+    assert "note" not in plain

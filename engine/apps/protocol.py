@@ -271,6 +271,14 @@ class Session:
         if cmd == "set":
             return self.set(req)
         pos, meta = self._position(req, cmd)
+        out = self._of_position(req, cmd, pos, meta)
+        if meta.get("note"):  # a gnubg ID or XGID read as Acey-Deucey: what it cannot hold
+            out["note"] = meta["note"]
+        return out
+
+    def _of_position(self, req: dict[str, Any], cmd: str, pos: Position,
+                     meta: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+        """reply() for the commands that take a position."""
         if cmd == "moves":
             roll = self._roll(req, meta, cmd)
             cap = self.bounds.max_plays
