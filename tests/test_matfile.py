@@ -464,3 +464,16 @@ def test_gnu_backgammon_imports_the_hand_made_files_and_their_sgf_alike(tmp_path
         paths += [p, sgf]
         want += [results, results]
     assert gnubg_results(paths, tmp_path) == want
+
+
+def test_a_wins_line_that_is_no_resignation_names_where_and_what() -> None:
+    """match02's first game ends with a resigned gammon (Wins 4 points at a cube of 2,
+    before the last checkers are off); 3 points is no resignation there: the error names
+    the line after the last move and the values it could have (session 23: "move 0")."""
+    text = (DATA / "matches" / "match02.mat").read_text()
+    assert read_match(text)[1][0].points == 4
+    bad = text.replace("      Wins 4 points", "      Wins 3 points", 1)
+    words = ("game 1, after move 24, player 0: 'Wins 3 points': the moves do not end the "
+             "game, and a resignation at a cube of 2 is worth 2, 4 or 6 points, not 3")  # fmt: skip
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(bad)

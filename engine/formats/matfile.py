@@ -100,9 +100,12 @@ class MatMatch:
         return self.games[0].names if self.games else ("", "")
 
 
-def _where(game: int, number: int, player: int | None, text: str) -> str:
+def _where(game: int, number: int, player: int | None, text: str, after: int = 0) -> str:
+    """Where an entry is: its game and move number (a "Wins" line has none: `after`, the
+    last move before it), its player and its text."""
     who = "" if player is None else f", player {player}"
-    return f"game {game}, move {number}{who}: {text.strip()!r}"
+    at = f"move {number}" if number or not after else f"after move {after}"
+    return f"game {game}, {at}{who}: {text.strip()!r}"
 
 
 def _entry(game: int, number: int, player: int, text: str) -> MatAction:
@@ -292,8 +295,10 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
     winner: int | None = None
     points = 0
     resigned = False
+    last = 0  # the last move number seen
     for a in g.actions:
-        where = _where(g.number, a.number, a.player, a.text or _entry_text(a))
+        last = a.number or last
+        where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last)
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
         if a.kind == "move":
@@ -345,8 +350,12 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                 # Not over by the moves: the other player resigned (gnubg's .mat writes
                 # no resignation line), conceding a single game, a gammon or a backgammon.
                 if a.value not in (cube, 2 * cube, 3 * cube) or offered is not None:
-                    raise MatchFileError(f"{where}: the game is not over, and {a.value} points "
-                                         f"is not a resignation at a cube of {cube}")  # fmt: skip
+                    if offered is not None:
+                        raise MatchFileError(f"{where}: a double is waiting for its answer")
+                    worth = f"{cube}, {2 * cube} or {3 * cube}"
+                    raise MatchFileError(f"{where}: the moves do not end the game, and a "
+                                         f"resignation at a cube of {cube} is worth {worth} "
+                                         f"points, not {a.value}")  # fmt: skip
                 winner, points = a.player, a.value
                 resigned = True
             if a.player != winner or a.value != points:
