@@ -45,3 +45,21 @@ def test_a_new_file_gets_plain_permissions_and_a_rewrite_keeps_them(tmp_path: Pa
     atomic_write(tmp_path / "kept.bin", b"new")
     assert (tmp_path / "kept.bin").stat().st_mode & 0o777 == 0o604
     assert (tmp_path / "kept.bin").read_bytes() == b"new"
+
+
+def test_write_error_names_the_file_in_the_way(tmp_path: Path) -> None:
+    """A file where a folder must be reads "File exists" in the OS's words; write_error
+    says which file (session 23: export and serve --data said "File exists")."""
+    from doublet.core.files import write_error
+
+    f = tmp_path / "notes.txt"
+    f.write_text("x")
+    with pytest.raises(OSError) as e:
+        atomic_write(f / "x.mat", "y")
+    assert write_error(f / "x.mat", e.value) == f"{str(f)!r} is a file, not a folder"
+    with pytest.raises(OSError) as e:
+        (f / "sub").mkdir(parents=True, exist_ok=True)
+    assert write_error(f, e.value, folder=True) == "it is a file, not a folder"
+    assert write_error(tmp_path, OSError(21, "Is a directory")) == "it is a folder"
+    assert write_error(tmp_path / "a.txt", OSError(28, "No space left on device")) == (
+        "No space left on device")  # fmt: skip

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from doublet.core import board as B
 from doublet.core.board import ACEY_DEUCEY, STANDARD
 from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
-from doublet.core.files import atomic_open
+from doublet.core.files import atomic_open, write_error
 from doublet.core.jit import announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
@@ -605,7 +605,7 @@ class Session:
                 return
             path.write_text(self.game.export(RECORD_NAMES), encoding="utf-8")
         except OSError as e:
-            self.say(f"Cannot write {name}: {e.strerror}")
+            self.say(f"Cannot write {name}: {write_error(path, e)}")
             return
         except DoubletError as e:
             self.say(f"Cannot export: {e}")
@@ -637,7 +637,8 @@ class Session:
                         f.write(g.export(RECORD_NAMES) + "\n")
                     what = f"The record of game {g.number + 1} is added to"
             except OSError as e:
-                self.say(f"Cannot write the record to {self.export_path}: {e.strerror}")
+                why = write_error(self.export_path, e)
+                self.say(f"Cannot write the record to {self.export_path}: {why}")
             except DoubletError as e:
                 self.say(f"Cannot export: {e}")
             else:

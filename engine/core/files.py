@@ -46,6 +46,23 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
             os.close(dfd)
 
 
+def write_error(path: str | os.PathLike[str], e: OSError, folder: bool = False) -> str:
+    """Why `path` (a file, or with `folder` a folder) could not be written, in words: a
+    file where a folder must be reads "File exists" or "Not a directory" in the OS's
+    words, so say which one it is."""
+    p = Path(path).expanduser()
+    if folder and p.exists() and not p.is_dir():
+        return "it is a file, not a folder"
+    if not folder and p.is_dir():
+        return "it is a folder"
+    for up in p.parents:  # the nearest one that exists
+        if up.exists():
+            if not up.is_dir():
+                return f"{str(up)!r} is a file, not a folder"
+            break
+    return e.strerror or str(e)
+
+
 def _mode_for(target: Path) -> int:
     """The permission bits the file at target should have after it is (re)written."""
     try:
