@@ -477,3 +477,13 @@ def test_a_wins_line_that_is_no_resignation_names_where_and_what() -> None:
              "game, and a resignation at a cube of 2 is worth 2, 4 or 6 points, not 3")  # fmt: skip
     with pytest.raises(MatchFileError, match=re.escape(words)):
         read_match(bad)
+
+
+def test_an_empty_file_and_a_file_without_games() -> None:
+    """An empty file says so, whatever its name (session 23: an empty .sgf got the .mat
+    header's message); a file with no game yet takes its names from its header tags."""
+    for text in ("", "  \n\n"):
+        with pytest.raises(MatchFileError, match="the file is empty"):
+            read_match(text)
+    m, games = read_match('; [Player 1 "person"]\n; [Player 2 "Doublet"]\n\n 0 point match\n')
+    assert games == [] and m.names == ("person", "Doublet")

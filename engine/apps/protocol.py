@@ -146,7 +146,7 @@ class Bounds:
 ENGINE_LIMITS = Bounds()
 
 
-def _shown(v: Any, n: int) -> str:
+def shown(v: Any, n: int) -> str:
     """A request's value as its JSON (a string in quotes: "2" is not 2), cut to n."""
     try:
         text = json.dumps(v)
@@ -157,7 +157,7 @@ def _shown(v: Any, n: int) -> str:
 
 def dice(values: Any) -> tuple[int, int]:
     if not isinstance(values, (list, tuple)) or len(values) != 2:
-        raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {_shown(values, 40)}")
+        raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {shown(values, 40)}")
     out = []
     for v in values:
         if isinstance(v, str):
@@ -166,7 +166,7 @@ def dice(values: Any) -> tuple[int, int]:
                 raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v[:20]!r}")
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
-            raise InvalidDiceError(f"a die must be a number from 1 to 6, got {_shown(v, 20)}")
+            raise InvalidDiceError(f"a die must be a number from 1 to 6, got {shown(v, 20)}")
         out.append(v)
     return out[0], out[1]
 
@@ -177,7 +177,7 @@ def _whole(req: dict[str, Any], key: str, default: int, lo: int | None = None,
     if isinstance(v, bool) or not isinstance(v, int) or (lo is not None and v < lo) or (
             hi is not None and v > hi):  # fmt: skip
         span = "" if lo is None else f" {lo}..{hi}" if hi is not None else f" of at least {lo}"
-        raise DoubletError(f"'{key}' must be an integer{span}, got {_shown(v, 30)}")
+        raise DoubletError(f"'{key}' must be an integer{span}, got {shown(v, 30)}")
     return v
 
 
@@ -200,7 +200,7 @@ class Session:
             raise DoubletError(f"'model' is not taken by {self.bounds.where}: it uses the "
                                "server's models")  # fmt: skip
         if not isinstance(path, str) or not path:
-            raise DoubletError(f"'model' is the path of a model .npz, got {_shown(path, 40)}")
+            raise DoubletError(f"'model' is the path of a model .npz, got {shown(path, 40)}")
         if path not in self.models:
             self.models[path] = load_model(path)
         model = self.models[path]
@@ -212,7 +212,7 @@ class Session:
         ply = req.get("ply", self.defaults["ply"])
         hi = self.bounds.max_ply
         if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= hi:
-            raise DoubletError(f"'ply' must be an integer 0..{hi}, got {_shown(ply, 30)}")
+            raise DoubletError(f"'ply' must be an integer 0..{hi}, got {shown(ply, 30)}")
         return ply
 
     def _time(self, req: dict[str, Any]) -> tuple[float, bool]:
@@ -224,13 +224,13 @@ class Session:
         hi = self.bounds.max_time
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= hi:
             raise DoubletError(f"'time' is a number of seconds above 0, at most {hi:g} "
-                               f"({self.bounds.where}), got {_shown(t, 30)}")  # fmt: skip
+                               f"({self.bounds.where}), got {shown(t, 30)}")  # fmt: skip
         return float(t), True
 
     def _method(self, req: dict[str, Any]) -> str:
         method = req.get("method", self.defaults["method"])
         if method not in METHODS:
-            raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {_shown(method, 30)}")
+            raise DoubletError(f"'method' is one of {', '.join(METHODS)}, got {shown(method, 30)}")
         return str(method)
 
     def _position(self, req: dict[str, Any], cmd: str) -> tuple[Position, dict[str, Any]]:
@@ -251,7 +251,7 @@ class Session:
         if "cmd" not in req:
             raise DoubletError(f"a request needs a 'cmd': one of {', '.join(served)}")
         if cmd not in served:
-            raise DoubletError(f"unknown cmd {_shown(cmd, 30)}: use {', '.join(served)}")
+            raise DoubletError(f"unknown cmd {shown(cmd, 30)}: use {', '.join(served)}")
         unknown = set(req) - KEYS[cmd]
         if unknown:
             names = ", ".join(repr(k)[:30] for k in sorted(unknown, key=str))
@@ -371,7 +371,7 @@ class Session:
         variant = new["variant"]
         if variant is not None and variant not in VARIANTS:
             raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))}, got "
-                               f"{_shown(variant, 30)}")  # fmt: skip
+                               f"{shown(variant, 30)}")  # fmt: skip
         if new["model"] is not None:
             probe._model({}, VARIANTS[variant] if variant else None)
         self.defaults = new
@@ -387,13 +387,13 @@ class Session:
         for key, default in (("luck", True), ("bearoff", True), ("cubeful", False)):
             flags[key] = req.get(key, default)
             if not isinstance(flags[key], bool):
-                raise DoubletError(f"'{key}' is true or false, got {_shown(flags[key], 30)}")
+                raise DoubletError(f"'{key}' is true or false, got {shown(flags[key], 30)}")
         until = req.get("until_se", 0.0)
         if isinstance(until, bool) or not isinstance(until, (int, float)):
-            raise DoubletError(f"'until_se' is a number, got {_shown(until, 30)}")
+            raise DoubletError(f"'until_se' is a number, got {shown(until, 30)}")
         ray = req.get("ray")
         if ray is not None and not isinstance(ray, str):
-            raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {_shown(ray, 30)}")
+            raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {shown(ray, 30)}")
         settings = RolloutSettings(trials=_whole(req, "trials", RolloutSettings.trials),
                                    ply=_whole(req, "ply", 0), truncate=_whole(req, "truncate", 0),
                                    seed=_whole(req, "seed", 1), until_se=float(until),
@@ -447,4 +447,4 @@ def moves(pos: Position, dice: tuple[int, int]) -> list[dict[str, Any]]:
 
 
 __all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "loads",
-           "moves"]  # fmt: skip
+           "moves", "shown"]  # fmt: skip

@@ -453,17 +453,21 @@ def state(gid: str, s: Series) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
+def _shown(v: Any) -> str:
+    return protocol.shown(v, 30)
+
+
 def _int_field(body: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
     v = body.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ApiError(400, f"{key!r} must be an integer from {lo} to {hi}, got {str(v)[:30]}")
+        raise ApiError(400, f"{key!r} must be an integer from {lo} to {hi}, got {_shown(v)}")
     return v
 
 
 def _bool_field(body: dict[str, Any], key: str, default: bool) -> bool:
     v = body.get(key, default)
     if not isinstance(v, bool):
-        raise ApiError(400, f"{key!r} must be true or false, got {str(v)[:30]}")
+        raise ApiError(400, f"{key!r} must be true or false, got {_shown(v)}")
     return v
 
 
@@ -474,7 +478,7 @@ def _dice_field(body: dict[str, Any]) -> tuple[int, int] | None:
     die = (1, 2, 3, 4, 5, 6)
     ok = isinstance(d, list) and len(d) == 2 and all(type(x) is int and x in die for x in d)
     if not ok:
-        raise ApiError(400, f"'dice' are two numbers 1..6, like [3, 1], got {str(d)[:30]}")
+        raise ApiError(400, f"'dice' are two numbers 1..6, like [3, 1], got {_shown(d)}")
     return int(d[0]), int(d[1])
 
 
@@ -486,7 +490,7 @@ def new_series(body: dict[str, Any], default_ply: int) -> Series:
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
                              or not 0 <= seed < 2**63):  # fmt: skip
-        raise ApiError(400, f"'seed' must be an integer from 0 to 2**63 - 1, got {str(seed)[:30]}")
+        raise ApiError(400, f"'seed' must be an integer from 0 to 2**63 - 1, got {_shown(seed)}")
     if "position" in body:
         s = series_at(body, variant, ply, seed)
     else:
@@ -850,7 +854,7 @@ def _game_of(s: Series, number: Any) -> Game:
     try:
         n = int(number)
     except (TypeError, ValueError):
-        raise ApiError(400, f"'game' is a game's number, got {str(number)[:30]}") from None
+        raise ApiError(400, f"'game' is a game's number, got {_shown(number)}") from None
     if not 1 <= n <= len(games):
         raise ApiError(400, f"'game' is 1..{len(games)} in this series, got {n}")
     g = games[n - 1]

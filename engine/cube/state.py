@@ -261,7 +261,10 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
             raise CubeError(f"'cube' has unknown keys {sorted(unknown)}: use value and owner")
         fields["value"] = cube.get("value", s.value if "owner" in cube else 1)
         fields["owner"] = cube.get("owner", "centered" if fields["value"] == 1 else s.owner)
-        if "owner" not in cube and fields["value"] != 1 and fields["owner"] == "centered":
+        v = fields["value"]
+        turned = isinstance(v, int) and not isinstance(v, bool) and 1 < v <= MAX_CUBE and not (
+            v & (v - 1))  # fmt: skip
+        if "owner" not in cube and turned and fields["owner"] == "centered":
             raise CubeError(f"a cube at {fields['value']!r} has been turned: say who owns it "
                             '("owner": "mover" or "opponent")')  # fmt: skip
     if "match" in req:

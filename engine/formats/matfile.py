@@ -97,7 +97,11 @@ class MatMatch:
 
     @property
     def names(self) -> tuple[str, str]:
-        return self.games[0].names if self.games else ("", "")
+        """The players' names: the first game's, else the header's Player 1 and 2 tags
+        (a file with no game yet)."""
+        if self.games:
+            return self.games[0].names
+        return (self.tags.get("Player 1", ""), self.tags.get("Player 2", ""))
 
 
 def _where(game: int, number: int, player: int | None, text: str, after: int = 0) -> str:
@@ -815,6 +819,8 @@ def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
 def read_match(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
     """A .mat or a gnubg .sgf file's text (told apart by its first characters), read and
     replayed."""
+    if not text.strip():
+        raise MatchFileError("the file is empty: no match in it")
     m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
     return m, replay(m)
 
