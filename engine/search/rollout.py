@@ -95,10 +95,13 @@ from doublet.search.searcher import (
 
 MAX_MOVES = 1000
 CHUNK = 36  # trials a task: one block of the quasi-random first roll
-# Seconds local worker processes take to start (spawned, the package imported, the
-# kernels read from numba's cache; measured about 2 s): a rollout with a shorter time
-# budget runs in this process unless its workers are running already.
-POOL_START = 2.0
+# Local worker processes take a while to start (spawned, the package imported, the
+# kernels read from numba's cache): the opening's first block of 36 trials at 0 ply took
+# 1.8-2.3 s on a fresh pool of 2 against 1.4-1.5 s in this process (session 23, machine
+# loaded), so about 0.3-0.8 s. A rollout whose time budget is under POOL_START seconds
+# runs in this process unless its workers are running already, rather than spend half
+# its budget starting them.
+POOL_START = 1.0
 MAX_ROLLOUT_PLY = 1
 EQUITY_GRADIENT = np.array([2.0, 1.0, 1.0, -1.0, -1.0])  # d equity / d probabilities
 # Cube states for a cubeful rollout: each (the start side's view, whether the start side
