@@ -21,7 +21,7 @@ from typing import Any
 
 from doublet import __version__
 from doublet.core import board as B
-from doublet.core.board import VARIANTS
+from doublet.core.board import STANDARD, VARIANTS
 from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
@@ -195,7 +195,7 @@ class Session:
         refused when it is of another variant than `variant` (None: not checked)."""
         path = req.get("model", self.defaults["model"])
         if path is None:
-            return default_model(variant)
+            return default_model(STANDARD if variant is None else variant)
         if not self.bounds.settable:
             raise DoubletError(f"'model' is not taken by {self.bounds.where}: it uses the "
                                "server's models")  # fmt: skip
