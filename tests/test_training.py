@@ -1013,3 +1013,28 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
     for bad in (["--candidates", "-1"], ["--candidates", "2", "--race-trials", "4"]):
         with pytest.raises(SystemExit, match="--candidates"):
             distill.main([*base, "--out", str(tmp_path / "x"), *bad])
+
+
+def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:  # fmt: skip
+    """A run that learned all its games but was not exported (a stop or a failure at the
+    export) is exported by --resume, which trains nothing more; an export path that cannot
+    be written names that path and says the run is kept (session 23: --resume refused,
+    "--games 16 would train none", and the error named the run's folder)."""
+    out = tmp_path / "run"
+    base = ["--config", "tiny", "--out", str(out), "--games", "16", "--workers", "1",
+            "--no-progress"]  # fmt: skip
+    assert main([*base, "--no-export"]) == 0 and not (out / "model.npz").exists()
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert main(["--out", str(out), "--resume", "--no-progress", "--export", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot export to {str(folder)!r}: it is a folder; the run is kept" in err
+    assert main(["--out", str(out), "--resume", "--no-progress"]) == 0
+    assert (out / "model.npz").exists() and (out / "model.md").exists()
+    assert checkpoint.load(out / checkpoint.FILENAME)["games"] == 16  # nothing more learned
+    assert "nothing left to train" in capsys.readouterr().err
+    assert main(["--out", str(out), "--resume", "--games", "16", "--no-progress"]) == 2
+    assert main(["--config", "tiny", "--out", str(tmp_path / "x"), "--seed", "-1"]) == 2
+    assert "--seed must be 0 or more" in capsys.readouterr().err

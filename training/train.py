@@ -43,7 +43,7 @@ import torch
 
 from doublet.core.board import VARIANT_NAMES
 from doublet.core.errors import DoubletError, TrainingError
-from doublet.core.files import atomic_write
+from doublet.core.files import atomic_write, write_error
 from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model, Net, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
@@ -197,12 +197,12 @@ class Trainer:
         model = load_model(path)
         hidden = int(model.contact[1].shape[0])
         if hidden > self.cfg.hidden:
-            raise ValueError(
+            raise DoubletError(
                 f"{path}: the model has {hidden} hidden units, more than the config's "
                 f"{self.cfg.hidden}"
             )
         if has_own_race_net(model) and not self.cfg.race_net:
-            raise ValueError(
+            raise DoubletError(
                 f"{path}: the model has a race net of its own, which config "
                 f"{self.cfg.name!r} (race_net=False) would drop; use a config with race_net"
             )
@@ -619,6 +619,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.games is not None and args.games < 1:
             raise DoubletError(f"--games must be at least 1, got {args.games}")
+        if args.seed is not None and not 0 <= args.seed < 2**63:
+            raise DoubletError(f"--seed must be 0 or more, got {args.seed}")
+        if args.workers is not None and args.workers < 1:
+            raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
         if out.exists() and not out.is_dir():
             raise DoubletError(f"--out {str(out)!r} is a file, not a folder for the run")
         ck = out / checkpoint.FILENAME
@@ -665,18 +669,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
         total = args.games if args.games is not None else t.cfg.games
         if args.resume and total <= t.games:
-            raise DoubletError(
-                f"{str(out)!r} has learned {t.games} games already: --games {total} would train "
-                f"none (give more than {t.games}, the run's total, not the games to add)"
-            )
-        if args.games is not None and args.resume:
-            t.cfg = t.cfg.replace(games=args.games)
-        t.run(total)
-        if t.interrupted:
-            return 130
+            if args.games is not None:
+                raise DoubletError(
+                    f"{str(out)!r} has learned {t.games} games already: --games {total} would "
+                    f"train none (give more than {t.games}, the run's total, not the games to "
+                    "add)"
+                )  # fmt: skip
+            # The run learned all its games (a stop or a failure came at its export): export.
+            log(f"{t.cfg.name} has learned its {t.games} games: nothing left to train")
+        else:
+            if args.games is not None and args.resume:
+                t.cfg = t.cfg.replace(games=args.games)
+            t.run(total)
+            if t.interrupted:
+                return 130
         if not args.no_export:
             path = Path(args.export) if args.export else out / "model.npz"
-            s = t.export(path)
+            try:
+                s = t.export(path)
+            except OSError as e:
+                raise DoubletError(f"cannot export to {str(path)!r}: {write_error(path, e)}; "
+                                   "the run is kept: --resume (with another --export) exports "
+                                   "it") from None  # fmt: skip
             log(f"exported {path} ({t.games} games): {s.line()}")
         return 0
     except DoubletError as e:
