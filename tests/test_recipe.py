@@ -233,3 +233,21 @@ def test_a_stopped_td_step_goes_on_from_its_checkpoint(tmp_path: Path) -> None:
     assert load_model(folder / "model.npz").meta["strength"]["games"] > 0
     (folder / "done.json").unlink()
     assert run(32, seed=5) == 2
+
+
+def test_a_step_interrupted_or_refused_says_so() -> None:
+    """A step's command interrupted (exit 130) stops the recipe as Ctrl-C does ("run the
+    same command again"), not as a failed step; an argparse refusal points to its own
+    message instead of "refused: 2" (session 23)."""
+    call = recipe.Pipeline._call
+
+    def interrupted(argv: list[str]) -> int:
+        return 130
+
+    def refused(argv: list[str]) -> int:
+        raise SystemExit(2)
+
+    with pytest.raises(KeyboardInterrupt):
+        call(None, interrupted, ["--out", "x"], "step 'td' (td)")  # type: ignore[arg-type]
+    with pytest.raises(recipe.DoubletError, match=r"refused its arguments \(above\)"):
+        call(None, refused, ["--games", "many"], "step 'td' (td)")  # type: ignore[arg-type]

@@ -35,6 +35,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -1038,3 +1041,65 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
     assert main(["--out", str(out), "--resume", "--games", "16", "--no-progress"]) == 2
     assert main(["--config", "tiny", "--out", str(tmp_path / "x"), "--seed", "-1"]) == 2
     assert "--seed must be 0 or more" in capsys.readouterr().err
+
+
+def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -> None:
+    """Out-of-range numbers are one error before info.json is written (session 23: --ply
+    -1 was a traceback and left an info.json that refused the corrected command)."""
+    src = str(ROOT / "models" / "doublet-standard.npz")
+    out = tmp_path / "d"
+    for extra, words in ((["--ply", "-1"], "--ply must be 0..4"),
+                         (["--ply", "9"], "--ply must be 0..4"),
+                         (["--workers", "0"], "--workers must be 1 or more"),
+                         (["--chunks", "-1"], "--chunks must be 1 or more")):  # fmt: skip
+        with pytest.raises(SystemExit, match=re.escape(words)):
+            distill.main(["data", "--model", src, "--out", str(out), "--workers", "1", *extra])
+        assert not out.exists()
+    assert distill.main(["data", "--model", src, "--out", str(out), "--ply", "0",
+                         "--workers", "1", "--chunks", "1"]) == 0  # fmt: skip
+    with pytest.raises(SystemExit, match=r"other settings \(ply 0 there, 1 now\)"):
+        distill.main(["data", "--model", src, "--out", str(out), "--ply", "1", "--workers", "1",
+                      "--chunks", "1"])  # fmt: skip
+    # the same model by another spelling of its path is the same setting
+    rel = os.path.relpath(src)
+    assert distill.main(["data", "--model", rel, "--out", str(out), "--ply", "0",
+                         "--workers", "1", "--chunks", "2"]) == 0  # fmt: skip
+    fit = ["fit", "--model", src, "--data", str(out), "--out", str(tmp_path / "m.npz")]
+    for extra, words in ((["--epochs", "0"], "--epochs must be 1 or more"),
+                         (["--lr", "-1"], "--lr must be above 0"),
+                         (["--out", str(tmp_path)], "is a folder")):  # fmt: skip
+        with pytest.raises(SystemExit, match=re.escape(words)):
+            distill.main([*fit, *extra])
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(out / "chunk-00000.npz", one)
+    with pytest.raises(SystemExit, match="holds 1 chunk"):
+        distill.main(["fit", "--model", src, "--data", str(one), "--out", str(tmp_path / "x")])
+    (out / "chunk-00001.npz").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(SystemExit, match="is not a whole chunk"):
+        distill.main([*fit])
+    ad = str(ROOT / "models" / "doublet-acey-deucey.npz")
+    with pytest.raises(SystemExit, match="positions of variant 0"):
+        distill.main(["fit", "--model", ad, "--data", str(out), "--out", str(tmp_path / "y")])
+
+
+def test_prune_and_arena_refuse_bad_arguments_in_one_line(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:  # fmt: skip
+    """prune and arena: a missing model, numbers out of range, an --out that is a folder
+    are one error line and exit 2, not tracebacks (session 23)."""
+    from doublet.training import arena
+
+    src = str(ROOT / "models" / "doublet-standard.npz")
+    cases = [([str(tmp_path / "nope.npz")], "does not exist"),
+             ([src, "--games", "0", "--out", str(tmp_path / "p.npz")], "--games must be 1"),
+             ([src, "--hidden", "0", "--out", str(tmp_path / "p.npz")], "--hidden must be 1"),
+             ([src, "--epochs", "0", "--out", str(tmp_path / "p.npz")], "--epochs must be 1"),
+             ([src, "--out", str(tmp_path)], "is a folder")]  # fmt: skip
+    for argv, words in cases:
+        assert prune.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and words in err and len(err.splitlines()) == 1
+    for games in ("11", "0"):
+        assert arena.main([src, "--games", games]) == 2
+        assert "--games is an even number" in capsys.readouterr().err

@@ -101,6 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--opponent", choices=OPPONENTS, default="pubeval")
     args = p.parse_args(argv)
+    bad = []
+    if args.games < 2 or args.games % 2:
+        bad.append(f"--games is an even number of 2 or more (duplicate pairs), got {args.games}")
+    if args.seed < 0:
+        bad.append(f"--seed must be 0 or more, got {args.seed}")
+    if bad:
+        print(f"arena: error: {'; '.join(bad)}", file=sys.stderr)
+        return 2
     try:
         model = load_model(args.model)
     except ModelError as e:

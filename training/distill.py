@@ -60,6 +60,7 @@ import json
 import sys
 import time
 import uuid
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ import numpy as np
 
 from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
-from doublet.core.files import atomic_open, atomic_write
+from doublet.core.files import atomic_open, atomic_write, write_error
 from doublet.core.parallel import executor
 from doublet.nn.eval import (
     Model,
@@ -79,7 +80,7 @@ from doublet.nn.eval import (
     save_model,
     with_step,
 )
-from doublet.search.searcher import Limits, Searcher
+from doublet.search.searcher import MAX_PLY, Limits, Searcher
 from doublet.training.rollout import RaceRollout, Rollout
 from doublet.training.selfplay import SelfPlay
 
@@ -250,6 +251,9 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     else:
         info = {"model": str(model_path), "ply": ply, "seed": seed,
                 "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
+    variant = load_model(model_path).variant
+    if variant != STANDARD:  # recorded when not standard (sets made before did not)
+        info["variant"] = variant
     if epsilon > 0:
         info["epsilon"] = epsilon
     if candidates > 0:
@@ -261,11 +265,17 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
-        if ({k: old.get(k) for k in info} != info or old.get("epsilon", 0.0) != epsilon
-                or old.get("candidates", 0) != candidates
-                or old.get("min_equity", 0.0) != min_equity
-                or old.get("only", []) != list(only)):  # fmt: skip
-            raise SystemExit(f"error: {out} holds data made with other settings: {old}")
+        blank = {"epsilon": 0.0, "candidates": 0, "min_equity": 0.0, "only": []}
+        differ = sorted(k for k in {*info, *blank}
+                        if old.get(k, blank.get(k)) != info.get(k, blank.get(k))
+                        and not (k == "model" and _same_file(old.get(k), info.get(k))))  # fmt: skip
+        if differ:
+            what = ", ".join(
+                f"{k} {old.get(k, blank.get(k))!r} there, {info.get(k, blank.get(k))!r} now"
+                for k in differ
+            )
+            raise SystemExit(f"error: {out} holds data made with other settings ({what}): "
+                             "give those, or another --out")  # fmt: skip
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
@@ -289,6 +299,14 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     return positions
 
 
+def _same_file(a: Any, b: Any) -> bool:
+    """Whether two recorded model paths name the same file (one relative, one not)."""
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (TypeError, OSError):
+        return False
+
+
 def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(boards, probs) of every chunk in data (one folder, or several: their chunks in
     the order given)."""
@@ -301,9 +319,13 @@ def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.nd
         files += found
     boards, probs = [], []
     for f in files:
-        with np.load(f) as z:
-            boards.append(z["boards"])
-            probs.append(z["probs"])
+        try:
+            with np.load(f) as z:
+                boards.append(z["boards"])
+                probs.append(z["probs"])
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+            raise SystemExit(f"error: {f} is not a whole chunk ({type(e).__name__}): remove "
+                             "it and run data again to make it") from None  # fmt: skip
     return boards, probs
 
 
@@ -339,6 +361,10 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         probs = [ps[k] for ps, k in zip(probs, keep, strict=True)]
         if sum(len(bs) for bs in boards) == 0:
             raise SystemExit(f"error: {data} holds no positions without contact to fit")
+    if len(boards) < 2:
+        raise SystemExit(f"error: {data} holds {len(boards)} chunk: a fit holds a tenth of "
+                         "the chunks out (at least one) and needs one more to fit; make "
+                         "more with data --chunks")  # fmt: skip
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(boards))
     held = order[: max(1, len(boards) // 10)]
@@ -459,7 +485,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _check_args(args: argparse.Namespace) -> None:
+    """Each number in range and --out writable in principle: SystemExit (one line)
+    before anything is written or trained."""
+    bad: list[str] = []
+    if args.cmd == "data":
+        if not 0 <= args.ply <= MAX_PLY:
+            bad.append(f"--ply must be 0..{MAX_PLY}, got {args.ply}")
+        if args.workers < 1:
+            bad.append(f"--workers must be 1 or more, got {args.workers}")
+        if args.chunks < 1:
+            bad.append(f"--chunks must be 1 or more, got {args.chunks}")
+        if args.seed < 0:
+            bad.append(f"--seed must be 0 or more, got {args.seed}")
+        if args.out.exists() and not args.out.is_dir():
+            bad.append(f"--out {str(args.out)!r} is a file, not a folder for the chunks")
+    else:
+        if args.epochs < 1:
+            bad.append(f"--epochs must be 1 or more, got {args.epochs}")
+        for name, lr in (("--lr", args.lr), ("--lr-end", args.lr_end)):
+            if lr is not None and not lr > 0:
+                bad.append(f"{name} must be above 0, got {lr}")
+        if args.seed < 0:
+            bad.append(f"--seed must be 0 or more, got {args.seed}")
+        if args.out.is_dir():
+            bad.append(f"--out {str(args.out)!r} is a folder: give the model file's path")
+    if bad:
+        raise SystemExit("error: " + "; ".join(bad))
+
+
 def _run(args: argparse.Namespace) -> int:
+    _check_args(args)
     if args.cmd == "data":
         load_model(args.model)  # a clear error here rather than in every worker
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
@@ -471,10 +527,20 @@ def _run(args: argparse.Namespace) -> int:
                f"at {args.ply} ply")  # fmt: skip
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
-    model, _ = fit(load_model(args.model), args.data, args.epochs, args.lr, args.seed,
-                   race=args.race, hidden=args.hidden, lr_end=args.lr_end,
-                   command=args.command)  # fmt: skip
-    save_model(args.out, model)
+    model = load_model(args.model)
+    for d in args.data:  # data of the model's variant only (sets made before session 23
+        info = Path(d) / "info.json"  # do not record it: they are standard)
+        made = json.loads(info.read_text()).get("variant", STANDARD) if info.exists() else None
+        if made is not None and made != model.variant:
+            raise SystemExit(f"error: {d} holds positions of variant {made}, and "
+                             f"{args.model} is a model of variant {model.variant}")  # fmt: skip
+    model, _ = fit(model, args.data, args.epochs, args.lr, args.seed, race=args.race,
+                   hidden=args.hidden, lr_end=args.lr_end, command=args.command)  # fmt: skip
+    try:
+        save_model(args.out, model)
+    except OSError as e:
+        raise SystemExit(f"error: cannot write {str(args.out)!r}: "
+                         f"{write_error(args.out, e)}") from None  # fmt: skip
     print(f"wrote {args.out}")
     return 0
 

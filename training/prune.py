@@ -39,6 +39,8 @@ from tqdm import tqdm
 
 from doublet.core.board import STANDARD, flip, outcome
 from doublet.core.dice import stream
+from doublet.core.errors import DoubletError
+from doublet.core.files import write_error
 from doublet.nn.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
 from doublet.nn.eval import (
     Model,
@@ -209,18 +211,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args, argv)
+    except DoubletError as e:  # a missing or corrupt model, a bad number, an --out
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    bad = [f"--{k} must be 1 or more, got {getattr(args, k)}"
+           for k in ("games", "hidden", "epochs") if getattr(args, k) < 1]  # fmt: skip
+    if args.seed < 0:
+        bad.append(f"--seed must be 0 or more, got {args.seed}")
+    out = Path(args.out or args.model)
+    if out.is_dir():
+        bad.append(f"--out {str(out)!r} is a folder: give the model file's path")
+    if bad:
+        raise DoubletError("; ".join(bad))
     model = load_model(args.model)
     if model.meta.get("upgraded_from_encoder"):  # written back at this version: same outputs
         print(f"note: {args.model} is a version-{model.meta['upgraded_from_encoder']} model; "
               f"it is written at encoder version {ENCODER_VERSION} with zero weights on the "
               "inputs it lacks (the same evaluations)")  # fmt: skip
     weights, report = train(model, args.games, args.hidden, args.epochs, args.seed)
-    out = Path(args.out or args.model)
     summary = {k: report[k] for k in ("hidden", "games", "epochs", "seed", "plays") if k in report}
     meta = with_step({**model.meta, "prune": report}, "prune",
                      command=command_line("python -m doublet.training.prune", argv),
                      **summary)  # fmt: skip
-    save_model(out, Model(model.contact, model.race, meta, weights))
+    try:
+        save_model(out, Model(model.contact, model.race, meta, weights))
+    except OSError as e:
+        raise DoubletError(f"cannot write {str(out)!r}: {write_error(out, e)}") from None
     print(f"wrote {out}: pruning net with {args.hidden} hidden units, fitted on "
           f"{report['plays']:,} plays in {report['seconds']} s")  # fmt: skip
     print("on the held-out rolls: k, main net's best play among the pruning net's best k, "

@@ -193,6 +193,11 @@ def _under(base: Path, ref: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
+def _quiet() -> list[str]:
+    """A td step's progress bar shows on a terminal, as the other steps' do."""
+    return [] if sys.stderr.isatty() else ["--no-progress"]
+
+
 class Pipeline:
     """Runs a recipe's steps in `out` (see the module docstring)."""
 
@@ -301,7 +306,12 @@ class Pipeline:
         try:
             code = main(argv)
         except SystemExit as e:  # a command's own refusal (argparse, distill's checks)
+            if isinstance(e.code, int):  # argparse: its message is on stderr already
+                raise DoubletError(f"{what} refused its arguments (above): "
+                                   f"{' '.join(argv)}") from None  # fmt: skip
             raise DoubletError(f"{what} refused: {e}") from None
+        if code == 130:  # the command was interrupted (Ctrl-C) and kept its work
+            raise KeyboardInterrupt
         if code != 0:
             raise DoubletError(f"{what} stopped (exit {code}): {' '.join(argv)}")
 
@@ -311,7 +321,7 @@ class Pipeline:
         folder = self.folder(step)
         model = folder / "model.npz"
         if not (folder / checkpoint.FILENAME).exists():
-            argv = ["--out", str(folder), "--no-progress", "--config", str(step.get("config"))]
+            argv = ["--out", str(folder), *_quiet(), "--config", str(step.get("config"))]
             for key in ("games", "seed", "workers"):
                 if step.get(key) is not None:
                     argv += [f"--{key}", str(step.get(key))]
@@ -334,7 +344,7 @@ class Pipeline:
                                    "folder to start it again")  # fmt: skip
         total = int(step.get("games", cfg.games))
         if t.games < total:
-            argv = ["--out", str(folder), "--no-progress", "--resume", "--games", str(total)]
+            argv = ["--out", str(folder), *_quiet(), "--resume", "--games", str(total)]
             if step.get("workers") is not None:
                 argv += ["--workers", str(step.get("workers"))]
             self._call(train.main, argv, f"step {step.name!r} (td)")
