@@ -1037,6 +1037,8 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
     assert main(["--out", str(out), "--resume", "--no-progress"]) == 0
     assert (out / "model.npz").exists() and (out / "model.md").exists()
     assert checkpoint.load(out / checkpoint.FILENAME)["games"] == 16  # nothing more learned
+    step = load_model(out / "model.npz").meta["lineage"][-1]
+    assert step["command"] == f"python -m doublet.training --config tiny --out {out} --games 16"
     assert "nothing left to train" in capsys.readouterr().err
     assert main(["--out", str(out), "--resume", "--games", "16", "--no-progress"]) == 2
     assert main(["--config", "tiny", "--out", str(tmp_path / "x"), "--seed", "-1"]) == 2

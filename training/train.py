@@ -468,7 +468,7 @@ class Trainer:
         meta = with_step(
             {"lineage": parent.get("lineage", [])},
             "td-train",
-            command=f"python -m doublet.training --config {cfg.name} --out {self.out}",
+            command=_run_command(cfg, self.out),
             config=cfg.to_dict(),
             init=cfg.init,
             games=self.games,
@@ -498,6 +498,22 @@ class Trainer:
         save_model(path, model)
         atomic_write(path.with_suffix(".md"), model_card(path, model, s, cmd, self).encode())
         return s
+
+
+def _run_command(cfg: Any, out: Path) -> str:
+    """The command that trains this run again: its config, and each setting that the run
+    changed from the config's own (games, seed, the model it started from; the workers
+    change the speed, never the result)."""
+    cmd = f"python -m doublet.training --config {cfg.name} --out {out}"
+    try:
+        base = configs.get(cfg.name)
+    except KeyError:  # a config no longer named: give every setting
+        base = None
+    for key in ("games", "seed", "init"):
+        value = getattr(cfg, key)
+        if value is not None and (base is None or value != getattr(base, key)):
+            cmd += f" --{key} {value}"
+    return cmd
 
 
 def model_card(path: Path, model: Model, s: Strength, cmd: str, t: Trainer) -> str:
