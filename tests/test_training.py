@@ -1105,3 +1105,23 @@ def test_prune_and_arena_refuse_bad_arguments_in_one_line(tmp_path: Path,
     for games in ("11", "0"):
         assert arena.main([src, "--games", games]) == 2
         assert "--games is an even number" in capsys.readouterr().err
+
+
+def test_a_checkpoint_that_cannot_be_written_is_one_error_and_keeps_the_last(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """torch's writer fails with a RuntimeError on a full disk: the run says so in one
+    line and the checkpoint before it is whole (session 23: a torch traceback)."""
+    from doublet.core.errors import CheckpointError
+
+    path = tmp_path / "checkpoint.pt"
+    checkpoint.save(path, {"games": 1})
+
+    def full(*args: object, **kw: object) -> None:
+        raise RuntimeError("[enforce fail at inline_container.cc:672] unexpected pos 64")
+
+    monkeypatch.setattr(checkpoint.torch, "save", full)
+    with pytest.raises(CheckpointError, match=r"is the disk full\?.*the one before it is kept"):
+        checkpoint.save(path, {"games": 2})
+    monkeypatch.undo()
+    assert checkpoint.load(path)["games"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]  # no temporary left

@@ -43,8 +43,13 @@ def tensors_to_net(ts: list[torch.Tensor]) -> Net:
 def save(path: str | os.PathLike[str], state: dict[str, Any]) -> None:
     """Write state (plain Python, tensors) atomically: temp file, fsync, os.replace."""
     doc = {**state, "format": FORMAT, "encoder_version": ENCODER_VERSION}
-    with atomic_open(path) as f:
-        torch.save(doc, f)
+    try:
+        with atomic_open(path) as f:
+            torch.save(doc, f)
+    except RuntimeError as e:  # torch's writer fails this way on a full disk
+        why = str(e).split("\n")[0].strip()[:120]
+        raise CheckpointError(f"cannot write the checkpoint {str(path)!r} (is the disk "
+                              f"full?): {why}; the one before it is kept") from None  # fmt: skip
 
 
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -483,6 +483,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModelError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        what = ("the chunks made so far are kept: run the same command again to go on"
+                if args.cmd == "data" else "nothing was written")  # fmt: skip
+        print(f"interrupted; {what}", file=sys.stderr)
+        return 130
 
 
 def _check_args(args: argparse.Namespace) -> None:
