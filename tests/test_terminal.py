@@ -275,6 +275,10 @@ def test_quit_saves_and_resume_goes_on_with_the_same_position_and_dice(
     t.expect(r"Enter confirms, undo takes it back: ")
     t.type("")
     second = t.expect(STANDARD_TURN)
+    nowhere = tmp_path / "no such folder" / "x.mat"  # no folders made on the way
+    t.type(f"export {nowhere}")
+    t.expect(rf"Cannot write {re.escape(str(nowhere))}: its folder does not exist")
+    assert not nowhere.parent.exists()
     t.type(f"export {record}")
     t.expect(rf"The record of this game \(2 turns\) is in {re.escape(str(record))}\.")
     t.type("quit")

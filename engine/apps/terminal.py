@@ -598,6 +598,10 @@ class Session:
             self.say("export needs a file name: export FILE (FILE.mat: the match file)")
             return
         path = Path(name).expanduser()
+        if not path.parent.is_dir():  # as --export: no folders made on the way
+            missing = FileNotFoundError(2, "its folder does not exist")
+            self.say(f"Cannot write {name}: {write_error(path, missing)}")
+            return
         try:
             if path.suffix.lower() == ".mat":
                 self.write_mat(path)
