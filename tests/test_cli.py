@@ -511,6 +511,12 @@ def test_eval_json_is_the_engines_eval_reply(position: str) -> None:
     assert mine == theirs and ("cube" in mine) == (position != "4HPwATDgc/ABMA")
     text = run("eval", position, "--ply", "0")
     assert ("Proper cube action" in text.stdout) == ("cube" in mine)
+    if position == "4HPwATDgc/ABMA":  # read as Acey-Deucey: the parser's note, in both
+        cli = run("eval", position, "--ply", "0", "--json", "--variant", "acey-deucey")
+        req = {"cmd": "eval", "position": position, "ply": 0, "variant": "acey-deucey"}
+        engine = run("engine", stdin=json.dumps(req))
+        assert json.loads(cli.stdout) == json.loads(engine.stdout)
+        assert "no unentered checkers" in json.loads(cli.stdout)["note"]
 
 
 def test_analyse_json_with_a_roll_is_the_engines_reply() -> None:

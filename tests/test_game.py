@@ -80,3 +80,24 @@ def test_an_illegal_play_is_refused() -> None:
     g = Game.new("standard", seed=1)
     with pytest.raises(IllegalPlayError):
         g.play("24/1")
+
+
+def test_a_damaged_save_says_what_is_wrong_in_words(tmp_path: Path) -> None:
+    """A saved game with a key missing or a value of the wrong kind: one SaveFileError in
+    words, not Python's exception names (session 23)."""
+    from doublet.core.errors import SaveFileError
+
+    good = tmp_path / "good.json"
+    Series.new("standard", games=1, seed=3).save(good)
+    doc = json.loads(good.read_text())
+    for change, words in (("games", "it has no 'games'"), ("score", "a value of the wrong kind")):
+        bad = dict(doc)
+        if change == "games":
+            del bad["games"]
+        else:
+            bad["score"] = 7
+        path = tmp_path / f"{change}.json"
+        path.write_text(json.dumps(bad))
+        with pytest.raises(SaveFileError) as e:
+            Series.load(path)
+        assert words in str(e.value) and "Error" not in str(e.value), str(e.value)

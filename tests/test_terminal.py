@@ -664,3 +664,7 @@ def test_a_new_game_moves_aside_only_a_saved_game(env: dict[str, str], tmp_path:
         "notes",
         "notes.json",
     ]
+    compact = tmp_path / "compact.json"  # a saved game written without spaces is one
+    compact.write_text('{"format":"doublet-game","version":2}')
+    done = run_doublet(["--save", str(compact), "--ply", "0"], env, "quit\n")
+    assert done.returncode == 0 and (tmp_path / "compact.previous.json").exists()

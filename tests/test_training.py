@@ -1040,9 +1040,13 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
     step = load_model(out / "model.npz").meta["lineage"][-1]
     assert step["command"] == f"python -m doublet.training --config tiny --out {out} --games 16"
     assert "nothing left to train" in capsys.readouterr().err
-    assert main(["--out", str(out), "--resume", "--games", "16", "--no-progress"]) == 2
+    # exported already: nothing to do, and the same with the run's own total given
+    for extra in ([], ["--games", "16"]):
+        assert main(["--out", str(out), "--resume", "--no-progress", *extra]) == 0
+        assert "is exported to" in capsys.readouterr().err
+    assert main(["--out", str(out), "--resume", "--games", "8", "--no-progress"]) == 2
     assert main(["--config", "tiny", "--out", str(tmp_path / "x"), "--seed", "-1"]) == 2
-    assert "--seed must be 0 or more" in capsys.readouterr().err
+    assert "--seed must be 0 to 2**63 - 1" in capsys.readouterr().err
 
 
 def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -> None:

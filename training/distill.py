@@ -503,6 +503,10 @@ def _check_args(args: argparse.Namespace) -> None:
             bad.append(f"--chunks must be 1 or more, got {args.chunks}")
         if args.seed < 0:
             bad.append(f"--seed must be 0 or more, got {args.seed}")
+        for name in ("race_trials", "rollout_trials", "candidates"):
+            if getattr(args, name) < 0:
+                bad.append(f"--{name.replace('_', '-')} must be 0 (off) or more, got "
+                           f"{getattr(args, name)}")  # fmt: skip
         if args.out.exists() and not args.out.is_dir():
             bad.append(f"--out {str(args.out)!r} is a file, not a folder for the chunks")
     else:

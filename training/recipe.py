@@ -306,6 +306,8 @@ class Pipeline:
         try:
             code = main(argv)
         except SystemExit as e:  # a command's own refusal (argparse, distill's checks)
+            if e.code is None:
+                raise DoubletError(f"{what} stopped: {' '.join(argv)}") from None
             if isinstance(e.code, int):  # argparse: its message is on stderr already
                 raise DoubletError(f"{what} refused its arguments (above): "
                                    f"{' '.join(argv)}") from None  # fmt: skip
@@ -342,14 +344,13 @@ class Pipeline:
                 raise DoubletError(f"step {step.name!r}: {str(folder)!r} holds a run with "
                                    f"{key} {want[key]!r}, not {have[key]!r}; remove the "
                                    "folder to start it again")  # fmt: skip
-        total = int(step.get("games", cfg.games))
-        if t.games < total:
-            argv = ["--out", str(folder), *_quiet(), "--resume", "--games", str(total)]
-            if step.get("workers") is not None:
-                argv += ["--workers", str(step.get("workers"))]
-            self._call(train.main, argv, f"step {step.name!r} (td)")
-        elif not model.with_suffix(".md").exists():
-            t.export(model)
+        # train --resume goes on, or finishes the checks and the export of a run that
+        # learned its games, or does nothing when it is exported: one rule, train's.
+        total = max(int(step.get("games", cfg.games)), t.games)
+        argv = ["--out", str(folder), *_quiet(), "--resume", "--games", str(total)]
+        if step.get("workers") is not None:
+            argv += ["--workers", str(step.get("workers"))]
+        self._call(train.main, argv, f"step {step.name!r} (td)")
         return {"model": str(model)}
 
     def _prune(self, step: Step) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import csv
 import io
 import math
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -512,7 +513,7 @@ def _run_command(cfg: Any, out: Path) -> str:
     for key in ("games", "seed", "init"):
         value = getattr(cfg, key)
         if value is not None and (base is None or value != getattr(base, key)):
-            cmd += f" --{key} {value}"
+            cmd += f" --{key} {shlex.quote(str(value))}"
     return cmd
 
 
@@ -640,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.games is not None and args.games < 1:
             raise DoubletError(f"--games must be at least 1, got {args.games}")
         if args.seed is not None and not 0 <= args.seed < 2**63:
-            raise DoubletError(f"--seed must be 0 or more, got {args.seed}")
+            raise DoubletError(f"--seed must be 0 to 2**63 - 1, got {args.seed}")
         if args.workers is not None and args.workers < 1:
             raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
         if out.exists() and not out.is_dir():
@@ -688,23 +689,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 changes["init"] = str(Path(args.init).resolve())
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
         total = args.games if args.games is not None else t.cfg.games
-        if args.resume and total <= t.games:
-            if args.games is not None:
-                raise DoubletError(
-                    f"{str(out)!r} has learned {t.games} games already: --games {total} would "
-                    f"train none (give more than {t.games}, the run's total, not the games to "
-                    "add)"
-                )  # fmt: skip
-            # The run learned all its games (a stop or a failure came at its export): export.
+        path = Path(args.export) if args.export else out / "model.npz"
+        if args.resume and total < t.games:
+            raise DoubletError(
+                f"{str(out)!r} has learned {t.games} games already: --games {total} would "
+                f"train none (give more than {t.games}, the run's total, not the games to add)"
+            )  # fmt: skip
+        if args.resume and total == t.games:
+            # The run learned all its games: a stop or a failure came at its last checks or
+            # its export. run() finishes the checks (it trains nothing); then the export,
+            # unless it is there already.
+            if not args.no_export and path.with_suffix(".md").exists():
+                log(f"{t.cfg.name} has learned its {t.games} games and is exported to {path}: "
+                    "nothing to do (--export elsewhere to export it again)")  # fmt: skip
+                return 0
             log(f"{t.cfg.name} has learned its {t.games} games: nothing left to train")
-        else:
-            if args.games is not None and args.resume:
-                t.cfg = t.cfg.replace(games=args.games)
-            t.run(total)
-            if t.interrupted:
-                return 130
+        if args.games is not None and args.resume:
+            t.cfg = t.cfg.replace(games=args.games)
+        t.run(total)
+        if t.interrupted:
+            return 130
         if not args.no_export:
-            path = Path(args.export) if args.export else out / "model.npz"
             try:
                 s = t.export(path)
             except OSError as e:

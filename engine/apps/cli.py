@@ -182,6 +182,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         doc["cube"] = _watched(lambda: cube_document(pos, state, args.ply, model, DEFAULT_METHOD,
                                                      budget, iterative=True),
                                model, pos.variant)  # fmt: skip
+    if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
+        doc["note"] = meta["note"]
     if args.json:
         out.write(json.dumps(doc) + "\n")
         return 0
@@ -198,6 +200,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     if "cube" in doc:
         out.write(f"  {state.describe()}\n")
         out.write("\n".join("  " + line for line in render_cube(doc["cube"])) + "\n")
+    if "note" in doc:
+        out.write(f"Note: {doc['note']}\n")
     return 0
 
 
@@ -352,10 +356,14 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
                        model, pos.variant)  # fmt: skip
     if args.rollout:  # the plays are picked at the depth the analysis reached
         doc["rollout"] = _rollout(args, pos, dice, state, model, min(doc["ply"], 2))
+    if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
+        doc["note"] = meta["note"]
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
         out.write(render(doc, np.array(pos.board), limit=10**9 if args.all else 20) + "\n")
+        if "note" in doc:
+            out.write(f"Note: {doc['note']}\n")
         if args.rollout:
             out.write(render_rollout(doc["rollout"]) + "\n")
     return 0

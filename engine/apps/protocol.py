@@ -26,7 +26,7 @@ from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.position import Position
-from doublet.nn.eval import default_model, load_model, model_for
+from doublet.nn.eval import check_variant, default_model, load_model
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.analysis import (
     analyse_position,
@@ -204,9 +204,7 @@ class Session:
         if path not in self.models:
             self.models[path] = load_model(path)
         model = self.models[path]
-        if variant is not None and model.variant != variant:  # without reading it again
-            model_for(path, variant)
-        return model
+        return model if variant is None else check_variant(model, path, variant)
 
     def _ply(self, req: dict[str, Any]) -> int:
         ply = req.get("ply", self.defaults["ply"])

@@ -65,6 +65,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -801,7 +802,7 @@ def _check_save_target(path: Path) -> None:
             head = f.read(4096)
     except OSError as e:
         raise DoubletError(f"cannot read {str(path)!r}: {e.strerror}") from None
-    if f'"format": "{FORMAT}"'.encode() not in head:
+    if not re.search(rb'"format"\s*:\s*"' + FORMAT.encode() + rb'"', head):
         raise DoubletError(f"{str(path)!r} is not a Doublet saved game: it is left as it is; "
                            "give --save another path")  # fmt: skip
 
@@ -829,7 +830,8 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         if not 0 <= ply <= MAX_PLAY_PLY:
             raise DoubletError(f"the saved engine depth {ply} is not 0..{MAX_PLAY_PLY}")
     else:
-        _check_save_target(save_path)
+        if args.save:  # the default place is Doublet's own: what is there is moved aside
+            _check_save_target(save_path)
         variant = args.variant or "standard"
         games = 1 if args.games is None else args.games
         if games < 0:

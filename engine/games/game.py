@@ -744,8 +744,8 @@ class Series:
             )
         except SaveFileError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, DoubletError) as e:
-            raise SaveFileError(f"damaged saved game: {type(e).__name__}: {e}") from None
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, DoubletError) as e:
+            raise SaveFileError(f"damaged saved game ({_damage(e)})") from None
         if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH:
             raise SaveFileError("the saved series' score or match length is not valid")
         if s.game.rules.cube != s.cube or s.game.rules.length != s.length:
@@ -780,13 +780,19 @@ class Series:
             return cls.from_dict(doc)
         except SaveFileError as e:
             raise SaveFileError(f"{str(p)!r}: {e}") from None
-        except KeyError as e:
-            raise SaveFileError(f"{str(p)!r}: a damaged saved game (it has no "
-                                f"{str(e)[:80]})") from None  # fmt: skip
-        except (TypeError, ValueError, AttributeError, IndexError) as e:
-            why = "a value of the wrong kind" if isinstance(e, (TypeError, AttributeError)) \
-                else str(e)[:80]  # fmt: skip
-            raise SaveFileError(f"{str(p)!r}: a damaged saved game ({why})") from None
+        except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
+            raise SaveFileError(f"{str(p)!r}: damaged saved game ({_damage(e)})") from None
+
+
+def _damage(e: Exception) -> str:
+    """What is wrong in a damaged saved game, in words (not Python's exception names)."""
+    if isinstance(e, KeyError):
+        return f"it has no {str(e)[:80]}"
+    if isinstance(e, (TypeError, AttributeError)):
+        return "a value of the wrong kind"
+    if isinstance(e, IndexError):
+        return "a list too short"
+    return str(e)[:120]
 
 
 def _names(v: Any) -> tuple[str, str] | None:

@@ -203,7 +203,11 @@ _LOADED: dict[int, Model] = {}
 def model_for(path: str | os.PathLike[str], variant: int) -> Model:
     """load_model(path) for positions of `variant`: ModelError when the model was trained
     for the other variant (its net would answer, wrongly, without a word)."""
-    model = load_model(path)
+    return check_variant(load_model(path), path, variant)
+
+
+def check_variant(model: Model, path: str | os.PathLike[str], variant: int) -> Model:
+    """The model (read from path) if it was trained for `variant`, else ModelError."""
     if model.variant != variant:
         names = {STANDARD: "standard backgammon", ACEY_DEUCEY: "Acey-Deucey"}
         raise ModelError(f"model {str(path)!r} was trained for "
