@@ -443,3 +443,39 @@ def test_the_documents_chances_are_chances() -> None:
     for row in plays["plays"]:
         q = row["probabilities"]
         assert min(q.values()) >= 0 and q["win_gammon"] <= q["win"] <= 1
+
+
+def test_a_rollout_stopped_early_does_not_leave_its_blocks_to_the_next() -> None:
+    """Stopped by its time budget with blocks still to take, a rollout abandons them
+    (session 23: the blocks already running went on in the engine's shared workers and
+    held them for its next rollout); LocalExecutor.abandon ends workers that still run
+    something, and only then."""
+    from doublet.core.parallel import LocalExecutor
+
+    calls = []
+
+    class Watched(Executor):
+        def abandon(self) -> None:
+            calls.append("abandon")
+
+    s = RolloutSettings(trials=4 * CHUNK, truncate=2)
+    rollout(MODEL, MIDDLE, s, Watched(), deadline=time.perf_counter())
+    assert calls == ["abandon"]
+    rollout(MODEL, MIDDLE, RolloutSettings(trials=CHUNK, truncate=2), Watched(),
+            deadline=time.perf_counter())  # fmt: skip
+    assert calls == ["abandon"]  # every block taken: nothing to abandon
+    ex = LocalExecutor(1)
+    try:
+        started = time.perf_counter()
+        results = ex.map(time.sleep, [(0.0,), (30.0,)])
+        assert next(results) == (0, None)  # the second task is in flight (running)
+        results.close()  # the caller stops taking results
+        ex.abandon()
+        assert ex.closed and time.perf_counter() - started < 20
+        idle = LocalExecutor(1)
+        assert [r for _, r in idle.map(abs, [(-1,)])] == [1]
+        idle.abandon()
+        assert not idle.closed  # nothing running: kept
+        idle.close()
+    finally:
+        ex.close()

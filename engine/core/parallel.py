@@ -57,6 +57,10 @@ class Executor:
         """Stop: tasks not yet started are dropped, workers ended."""
         self.closed = True
 
+    def abandon(self) -> None:
+        """A caller stopped taking the results of its map early (a time budget, a
+        stopping rule): tasks still running are not waited for. Here none run."""
+
     def __enter__(self) -> Executor:
         return self
 
@@ -83,6 +87,7 @@ class LocalExecutor(Executor):
         # At most two tasks a worker in flight, so that a caller that stops early (a
         # stopping rule, Ctrl-C) leaves little work behind.
         pending: dict[Future[Any], int] = {}
+        self._inflight = pending
         todo = iter(enumerate(tasks))
         for i, args in todo:
             pending[self._pool.submit(fn, *args)] = i
@@ -101,9 +106,16 @@ class LocalExecutor(Executor):
             for f in pending:
                 f.cancel()
 
+    def abandon(self) -> None:
+        """Tasks of the last map still running after its caller stopped early would hold
+        the workers for the next map (at 1 ply a block of trials takes seconds): the
+        workers are ended (close); a shared executor starts new ones when next used."""
+        if any(not f.done() for f in getattr(self, "_inflight", {})):
+            self.close()
+
     def close(self) -> None:
         self.closed = True
-        processes = list(getattr(self._pool, "_processes", {}).values())
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())  # twice: none
         self._pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:  # a task still running is not waited for
             if p.is_alive():

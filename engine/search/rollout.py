@@ -575,6 +575,8 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
         stopped = f"interrupted after {trials.n} trials"
     finally:
         results.close()
+    if stopped and done < len(bounds):
+        ex.abandon()  # blocks still running would hold the workers for the next rollout
     trials.seconds = time.perf_counter() - t0
     trials.stopped = stopped
     trials.where = ex.where
