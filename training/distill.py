@@ -238,7 +238,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
-    if (race_trials > 0 or rollout_trials > 0) and load_model(model_path).variant != STANDARD:
+    model = load_model(model_path)  # once: its variant, and the work's
+    if (race_trials > 0 or rollout_trials > 0) and model.variant != STANDARD:
         raise SystemExit(f"error: {model_path} is not a standard backgammon model: "
                          "rollouts end in the standard bear-off database")  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
@@ -251,9 +252,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     else:
         info = {"model": str(model_path), "ply": ply, "seed": seed,
                 "games_per_chunk": GAMES_PER_CHUNK, "position_every": POSITION_EVERY}  # fmt: skip
-    variant = load_model(model_path).variant
-    if variant != STANDARD:  # recorded when not standard (sets made before did not)
-        info["variant"] = variant
+    if model.variant != STANDARD:  # recorded when not standard (sets made before did not)
+        info["variant"] = model.variant
     if epsilon > 0:
         info["epsilon"] = epsilon
     if candidates > 0:
@@ -286,7 +286,7 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     bar = tqdm(total=chunks, initial=chunks - len(todo), desc=what, unit="chunk")
     t0 = time.perf_counter()
     with executor(workers, ray) as ex:
-        job = ex.shared((uuid.uuid4().hex, load_model(model_path), epsilon))
+        job = ex.shared((uuid.uuid4().hex, model, epsilon))
         tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
                         only)) for c in todo]  # fmt: skip
         for _, (c, boards, probs) in ex.map(_chunk_task, tasks):

@@ -27,7 +27,7 @@ from doublet.core import board as B
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open
 from doublet.core.jit import announce_compile, cache_base
-from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request
+from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
 from doublet.formats.position import Position
@@ -36,8 +36,8 @@ from doublet.nn.eval import default_model, model_for
 from doublet.search.analysis import (
     analyse_position,
     analyse_roll,
-    cube_document,
     evaluate_position,
+    evaluate_with_cube,
     render,
     render_cube,
     searcher,
@@ -173,15 +173,14 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     model = _load_model(args.model, pos.variant)
     _check_ply(args.ply)
     announce_compile("searcher", "_analyse_root")
-    # As the engine's eval: an XGID's or match ID's cube and score add the cube decision,
-    # the two sharing the time.
-    budget = None if args.time is None or state.is_default else args.time / 2
-    doc = _watched(lambda: evaluate_position(pos, args.ply, model, budget or args.time,
-                                             iterative=True), model, pos.variant)  # fmt: skip
-    if not state.is_default:
-        doc["cube"] = _watched(lambda: cube_document(pos, state, args.ply, model, DEFAULT_METHOD,
-                                                     budget, iterative=True),
-                               model, pos.variant)  # fmt: skip
+    # As the engine's eval: an XGID's or match ID's cube and score add the cube decision.
+    if state.is_default:
+        doc = _watched(lambda: evaluate_position(pos, args.ply, model, args.time,
+                                                 iterative=True), model, pos.variant)  # fmt: skip
+    else:
+        doc = _watched(lambda: evaluate_with_cube(pos, state, args.ply, model, DEFAULT_METHOD,
+                                                  args.time, iterative=True),
+                       model, pos.variant)  # fmt: skip
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
         doc["note"] = meta["note"]
     if args.json:
@@ -283,7 +282,7 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
     req: dict[str, Any] = {}
     if args.cube is not None or args.owner is not None:
         value = args.cube if args.cube is not None else base.value
-        if not (1 <= value <= MAX_CUBE and value & (value - 1) == 0):
+        if not is_cube_value(value):
             raise DoubletError(f"--cube {value}: the cube is a power of 2 from 1 to {MAX_CUBE}")
         owner = (
             _OWNERS[args.owner]

@@ -34,6 +34,7 @@ from doublet.search.analysis import (
     best_play,
     cube_document,
     evaluate_position,
+    evaluate_with_cube,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
@@ -302,9 +303,7 @@ class Session:
         if cmd == "eval":
             if state.is_default and not any(k in req for k in _STATE):
                 return evaluate_position(pos, ply, model, budget, iterative)
-            doc = evaluate_position(pos, ply, model, budget / 2, iterative)  # and the cube
-            doc["cube"] = cube_document(pos, state, ply, model, method, budget / 2, iterative)
-            return doc
+            return evaluate_with_cube(pos, state, ply, model, method, budget, iterative)
         if cmd == "analyse":
             limit = _whole(req, "limit", 0, 1) if req.get("limit") is not None else None
             cap = self.bounds.max_plays

@@ -28,6 +28,12 @@ MAX_CUBE = 1 << 15
 MAX_LENGTH = 25  # the match equity table's size
 
 
+def is_cube_value(v: Any) -> bool:
+    """Whether v is a cube's value: a power of 2 from 1 to MAX_CUBE (an int, not a bool)."""
+    return not isinstance(v, bool) and isinstance(v, int) and 1 <= v <= MAX_CUBE and not (
+        v & (v - 1))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class CubeState:
     """The cube and the score, from the side on roll's view. Validated on construction."""
@@ -42,7 +48,7 @@ class CubeState:
 
     def __post_init__(self) -> None:
         v = self.value
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > MAX_CUBE or v & (v - 1):
+        if not is_cube_value(v):
             raise CubeError(
                 f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {v!r}"
             )
@@ -262,9 +268,7 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
         fields["value"] = cube.get("value", s.value if "owner" in cube else 1)
         fields["owner"] = cube.get("owner", "centered" if fields["value"] == 1 else s.owner)
         v = fields["value"]
-        turned = isinstance(v, int) and not isinstance(v, bool) and 1 < v <= MAX_CUBE and not (
-            v & (v - 1))  # fmt: skip
-        if "owner" not in cube and turned and fields["owner"] == "centered":
+        if "owner" not in cube and is_cube_value(v) and v > 1 and fields["owner"] == "centered":
             raise CubeError(f"a cube at {fields['value']!r} has been turned: say who owns it "
                             '("owner": "mover" or "opponent")')  # fmt: skip
     if "match" in req:
@@ -304,4 +308,5 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     return replace(s, **fields) if fields else s
 
 
-__all__ = ["MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "away_from_score", "from_request"]
+__all__ = ["MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "away_from_score", "from_request",
+           "is_cube_value"]  # fmt: skip

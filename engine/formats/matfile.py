@@ -353,9 +353,9 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
             if winner is None:
                 # Not over by the moves: the other player resigned (gnubg's .mat writes
                 # no resignation line), conceding a single game, a gammon or a backgammon.
-                if a.value not in (cube, 2 * cube, 3 * cube) or offered is not None:
-                    if offered is not None:
-                        raise MatchFileError(f"{where}: a double is waiting for its answer")
+                if offered is not None:
+                    raise MatchFileError(f"{where}: a double is waiting for its answer")
+                if a.value not in (cube, 2 * cube, 3 * cube):
                     worth = f"{cube}, {2 * cube} or {3 * cube}"
                     raise MatchFileError(f"{where}: the moves do not end the game, and a "
                                          f"resignation at a cube of {cube} is worth {worth} "

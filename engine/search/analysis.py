@@ -185,6 +185,18 @@ def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None,
     return doc
 
 
+def evaluate_with_cube(pos: Position, state: CubeState, ply: int, model: Model | None,
+                       method: str = DEFAULT_METHOD, budget: float | None = None,
+                       iterative: bool = False) -> dict[str, Any]:  # fmt: skip
+    """evaluate_position with the cube decision in `state` as its ``"cube"``
+    (cube_document), the two sharing the time `budget`, half each: the engine's ``eval``
+    reply, and ``doublet eval``'s, for a position with a cube or a score."""
+    half = None if budget is None else budget / 2
+    doc = evaluate_position(pos, ply, model, half, iterative)
+    doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
+    return doc
+
+
 def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
                   method: str = DEFAULT_METHOD, budget: float | None = None,
                   iterative: bool = False) -> dict[str, Any]:  # fmt: skip
