@@ -202,8 +202,10 @@ def run(args: argparse.Namespace) -> None:
             blunders = f"{(d[sel] > 1000 * BLUNDER).sum()} / {(g0[sel] > 1000 * BLUNDER).sum()}"
             print(f"  {name:<20}{sel.sum():>6}{d[sel].mean():>9.3f}{g0[sel].mean():>9.3f}"
                   f"{_paired(d[sel] - g0[sel]):>17}{blunders:>11}")  # fmt: skip
-    print("mEq a decision; difference: Doublet minus gnubg 0 ply, decision by decision, "
-          "± its standard error; blunders: Doublet / gnubg 0 ply")
+    print(
+        "mEq a decision; difference: Doublet minus gnubg 0 ply, decision by decision, "
+        "± its standard error; blunders: Doublet / gnubg 0 ply"
+    )
 
 
 def main() -> None:
