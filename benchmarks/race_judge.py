@@ -28,7 +28,9 @@ The run: for each ply, Doublet's choice (Searcher.best, the shipped search setti
 one core), its loss against gnubg 2 ply's best, in mEq, beside gnubg 0-ply's on the
 same decisions, the paired difference with its standard error, blunders (> 0.05), and
 the same by bucket: the mover saving a gammon (gnubg 2 ply's best equity below -1),
-winning one (above +1), the rest; and by origin.
+winning one (above +1), the rest; and by origin. With ``--onesided PATH``, also the 0-ply
+choices made with a one-sided race net (doublet.training.onesided) instead of the race
+net (its win and gammon chances; the backgammons as the engine has them).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -165,6 +168,36 @@ def _paired(d: np.ndarray) -> str:
     return f"{d.mean():+.3f} ± {se:.3f}"
 
 
+def _report(title: str, d: np.ndarray, g0: np.ndarray, buckets: dict[str, np.ndarray]) -> None:
+    print(title)
+    for name, sel in [("all", np.ones(len(d), bool)), *buckets.items()]:
+        if not sel.any():
+            continue
+        blunders = f"{(d[sel] > 1000 * BLUNDER).sum()} / {(g0[sel] > 1000 * BLUNDER).sum()}"
+        print(f"  {name:<20}{sel.sum():>6}{d[sel].mean():>9.3f}{g0[sel].mean():>9.3f}"
+              f"{_paired(d[sel] - g0[sel]):>17}{blunders:>11}")  # fmt: skip
+
+
+def onesided_losses(cases: list[dict], best: np.ndarray, model: Any, path: str) -> np.ndarray:
+    """mEq lost by choosing each play with doublet.training.onesided's values (a
+    one-sided race net, the backgammons from the model's 0-ply evaluation, exact)."""
+    from doublet.training.onesided import OneSided, position_probs
+
+    onesided = OneSided.load(path)
+    pids = sorted({p for c in cases for p in c["legal"]})
+    boards = np.array([board_from_position_id(p) for p in pids])
+    searcher, zero = Searcher(model), Limits(ply=0)
+    v0 = np.array([searcher.evaluate(b, zero) for b in boards])
+    p = position_probs(onesided, boards, v0[:, [2, 4]])
+    mover = dict(zip(pids, -(2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]),
+                     strict=True))  # fmt: skip
+    out = []
+    for c, b in zip(cases, best, strict=True):
+        j = int(np.argmax([mover[q] for q in c["legal"]]))
+        out.append(1000 * (b - c["gnubg2"][j]))
+    return np.array(out)
+
+
 def run(args: argparse.Namespace) -> None:
     if not DATA.exists():
         raise SystemExit(f"no {DATA}: run `python benchmarks/race_judge.py build` first")
@@ -194,14 +227,11 @@ def run(args: argparse.Namespace) -> None:
             times.append(time.perf_counter() - t)
             after = position_id(B.flip(outs[n]))
             mine.append(1000 * (b - c["gnubg2"][c["legal"].index(after)]))
-        d = np.array(mine)
-        print(f"Doublet {ply} ply (median {1000 * np.median(times):.2f} ms a decision)")
-        for name, sel in [("all", np.ones(len(d), bool)), *buckets.items()]:
-            if not sel.any():
-                continue
-            blunders = f"{(d[sel] > 1000 * BLUNDER).sum()} / {(g0[sel] > 1000 * BLUNDER).sum()}"
-            print(f"  {name:<20}{sel.sum():>6}{d[sel].mean():>9.3f}{g0[sel].mean():>9.3f}"
-                  f"{_paired(d[sel] - g0[sel]):>17}{blunders:>11}")  # fmt: skip
+        _report(f"Doublet {ply} ply (median {1000 * np.median(times):.2f} ms a decision)",
+                np.array(mine), g0, buckets)  # fmt: skip
+    if args.onesided:
+        _report(f"the one-sided race net {args.onesided} at 0 ply",
+                onesided_losses(cases, best, model, args.onesided), g0, buckets)  # fmt: skip
     print(
         "mEq a decision; difference: Doublet minus gnubg 0 ply, decision by decision, "
         "± its standard error; blunders: Doublet / gnubg 0 ply"
@@ -219,6 +249,9 @@ def main() -> None:
     ap.add_argument("--model", help="model .npz (default: the shipped one)")
     ap.add_argument("--root-keep", type=int, default=ROOT_KEEP)
     ap.add_argument("--root-width", type=float, default=ROOT_WIDTH)
+    ap.add_argument("--onesided", metavar="PATH",
+                    help="also choose at 0 ply with this one-sided race net "
+                    "(python -m doublet.training.onesided)")  # fmt: skip
     args = ap.parse_args()
     build(args) if args.what == "build" else run(args)
 
