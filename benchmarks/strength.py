@@ -7,9 +7,10 @@
 Player specs: ``net`` (the shipped model, doublet.nn.eval.default_model), ``net:PATH`` (a
 model file), ``pubeval`` (Tesauro's pubeval), ``random`` (uniform over the distinct
 outcomes of each roll), ``search:PLY`` or ``search:PLY:PATH`` (doublet.search.searcher at PLY, with
-the bear-off database in standard backgammon). Matches without a searching player run
-inside numba (doublet.games.duplicate); with one, a Python game loop over the same dice
-(doublet.games.duplicate_search) in --workers processes.
+the bear-off database and the one-sided race net in standard backgammon), ``racenet:PLY``
+or ``racenet:PLY:PATH`` (the same, races valued by the model's race net). Matches without
+a searching player run inside numba (doublet.games.duplicate); with one, a Python game
+loop over the same dice (doublet.games.duplicate_search) in --workers processes.
 
 Prints one table for player a: games, points per game +- its standard error (from the
 duplicate pairs), win rate, gammon and backgammon rates (a / b, gammons include
@@ -127,7 +128,7 @@ def table(a: MatchPlayer | str, b: MatchPlayer | str, r: MatchResult, seconds: f
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    specs = "net | net:PATH | pubeval | random | search:PLY | search:PLY:PATH"
+    specs = "net | net:PATH | pubeval | random | search:PLY | search:PLY:PATH | racenet:PLY[:PATH]"
     ap.add_argument("--a", default="net", help=specs)
     ap.add_argument("--b", default="pubeval", help=specs)
     ap.add_argument("--games", type=int, default=5000, help="an even number")
@@ -149,7 +150,7 @@ def main() -> None:
     if args.games <= 0 or args.games % 2:
         ap.error(f"--games must be a positive even number, got {args.games}")
     variant = VARIANTS[args.variant]
-    searching = args.a.startswith("search") or args.b.startswith("search")
+    searching = any(x.startswith(("search", "racenet")) for x in (args.a, args.b))
     a: MatchPlayer | str
     b: MatchPlayer | str
     try:

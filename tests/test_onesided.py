@@ -174,3 +174,100 @@ def test_fit_writes_each_round_and_resumes(tmp_path, capsys) -> None:
     loaded = O.OneSided.load(out)
     a, f = loaded.dists(np.array([_cfg({12: 2, 8: 3, 3: 10})]))
     assert a.sum() == pytest.approx(1.0, abs=1e-5) and f.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+# -- the engine's kernels (doublet.rules.onesided) against training's numpy reference -------
+
+
+def _race_boards(n: int, seed: int) -> np.ndarray:
+    """Race boards: the side on roll's checkers on its points 1..12, the other's on its
+    own 1..12 (the board's 13..24), some of each off."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        b = np.zeros(B.SIZE, np.int8)
+        for sign, off_index in ((1, B.MY_OFF), (-1, B.OPP_OFF)):
+            on = int(rng.integers(1, 16))
+            points = rng.integers(1, 13, on)
+            for p in points:
+                b[p if sign == 1 else 25 - p] += sign
+            b[off_index] = B.CHECKERS - on
+        out.append(b)
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def small_net(tmp_path_factory) -> object:
+    torch.manual_seed(7)
+    net = O.Net(24)
+    with torch.no_grad():  # spread the distributions out: a fresh net's are near uniform
+        net.all.bias.copy_(torch.linspace(3, -3, O.TURNS))
+        net.first.bias.copy_(torch.linspace(4, -4, O.TURNS))
+    path = tmp_path_factory.mktemp("onesided") / "net.npz"
+    O.save(path, net, {"kind": O.KIND, "rounds": []})
+    return path
+
+
+def test_kernel_race_probs_are_the_numpy_reference(small_net) -> None:
+    from doublet.rules import onesided as K
+
+    boards = _race_boards(300, 11)
+    ref = O.OneSided.load(small_net)
+    a_all, a_first = ref.dists(np.array([O.config(b) for b in boards]))
+    b_all, b_first = ref.dists(np.array([O.config(B.flip(b)) for b in boards]))
+    want = O.race_probs(a_all, a_first, b_all, b_first)
+    got = K.race_probs(boards, K.load(small_net))
+    np.testing.assert_allclose(got[:, 0], want[:, 0], atol=2e-6)
+    np.testing.assert_allclose(got[:, 1], np.minimum(want[:, 1], want[:, 0]), atol=2e-6)
+    np.testing.assert_allclose(got[:, 3], np.minimum(want[:, 2], 1 - want[:, 0]), atol=2e-6)
+    assert (got[:, [2, 4]] == 0).all()
+
+
+def test_load_names_what_is_wrong(small_net, tmp_path) -> None:
+    from doublet.core.errors import ModelError
+    from doublet.rules import onesided as K
+
+    (tmp_path / "text.npz").write_text("not a zip")
+    with pytest.raises(ModelError, match="not a one-sided race net"):
+        K.load(tmp_path / "text.npz")
+    with np.load(small_net) as z:
+        arrays = {k: z[k] for k in z.files}
+    np.savez(tmp_path / "kind.npz", **{**arrays, "meta": np.array(json.dumps({"kind": "x"}))})
+    with pytest.raises(ModelError, match="kind"):
+        K.load(tmp_path / "kind.npz")
+    bad = {**arrays, "l2_w": arrays["l2_w"][:, :3]}
+    np.savez(tmp_path / "shape.npz", **bad)
+    with pytest.raises(ModelError, match="l2_w"):
+        K.load(tmp_path / "shape.npz")
+    nan = {**arrays, "all_b": np.full_like(arrays["all_b"], np.nan)}
+    np.savez(tmp_path / "nan.npz", **nan)
+    with pytest.raises(ModelError, match="all_b"):
+        K.load(tmp_path / "nan.npz")
+
+
+def test_the_search_values_races_with_it_and_only_races(small_net, monkeypatch) -> None:
+    from doublet.nn.eval import default_model
+    from doublet.rules import onesided as K
+    from doublet.search.searcher import Limits, Searcher
+
+    net = K.load(small_net)
+    monkeypatch.setattr(K, "_SHIPPED", net)
+    with_it, without = Searcher(default_model()), Searcher(default_model(), use_onesided=False)
+    zero = Limits(ply=0)
+    boards = _race_boards(20, 12)
+    want = K.race_probs(boards, net)
+    for b, w in zip(boards, want, strict=True):
+        got = with_it.evaluate(b, zero)
+        assert got[0] == pytest.approx(w[0], abs=1e-6)
+        assert got[1] >= w[1] - 1e-6 and got[3] >= w[3] - 1e-6  # raised to the backgammons
+        assert without.evaluate(b, zero)[0] != pytest.approx(w[0], abs=1e-6)
+    start = B.starting()
+    np.testing.assert_array_equal(with_it.evaluate(start, zero), without.evaluate(start, zero))
+
+
+def test_racenet_player_spec() -> None:
+    from doublet.games.duplicate_search import player
+
+    assert callable(player("racenet:0", B.STANDARD))
+    with pytest.raises(ValueError, match="racenet:PLY with PLY 0-4"):
+        player("racenet:9", B.STANDARD)

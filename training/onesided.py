@@ -200,8 +200,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 def _dists(configs: np.ndarray, net_dists: Any, off: np.ndarray,
            first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Exact in the home board (the database), net_dists elsewhere; ``first`` a point
-    mass at 0 when a checker is off already."""
+    """Exact in the home board (the database), net_dists elsewhere (its mass at 0 turns
+    dropped: a config with checkers outside its home board needs at least one turn);
+    ``first`` a point mass at 0 when a checker is off already."""
     configs = np.asarray(configs, np.int8)
     n = len(configs)
     a = np.zeros((n, TURNS), np.float32)
@@ -214,6 +215,10 @@ def _dists(configs: np.ndarray, net_dists: Any, off: np.ndarray,
     for s in range(0, len(out), 65536):
         j = out[s : s + 65536]
         a[j], f[j] = net_dists(configs[j])
+    if len(out):  # checkers on the board: none of it is over in 0 turns
+        for d in (a, f):
+            d[out, 0] = 0.0
+            d[out] /= d[out].sum(axis=1, keepdims=True)
     some_off = configs[:, 0] > 0
     f[some_off] = 0.0
     f[some_off, 0] = 1.0

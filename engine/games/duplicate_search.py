@@ -12,7 +12,10 @@ games of ``play_match(net_player(m), pubeval_player(), ...)`` (a test checks it)
 Player specs (``player(spec, variant)``):
     random | pubeval | net | net:PATH     the players of doublet.games.duplicate
     search:PLY | search:PLY:PATH          the search at PLY (0-4), with the exact bear-off
-                                          database in standard backgammon
+                                          database and the one-sided race net in standard
+                                          backgammon
+    racenet:PLY | racenet:PLY:PATH        the same search valuing races with the model's
+                                          race net instead (doublet.rules.onesided)
 
 Instead of a spec, a seat can take a *chooser factory*: a callable ``factory(variant) ->
 Chooser``, for players that live outside the engine (benchmarks/vs_gnubg.py passes GNU
@@ -77,8 +80,8 @@ def _kernel_chooser(kind: int, model: Any, variant: int) -> Chooser:
     return choose
 
 
-def _search_chooser(model: Any, variant: int, ply: int) -> Chooser:
-    s = Searcher(model, variant)
+def _search_chooser(model: Any, variant: int, ply: int, onesided: bool = True) -> Chooser:
+    s = Searcher(model, variant, use_onesided=onesided)
 
     def chooser(b: np.ndarray, d1: int, d2: int, rng: np.ndarray) -> tuple[np.ndarray, bool]:
         return choose(s, b, d1, d2, ply)  # the board is a row of analyse's fresh copy
@@ -89,12 +92,12 @@ def _search_chooser(model: Any, variant: int, ply: int) -> Chooser:
 def player(spec: str, variant: int) -> Chooser:
     """A chooser from a spec (see the module doc); ValueError or ModelError if bad."""
     kind, _, rest = spec.partition(":")
-    if kind == "search":
+    if kind in ("search", "racenet"):
         ply_text, _, path = rest.partition(":")
         if not ply_text.isdigit() or not 0 <= int(ply_text) <= 4:
-            raise ValueError(f"{spec!r}: use search:PLY with PLY 0-4, or search:PLY:PATH")
+            raise ValueError(f"{spec!r}: use {kind}:PLY with PLY 0-4, or {kind}:PLY:PATH")
         model = load_model(path) if path else default_model(variant)
-        return _search_chooser(model, variant, int(ply_text))
+        return _search_chooser(model, variant, int(ply_text), onesided=kind == "search")
     if kind == "net":
         return _kernel_chooser(NET, load_model(rest) if rest else default_model(variant), variant)
     if rest:
@@ -103,7 +106,10 @@ def player(spec: str, variant: int) -> Chooser:
         return _kernel_chooser(PUBEVAL, None, variant)
     if kind == "random":
         return _kernel_chooser(RANDOM, None, variant)
-    raise ValueError(f"unknown player {spec!r}: use random, pubeval, net[:PATH], search:PLY[:PATH]")
+    raise ValueError(
+        f"unknown player {spec!r}: use random, pubeval, net[:PATH], "
+        "search:PLY[:PATH], racenet:PLY[:PATH]"
+    )
 
 
 def make_chooser(seat: Seat, variant: int) -> Chooser:

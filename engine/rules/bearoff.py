@@ -31,6 +31,7 @@ from doublet.core.board import MY_BAR, MY_OFF, MY_OUT, OPP_BAR, OPP_OFF, SIZE, S
 from doublet.core.dice import N_ROLLS, ROLL_WEIGHTS, ROLLS_21
 from doublet.core.files import atomic_open
 from doublet.core.jit import njit
+from doublet.rules import onesided
 from doublet.rules.movegen import Workspace, _outcomes
 
 N_POSITIONS = 54_264  # C(21, 6)
@@ -410,9 +411,12 @@ class BearoffDB:
 
 class Tables(NamedTuple):
     """The database as kernels take it (doublet.search, the rollouts): _bearoff_probs'
-    and _race_backgammon's arrays by name. tables(False) gives empty stand-ins of the
-    same types, for a search that does not use the database (one compiled signature
-    either way)."""
+    and _race_backgammon's arrays by name, and the one-sided race net that carries the
+    database past the home board (doublet.rules.onesided; a plain tuple of its arrays,
+    with no rows when there is none: the race net values races then) with a cache of its
+    distributions (each tables() call makes its own: one per Searcher). tables(False)
+    gives empty stand-ins of the same types, for a search that does not use the
+    database (one compiled signature either way)."""
 
     off: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
     first: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
@@ -420,15 +424,22 @@ class Tables(NamedTuple):
     two_sided: np.ndarray  # float32
     binom: np.ndarray  # (22, 8) int64
     zone: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
+    onesided: tuple  # doublet.rules.onesided.Net as a plain tuple
+    onesided_cache: tuple  # doublet.rules.onesided.new_cache's (keys, configs, dists)
 
 
-def tables(use: bool = True) -> Tables:
-    """The database's Tables (built or loaded once), or empty ones when not used."""
+def tables(use: bool = True, use_onesided: bool = True) -> Tables:
+    """The database's Tables (built or loaded once), with the shipped one-sided race net
+    when use_onesided and there is one; or empty ones when not used."""
     if use:
         db = database()
-        return Tables(db.off, db.first, db.small, db.two_sided, _BINOM, db.zone)
+        net = onesided.shipped() if use_onesided else onesided.empty()
+        cache = onesided.new_cache(onesided.CACHE_BITS if onesided.present(tuple(net)) else 0)
+        return Tables(db.off, db.first, db.small, db.two_sided, _BINOM, db.zone, tuple(net),
+                      cache)  # fmt: skip
     z = np.zeros((1, 1), np.float32)
-    return Tables(z, z, np.zeros(1, np.int64), z, _BINOM, z)
+    return Tables(z, z, np.zeros(1, np.int64), z, _BINOM, z, tuple(onesided.empty()),
+                  onesided.new_cache(0))  # fmt: skip
 
 
 _DB: BearoffDB | None = None

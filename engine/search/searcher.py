@@ -102,6 +102,8 @@ from doublet.rules.bearoff import Tables as bearoff_tables_type
 from doublet.rules.bearoff import _bearoff_probs, _race_backgammon, is_bearoff
 from doublet.rules.bearoff import tables as bearoff_tables
 from doublet.rules.movegen import _MAX_DEPTH, _hash, _outcomes, check_dice
+from doublet.rules.onesided import present as onesided_present
+from doublet.rules.onesided import race_probs_into
 
 MAX_PLY = 4
 CACHE_BITS = 18
@@ -245,11 +247,12 @@ def new_cache(bits: int = CACHE_BITS) -> Cache:
 
 
 @njit
-def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
+def _v0(b, variant, contact, race_net, bo, use_bo, x, hidden, flipped, out):
     """Static probabilities for the side on roll of b (out (5,) float32); bo: the
-    bear-off Tables, used when use_bo: exact in a pure bear-off, and in a race the net's
-    with exact backgammon chances (_race_backgammon). Gammons the rules rule out are 0
-    (_no_impossible_gammons)."""
+    bear-off Tables, used when use_bo: exact in a pure bear-off, and in a race the
+    one-sided race net's win and gammon chances (doublet.rules.onesided; the race net's
+    when there is none) with exact backgammon chances (_race_backgammon). Gammons the
+    rules rule out are 0 (_no_impossible_gammons)."""
     if _terminal(b, out):
         return
     if use_bo and variant == STANDARD and is_bearoff(b):
@@ -258,9 +261,13 @@ def _v0(b, variant, contact, race, bo, use_bo, x, hidden, flipped, out):
         for k in range(N_OUTPUTS):
             out[k] = tmp[k]
         return
-    _evaluate_one(b, contact, race, x, hidden, flipped, out)
+    race = use_bo and variant == STANDARD and not has_contact(b)
+    if race and onesided_present(bo.onesided):
+        race_probs_into(b, bo.onesided, bo.off, bo.first, bo.binom, bo.onesided_cache, out)
+    else:
+        _evaluate_one(b, contact, race_net, x, hidden, flipped, out)
     _no_impossible_gammons(b, out)
-    if use_bo and variant == STANDARD and not has_contact(b):
+    if race:
         _race_backgammon(b, bo.off, bo.zone, bo.binom, out)
 
 
@@ -646,11 +653,11 @@ class Searcher:
     gives Vn of a position. One instance serves one thread."""
 
     def __init__(self, model: Model, variant: int | None = None, capacity: int = 4096,
-                 use_bearoff: bool = True) -> None:  # fmt: skip
+                 use_bearoff: bool = True, use_onesided: bool = True) -> None:  # fmt: skip
         self.model = model
         self.variant = model.variant if variant is None else variant
         self.use_bearoff = bool(use_bearoff and self.variant == STANDARD)
-        self.bo = bearoff_tables(self.use_bearoff)
+        self.bo = bearoff_tables(self.use_bearoff, use_onesided)
         self.cache = new_cache()
         self.stats = np.zeros(2, np.int64)
         self.nets = Nets(model.contact, model.race,
