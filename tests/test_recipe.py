@@ -251,3 +251,18 @@ def test_a_step_interrupted_or_refused_says_so() -> None:
         call(None, interrupted, ["--out", "x"], "step 'td' (td)")  # type: ignore[arg-type]
     with pytest.raises(recipe.DoubletError, match=r"refused its arguments \(above\)"):
         call(None, refused, ["--games", "many"], "step 'td' (td)")  # type: ignore[arg-type]
+
+
+def test_an_onesided_step_runs_and_resumes(tmp_path: Path) -> None:
+    """The one-sided race net as a recipe step: its file in its folder, done.json with
+    its digest; a second run skips it."""
+    recipe_file = tmp_path / "r.toml"
+    recipe_file.write_text('[[step]]\nname = "os"\nkind = "onesided"\ngames = 20\nconfigs = 30\n'
+                      'rounds = 1\nhidden = 8\n')  # fmt: skip
+    out = tmp_path / "run"
+    assert recipe.main(["--recipe", str(recipe_file), "--out", str(out)]) == 0
+    done = json.loads((out / "os" / "done.json").read_text())
+    assert done["result"]["onesided"].endswith("onesided.npz") and done["digest"]
+    assert (out / "os" / "onesided.npz").exists()
+    assert recipe.main(["--recipe", str(recipe_file), "--out", str(out)]) == 0
+    assert json.loads((out / "os" / "done.json").read_text()) == done

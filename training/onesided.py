@@ -1,6 +1,6 @@
 """A one-sided race evaluator learned by fitted value iteration (issue 24's races).
 
-    python -m doublet.training.onesided fit --out PATH [--games 20000] [--epsilon 0.4]
+    python -m doublet.training.onesided fit --out PATH [--model M] [--games 20000] [--epsilon 0.4]
         [--configs 60000] [--rounds 20] [--hidden 128] [--seed 1] [--init PATH] [--resume]
 
 In a race the two sides never meet, so each side's future depends on its own checkers
@@ -55,9 +55,10 @@ from tqdm import tqdm
 
 from doublet.core import board as B
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
+from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open
 from doublet.core.jit import njit
-from doublet.nn.eval import command_line, default_model
+from doublet.nn.eval import command_line, default_model, model_for
 from doublet.rules.bearoff import _BINOM, _rank_counts, database, is_bearoff
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.searcher import Limits, Searcher
@@ -256,11 +257,12 @@ def position_probs(onesided: OneSided, boards: np.ndarray,
 
 
 # -- fitting ---------------------------------------------------------------------------------
-def race_configs(games: int, epsilon: float, seed: int) -> np.ndarray:
-    """Both sides of every race position of `games` self-play games (0 ply, a share
-    epsilon of random plays), without those the database holds; sorted, distinct."""
+def race_configs(games: int, epsilon: float, seed: int, model: Any = None) -> np.ndarray:
+    """Both sides of every race position of `games` self-play games of `model` (default:
+    the shipped one; 0 ply, a share epsilon of random plays), without those the database
+    holds; sorted, distinct."""
     rng = np.random.default_rng(seed)
-    searcher, zero = Searcher(default_model()), Limits(ply=0)
+    searcher, zero = Searcher(model or default_model()), Limits(ply=0)
     found = set()
     for _ in tqdm(range(games), desc="self-play", unit="game", leave=False):
         b = B.starting().copy()
@@ -381,7 +383,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
     meta: dict[str, Any] = {"kind": KIND, "turns": TURNS, "features": FEATURES,
                             "hidden": args.hidden, "games": args.games,
                             "epsilon": args.epsilon, "configs": args.configs,
-                            "seed": args.seed, "rounds": [],
+                            "seed": args.seed, "model": args.model and str(args.model),
+                            "rounds": [],
                             "command": command_line("python -m doublet.training.onesided",
                                                     argv)}  # fmt: skip
     if args.resume:
@@ -391,8 +394,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
             old = json.loads(str(z["meta"]))
             if old.get("kind") != KIND:
                 raise SystemExit(f"{out} is not a one-sided race net")
-            for key in ("hidden", "games", "epsilon", "configs", "seed"):
-                if old[key] != meta[key]:
+            for key in ("hidden", "games", "epsilon", "configs", "seed", "model"):
+                if old.get(key) != meta[key]:
                     raise SystemExit(f"--resume: {out} was made with --{key} {old[key]}, "
                                      f"not {meta[key]}")  # fmt: skip
             net.load_arrays(z)
@@ -406,7 +409,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
         return 0
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed + done)
-    cf = race_configs(args.games, args.epsilon, args.seed)
+    cf = race_configs(args.games, args.epsilon, args.seed,
+                      model_for(args.model, B.STANDARD) if args.model else None)  # fmt: skip
     rng = np.random.default_rng(args.seed)
     if len(cf) > args.configs:
         cf = cf[np.sort(rng.choice(len(cf), args.configs, replace=False))]
@@ -436,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     f = sub.add_parser("fit", help="fit a one-sided race net by value iteration")
     f.add_argument("--out", type=Path, required=True)
+    f.add_argument("--model", type=Path, help="the model whose self-play gives the configs "
+                   "(default: the shipped one)")  # fmt: skip
     f.add_argument("--games", type=int, default=20000, help="self-play games for configs")
     f.add_argument("--epsilon", type=float, default=0.4, help="share of random plays")
     f.add_argument("--configs", type=int, default=60000, help="training configs (at most)")
@@ -451,7 +457,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--games, --configs, --rounds and --epochs must be at least 1")
     if args.resume and args.init:
         raise SystemExit("--resume goes on from --out; --init starts a new run: not both")
-    return fit(args, argv)
+    try:
+        return fit(args, argv)
+    except DoubletError as e:  # a model that is not one, or of the other variant
+        raise SystemExit(f"doublet.training.onesided: {e}") from None
 
 
 if __name__ == "__main__":

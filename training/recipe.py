@@ -48,6 +48,12 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
     cube_margin = 0.0            # `against`'s (mEq, as judge_margin)
 
     [[step]]
+    name = "onesided"
+    kind = "onesided"            # the one-sided race net: doublet.training.onesided fit
+    model = "fit"                # whose self-play gives the configs (default: shipped);
+    configs = 60000              # games, epsilon, rounds, epochs, lr, hidden, seed
+
+    [[step]]
     name = "export"
     kind = "export"              # the model, with the recipe's record beside it
     model = "fit"
@@ -95,11 +101,23 @@ KINDS: dict[str, set[str]] = {  # the keys each kind takes, besides name and kin
     "fit": {"model", "data", "epochs", "lr", "lr_end", "hidden", "race", "seed"},
     "gate": set(_GATE.split()),
     "export": {"model", "to"},
+    "onesided": {
+        "model",
+        "games",
+        "epsilon",
+        "configs",
+        "rounds",
+        "epochs",
+        "lr",
+        "hidden",
+        "seed",
+    },
 }
 REQUIRED = {"td": {"config"}, "prune": {"model"}, "data": {"model"}, "fit": {"model", "data"},
-            "gate": {"model", "against"}, "export": {"model", "to"}}  # fmt: skip
+            "gate": {"model", "against"}, "export": {"model", "to"}, "onesided": set()}  # fmt: skip
 MODEL_KINDS = ("td", "prune", "fit")
 DONE = "done.json"
+ONESIDED = "onesided.npz"  # an onesided step's result (copy it to models/doublet-onesided.npz)
 
 
 @dataclass(frozen=True)
@@ -260,6 +278,8 @@ class Pipeline:
         folder = self.folder(step)
         if step.kind in MODEL_KINDS:
             files = [folder / "model.npz"]
+        elif step.kind == "onesided":
+            files = [folder / ONESIDED]
         elif step.kind == "data":
             files = sorted(folder.glob("chunk-*.npz"))
         else:
@@ -363,6 +383,20 @@ class Pipeline:
                 argv += [f"--{key}", str(step.get(key))]
         self._call(prune.main, argv, f"step {step.name!r} (prune)")
         return {"model": str(out)}
+
+    def _onesided(self, step: Step) -> dict[str, Any]:
+        """The one-sided race net (doublet.training.onesided), resumed round by round."""
+        from doublet.training import onesided
+
+        out = self.folder(step) / ONESIDED
+        argv = ["fit", "--out", str(out), *(["--resume"] if out.exists() else [])]
+        if step.get("model") is not None:
+            argv += ["--model", str(self.model(step.get("model")))]
+        for key in ("games", "epsilon", "configs", "rounds", "epochs", "lr", "hidden", "seed"):
+            if step.get(key) is not None:
+                argv += [f"--{key}", str(step.get(key))]
+        self._call(onesided.main, argv, f"step {step.name!r} (onesided)")
+        return {"onesided": str(out)}
 
     def _data(self, step: Step) -> dict[str, Any]:
         from doublet.training import distill
@@ -542,7 +576,7 @@ def _summary(record: dict[str, Any]) -> str:
         return f"head to head {h['ppg']:+.4f} ± {h['se']:.4f} over {h['games']} games"
     if "chunks" in r:
         return f"{r['chunks']} chunks"
-    return str(r.get("model", "")) + f", {record.get('seconds', 0)} s"
+    return str(r.get("model", r.get("onesided", ""))) + f", {record.get('seconds', 0)} s"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
