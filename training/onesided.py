@@ -30,9 +30,10 @@ give the race's chances. This extends them past the home board with a net:
 
 Two sides' distributions combine into a race's chances (`race_probs`): the side on roll
 wins when it needs no more turns than the other, wins a gammon when it finishes before
-the other's first checker is off, and so on. This is not yet the engine's evaluator:
-benchmarks/race_judge.py --onesided PATH measures 0-ply choices made with it beside the
-race net's (benchmarks/HISTORY.md, session 24).
+the other's first checker is off, and so on. The engine's search values races this way
+(doublet.rules.onesided, with models/doublet-onesided.npz, made by this module);
+benchmarks/race_judge.py --onesided PATH measures the 0-ply choices a candidate makes
+beside the engine's (benchmarks/HISTORY.md, session 24).
 
 The file (written atomically after every round, so that ``--resume`` goes on from the
 last round completed) holds the net's arrays and ``meta`` (JSON: the settings, the
