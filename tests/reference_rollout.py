@@ -27,6 +27,7 @@ from doublet.core.board import CHECKERS, MY_OFF, OPP_OFF, flip, has_contact, out
 from doublet.cube import equity as E
 from doublet.cube.state import MAX_CUBE, CubeState
 from doublet.nn.eval import Model, evaluate
+from doublet.rules import onesided
 from doublet.rules.bearoff import bearoff_probs, is_bearoff
 from doublet.rules.movegen import legal_outcomes
 from doublet.search.searcher import Limits, Searcher
@@ -90,7 +91,12 @@ def value(b: np.ndarray, model: Model) -> np.ndarray:
     # none off and no checker in the other side's home board loses no backgammon. (Races
     # where a backgammon is still possible take the database's ZONE table, which this
     # reference does not restate: its trials must not reach one.)
-    p = without_impossible_gammons(b, evaluate(b, model))
+    if has_contact(b) or not onesided.present(tuple(onesided.shipped())):
+        p = without_impossible_gammons(b, evaluate(b, model))
+    else:  # a race: the one-sided race net's chances (tests/test_onesided.py holds it)
+        p = without_impossible_gammons(
+            b, onesided.race_probs(b[None], onesided.shipped())[0].astype(float)
+        )
     if not has_contact(b):
         mine_there = any(b[q] > 0 for q in range(19, 25))
         theirs_there = any(b[q] < 0 for q in range(1, 7))

@@ -15,8 +15,8 @@ review_game), and the .mat review that shares its per-decision judgement:
 - an Acey-Deucey game with the cube reviews (rolls again have no cube decision);
 - review() of tests/data/matches/*.mat gives exactly what it gave before its judgement
   was shared (tests/data/review_matches_ply0.json, saved before the change; saved again
-  with each new shipped model or change of the 0-ply value, last in session 21, for the
-  gammons the rules rule out: the figures are the model's).
+  with each new shipped model or change of the 0-ply value, last in session 24, for the
+  one-sided race net: the figures are the model's).
 All at 0 ply.
 """
 

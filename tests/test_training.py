@@ -717,8 +717,8 @@ def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) 
 
 def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The 0-ply value a rollout uses, plainly: a finished game, the bear-off database,
-    else the net, with no gammon for a side with a checker off and a race's backgammon
-    chances from the database's tables."""
+    else the net (in a race the one-sided race net), with no gammon for a side with a
+    checker off and a race's backgammon chances from the database's tables."""
     from doublet.rules.bearoff import bearoff_probs, is_bearoff
 
     r = outcome(b)
@@ -726,8 +726,23 @@ def _v0_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untype
         return np.array([r > 0, r >= 2, r >= 3, r <= -2, r <= -3], np.float64)
     if is_bearoff(b):
         return np.asarray(bearoff_probs(b), np.float64)
-    p = _net_reference(b, model)
-    return p if has_contact(b) else _race_backgammons_reference(b, p)
+    if has_contact(b):
+        return _net_reference(b, model)
+    return _race_backgammons_reference(b, _onesided_reference(b, model))
+
+
+def _onesided_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A race's win and gammon chances as the search has them: the shipped one-sided race
+    net's (doublet.rules.onesided, itself held to training's numpy forward pass in
+    tests/test_onesided.py), or the race net's without one; less the impossible gammons."""
+    from doublet.rules import onesided
+    from tests.reference import without_impossible_gammons
+
+    net = onesided.shipped()
+    if not onesided.present(tuple(net)):
+        return _net_reference(b, model)
+    p = onesided.race_probs(b[None], net)[0].astype(np.float64)
+    return without_impossible_gammons(b, p)
 
 
 def _net_reference(b: np.ndarray, model) -> np.ndarray:  # type: ignore[no-untyped-def]
