@@ -63,7 +63,7 @@ def test_home_configs_take_the_database_and_a_checker_off_ends_the_first_race() 
     def no_net(_: np.ndarray) -> None:
         raise AssertionError("a home config went to the net")
 
-    os = O.OneSided({}, {})
+    os = O.OneSided({})
     a, f = O._dists(configs, no_net, os.off, os.first)
     r = O._ranks(configs, _BINOM)
     np.testing.assert_array_equal(a[:, :32], db.off[r])
@@ -82,7 +82,7 @@ def test_value_iteration_step_is_the_definition_over_the_36_rolls() -> None:
     c = _cfg({7: 1, 1: 2}, off=12)
     db = database()
     problem = O.Problem(c[None])
-    os = O.OneSided({}, {})
+    os = O.OneSided({})
 
     def no_net(_: np.ndarray) -> None:
         raise AssertionError("every successor is in the home board")
@@ -112,7 +112,7 @@ def test_value_iteration_step_reproduces_the_database_in_the_home_board() -> Non
                                 off=int(B.CHECKERS - counts.sum())))  # fmt: skip
     configs = np.array(configs)
     problem = O.Problem(configs)
-    os = O.OneSided({}, {})
+    os = O.OneSided({})
     ta, _ = O.targets(lambda x: O._dists(x, None, os.off, os.first), problem, block=7)
     np.testing.assert_allclose(ta[:, :32], db.off[O._ranks(configs, _BINOM)], atol=1e-5)
 

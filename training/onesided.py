@@ -60,14 +60,13 @@ from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open
 from doublet.core.jit import njit
 from doublet.nn.eval import command_line, default_model, model_for
+from doublet.rules import onesided as engine_onesided
 from doublet.rules.bearoff import _BINOM, _rank_counts, database, is_bearoff
 from doublet.rules.movegen import legal_outcomes
+from doublet.rules.onesided import FEATURES, KIND, TURNS
 from doublet.search.searcher import Limits, Searcher
 
-TURNS = 64  # the heads' bins: 0..63 turns (15 checkers on the 23 point need about 45)
-FEATURES = 23 * 4 + 4
 POINTS = np.arange(1, 24, dtype=np.float32)
-KIND = "doublet-onesided"
 
 
 # -- configs -------------------------------------------------------------------------------
@@ -166,9 +165,8 @@ class OneSided:
     """A saved net (numpy only: no torch needed to use it) with the database beside it:
     dists(configs) gives each config's two distributions."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
         self.a = {k: np.asarray(v, np.float32) for k, v in arrays.items()}
-        self.meta = meta
         db = database()
         n = db.off.shape[1]
         self.off = np.zeros((db.off.shape[0], TURNS), np.float32)
@@ -178,11 +176,8 @@ class OneSided:
 
     @classmethod
     def load(cls, path: str | Path) -> OneSided:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            if meta.get("kind") != KIND:
-                raise ValueError(f"{path} is not a one-sided race net")
-            return cls({k: z[k] for k in z.files if k != "meta"}, meta)
+        """The file as the engine reads it (doublet.rules.onesided.load checks it)."""
+        return cls(engine_onesided.load(path)._asdict())
 
     def net_dists(self, configs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         a = self.a
@@ -417,7 +412,7 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
         cf = cf[np.sort(rng.choice(len(cf), args.configs, replace=False))]
     problem = Problem(cf)
     print(f"{len(cf):,} configs, {len(problem.succ):,} successors", flush=True)
-    base = OneSided({}, {})  # the database's tables
+    base = OneSided({})  # the database's tables
     dists = _torch_dists(net, base.off, base.first)
     bar = tqdm(range(done, args.rounds), desc="rounds", unit="round", initial=done,
                total=args.rounds)  # fmt: skip

@@ -31,7 +31,6 @@ from doublet.core.board import MY_BAR, MY_OFF, MY_OUT, OPP_BAR, OPP_OFF, SIZE, S
 from doublet.core.dice import N_ROLLS, ROLL_WEIGHTS, ROLLS_21
 from doublet.core.files import atomic_open
 from doublet.core.jit import njit
-from doublet.rules import onesided
 from doublet.rules.movegen import Workspace, _outcomes
 
 N_POSITIONS = 54_264  # C(21, 6)
@@ -431,6 +430,8 @@ class Tables(NamedTuple):
 def tables(use: bool = True, use_onesided: bool = True) -> Tables:
     """The database's Tables (built or loaded once), with the shipped one-sided race net
     when use_onesided and there is one; or empty ones when not used."""
+    from doublet.rules import onesided  # it reads this module's tables: imported here
+
     if use:
         db = database()
         net = onesided.shipped() if use_onesided else onesided.empty()

@@ -38,6 +38,7 @@ import numpy as np
 from doublet.core.board import MY_OFF, OPP_OFF
 from doublet.core.errors import ModelError
 from doublet.core.jit import NO_REFCOUNT, njit
+from doublet.rules.bearoff import _BINOM, _rank_counts, database
 
 TURNS = 64
 FEATURES = 23 * 4 + 4
@@ -146,6 +147,19 @@ def _add_row(h, w, k, v):
 
 
 @njit(**NO_REFCOUNT)
+def _head(h, w, b, z, out):
+    """out = softmax(b + h's positive units times w); z: (TURNS,) float64 scratch."""
+    for t in range(TURNS):
+        z[t] = b[t]
+    for k in range(h.shape[0]):
+        v = h[k]
+        if v > 0.0:
+            for t in range(TURNS):
+                z[t] += v * w[k, t]
+    _softmax(z, out)
+
+
+@njit(**NO_REFCOUNT)
 def _net_dists(c, net, h1, h2, z, all_out, first_out):
     """The net's two distributions for config c (h1, h2: (H,) float32 scratch; z: (TURNS,)
     float64 scratch). The input rows are blocked by unit as doublet.training.onesided's
@@ -187,22 +201,8 @@ def _net_dists(c, net, h1, h2, z, all_out, first_out):
         v = h1[k]
         if v > 0.0:
             _add_row(h2, l2_w, k, v)
-    for t in range(TURNS):
-        z[t] = all_b[t]
-    for k in range(nh):
-        v = h2[k]
-        if v > 0.0:
-            for t in range(TURNS):
-                z[t] += v * all_w[k, t]
-    _softmax(z, all_out)
-    for t in range(TURNS):
-        z[t] = first_b[t]
-    for k in range(nh):
-        v = h2[k]
-        if v > 0.0:
-            for t in range(TURNS):
-                z[t] += v * first_w[k, t]
-    _softmax(z, first_out)
+    _head(h2, all_w, all_b, z, all_out)
+    _head(h2, first_w, first_b, z, first_out)
 
 
 @njit(**NO_REFCOUNT)
@@ -219,10 +219,10 @@ def _drop_zero(d):
 @njit(**NO_REFCOUNT)
 def _side_dists(c, net, off, first, binom, h1, h2, z, all_out, first_out):
     """Config c's two distributions: the database's in the home board (off, first:
-    doublet.rules.bearoff's tables, binom its ranks), else the net's without mass at 0
-    turns; the first a point mass at 0 once a checker is off."""
+    doublet.rules.bearoff's tables, binom its ranks: _rank_counts), else the net's
+    without mass at 0 turns; the first a point mass at 0 once a checker is off."""
     if _in_home(c):
-        r = _rank_home(c, binom)
+        r = _rank_counts(c[1:7], binom)
         for t in range(TURNS):
             all_out[t] = 0.0
             first_out[t] = 0.0
@@ -237,17 +237,6 @@ def _side_dists(c, net, off, first, binom, h1, h2, z, all_out, first_out):
         for t in range(TURNS):
             first_out[t] = 0.0
         first_out[0] = 1.0
-
-
-@njit(**NO_REFCOUNT)
-def _rank_home(c, binom):
-    """The database's rank of a config's points 1..6 (doublet.rules.bearoff._rank_counts)."""
-    s = -1
-    rank = 0
-    for k in range(6):
-        s += 1 + c[1 + k]
-        rank += binom[s, k + 1]
-    return rank
 
 
 @njit(**NO_REFCOUNT)
@@ -346,11 +335,9 @@ def race_probs_into(b, net, off, first, binom, cache, out):
 
 def race_probs(boards: np.ndarray, net: Net) -> np.ndarray:
     """(n, 5) float32: race_probs_into for each board (no backgammons: out[2], out[4] 0)."""
-    from doublet.rules.bearoff import _BINOM, database
-
-    db = database()
+    db, plain = database(), tuple(net)
     out = np.zeros((len(boards), 5), np.float32)
     cache = new_cache(8)
     for i, b in enumerate(np.asarray(boards, np.int8)):
-        race_probs_into(b, tuple(net), db.off, db.first, _BINOM, cache, out[i])
+        race_probs_into(b, plain, db.off, db.first, _BINOM, cache, out[i])
     return out
