@@ -44,7 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.fair_judge import JUDGE, FairJudge  # noqa: E402
+from benchmarks.fair_judge import BLUNDER, JUDGE, FairJudge, paired  # noqa: E402
 from benchmarks.vs_gnubg import (  # noqa: E402
     MISSING,
     NORMAL_FILTER,
@@ -109,14 +109,6 @@ def _row(name: str, times: list[float], losses: list[float], outside: int,
             f"{1e3 * statistics.mean(times):>10.3f}{loss:>12}{outside:>15}")  # fmt: skip
 
 
-BLUNDER = 0.05  # a decision losing more than this (equity) is a blunder
-
-
-def _paired(d: np.ndarray) -> str:
-    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return f"{1000 * d.mean():+.3f} ± {1000 * se:.3f}"
-
-
 def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudge,
                 worst: int) -> list[str]:  # fmt: skip
     """The fair judge's tables (issue 24): every legal play valued by gnubg 1.07 at 2 ply.
@@ -138,7 +130,7 @@ def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudg
                 continue
             a, b = mine[idx], g0[idx]
             out.append(f"{'Doublet ' + str(ply) + '-ply':<18}{cls:<10}{idx.sum():>6}"
-                       f"{1000 * a.mean():>9.3f}{1000 * b.mean():>9.3f}{_paired(a - b):>20}"
+                       f"{1000 * a.mean():>9.3f}{1000 * b.mean():>9.3f}{paired(a - b):>20}"
                        f"{int((a > BLUNDER).sum()):>10}{int((b > BLUNDER).sum()):>9}")  # fmt: skip
     deep = max(chosen)
     mine = np.array([judge.loss(c, a) for c, a in zip(cases, chosen[deep], strict=True)])

@@ -25,10 +25,22 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
 JUDGE = DATA / "gnubg2_all_refset.jsonl.gz"
 PARTS = DATA / "judge-parts"
+
+
+BLUNDER = 0.05  # a decision losing more than this (equity) is a blunder
+
+
+def paired(d: np.ndarray) -> str:
+    """A paired difference of losses (equity units, decision by decision) in mEq: its mean
+    ± its standard error."""
+    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return f"{1000 * d.mean():+.3f} ± {1000 * se:.3f}"
 
 
 def decisions() -> list[dict]:

@@ -53,6 +53,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.fair_judge import BLUNDER, paired  # noqa: E402
 from doublet.core import board as B  # noqa: E402
 from doublet.core.dice import ROLLS_21  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
@@ -62,7 +63,6 @@ from doublet.rules.movegen import legal_outcomes  # noqa: E402
 from doublet.search.searcher import ROOT_KEEP, ROOT_WIDTH, Limits, Searcher  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "race_judge.jsonl.gz"
-BLUNDER = 0.05
 ROLLS_PER_POSITION = 6
 RANDOM_PLAYS = 0.15
 
@@ -163,11 +163,6 @@ def build(args: argparse.Namespace) -> None:
     print(f"wrote {DATA} ({DATA.stat().st_size:,} bytes)")
 
 
-def _paired(d: np.ndarray) -> str:
-    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return f"{d.mean():+.3f} ± {se:.3f}"
-
-
 def _report(title: str, d: np.ndarray, g0: np.ndarray, buckets: dict[str, np.ndarray]) -> None:
     print(title)
     for name, sel in [("all", np.ones(len(d), bool)), *buckets.items()]:
@@ -175,7 +170,7 @@ def _report(title: str, d: np.ndarray, g0: np.ndarray, buckets: dict[str, np.nda
             continue
         blunders = f"{(d[sel] > 1000 * BLUNDER).sum()} / {(g0[sel] > 1000 * BLUNDER).sum()}"
         print(f"  {name:<20}{sel.sum():>6}{d[sel].mean():>9.3f}{g0[sel].mean():>9.3f}"
-              f"{_paired(d[sel] - g0[sel]):>17}{blunders:>11}")  # fmt: skip
+              f"{paired((d[sel] - g0[sel]) / 1000):>17}{blunders:>11}")  # fmt: skip
 
 
 def onesided_losses(cases: list[dict], best: np.ndarray, model: Any, path: str) -> np.ndarray:
