@@ -58,6 +58,7 @@ from doublet.formats.ids import (
     board_from_json,
     board_from_position_id,
     board_to_json,
+    decode_match_id,
     format_xgid,
     parse_position,
     parse_xgid,
@@ -689,3 +690,29 @@ def test_parse_position_errors() -> None:
     raises(parse_position, None, match=["got NoneType"])
     raises(parse_position, [0] * 26, match=["got list"])
     raises(parse_position, START_ID + ":cAk", match=["match ID 'cAk'", "12 base64"])
+
+
+def _with_field(match_id: str, start: int, n: int, value: int) -> str:
+    """match_id with bits start..start+n-1 set to value (gnubg's layout, low bit first)."""
+    raw = int.from_bytes(base64.b64decode(match_id), "little")
+    raw = (raw & ~(((1 << n) - 1) << start)) | (value << start)
+    return base64.b64encode(raw.to_bytes(9, "little")).decode()
+
+
+def test_match_id_game_states() -> None:
+    # cAkAAAAAAAAA: money, player 1 on roll, the game being played (state 1).
+    for state in (0, 1):
+        meta = parse_position(START_ID + ":" + _with_field("cAkAAAAAAAAA", 8, 3, state))[2]
+        assert meta["gnubg_match"]["state"] == state
+    for state, words in ((2, "over"), (3, "resignation"), (4, "dropped double")):
+        with pytest.raises(InvalidPositionError, match=f"game is .*{words}.* no decision"):
+            parse_position(START_ID + ":" + _with_field("cAkAAAAAAAAA", 8, 3, state))
+    for state in (5, 6, 7):
+        with pytest.raises(InvalidPositionError, match=f"game state code {state} does not exist"):
+            decode_match_id(_with_field("cAkAAAAAAAAA", 8, 3, state))
+    # A double offered with the dice rolled (4-2 in bits 15-20): no game reaches it.
+    rolled = _with_field(_with_field("cAkAAAAAAAAA", 15, 3, 4), 18, 3, 2)
+    assert decode_match_id(rolled)["dice"] == (4, 2)
+    with pytest.raises(InvalidPositionError, match="double is offered and the dice"):
+        decode_match_id(_with_field(rolled, 12, 1, 1))
+    assert decode_match_id(_with_field("cAkAAAAAAAAA", 12, 1, 1))["doubled"] == 1

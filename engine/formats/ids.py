@@ -789,6 +789,11 @@ def _clip(text: str, n: int = 60) -> str:
     return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
 
 
+# gnubg's game states, by the code a Match ID holds (bits 8-10).
+GAME_STATES = ("no game", "playing", "over", "over by resignation", "over by a dropped double")
+PLAYING = 1
+
+
 def decode_match_id(text: str) -> dict[str, Any]:
     """The fields of a GNU Backgammon Match ID (12 base64 characters: 66 bits, least
     significant bit of the first byte first, as gnubg writes them): ``cube`` (the value),
@@ -808,9 +813,16 @@ def decode_match_id(text: str) -> dict[str, Any]:
     owner = field(4, 2)
     if owner == 2:
         raise InvalidPositionError(f"match ID {text!r}: cube owner code 2 does not exist")
+    state = field(8, 3)
+    if state >= len(GAME_STATES):
+        raise InvalidPositionError(f"match ID {text!r}: game state code {state} does not exist "
+                                   "(gnubg writes 0 to 4)")  # fmt: skip
     d1, d2 = field(15, 3), field(18, 3)
     if (d1 == 0) != (d2 == 0) or d1 > 6 or d2 > 6:
         raise InvalidPositionError(f"match ID {text!r}: dice {d1}-{d2} are not a roll")
+    if d1 and field(12, 1):
+        raise InvalidPositionError(f"match ID {text!r}: a double is offered and the dice are "
+                                   "rolled: no game reaches that")  # fmt: skip
     length = field(21, 15)
     score = (field(36, 15), field(51, 15))
     if length and max(score) >= length:
@@ -821,7 +833,7 @@ def decode_match_id(text: str) -> dict[str, Any]:
         "owner": -1 if owner == 3 else owner,
         "on_roll": field(6, 1),
         "crawford": field(7, 1),
-        "state": field(8, 3),
+        "state": state,
         "turn": field(11, 1),
         "doubled": field(12, 1),
         "resigned": field(13, 2),
@@ -872,6 +884,11 @@ def parse_position(
             )
         board = board_from_position_id(parts[0])
         fields = decode_match_id(match_id)
+        if fields["state"] > PLAYING:
+            raise InvalidPositionError(
+                f"match ID {match_id!r} says the game is {GAME_STATES[fields['state']]}: "
+                "there is no decision left in it to analyse"
+            )
         meta = {"format": "gnubg", "match_id": match_id, "gnubg_match": fields,
                 "roll": fields["dice"]}  # fmt: skip
         fmt = "gnubg Position ID"
