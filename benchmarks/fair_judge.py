@@ -71,6 +71,33 @@ class FairJudge:
         return self.best[case["case"]] - min(self.table[case["case"]].values())
 
 
+def run_judges(rows: list[dict], folder: Path, prefix: str, workers: int, binary: str,
+               ply: int = 2) -> list[Path]:  # fmt: skip
+    """Value rows ({"case", "legal"}) in `workers` processes of Debian's gnubg 1.07
+    running benchmarks/gnubg_judge.py at `ply`, each its share of the rows (folder /
+    in-PREFIX-W.jsonl) into folder / out-PREFIX-W.jsonl, with a progress line; their
+    output files, or [] when a process failed."""
+    procs, outs = [], []
+    for w in range(workers):
+        share = rows[w::workers]
+        if not share:
+            continue
+        src, dst = folder / f"in-{prefix}{w}.jsonl", folder / f"out-{prefix}{w}.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in share))
+        env = {**os.environ, "GNUBG_JUDGE_IN": str(src), "GNUBG_JUDGE_OUT": str(dst),
+               "GNUBG_JUDGE_PLY": str(ply)}  # fmt: skip
+        procs.append(subprocess.Popen([binary, "-t", "-q", "-r", "-p",
+                                       str(ROOT / "benchmarks" / "gnubg_judge.py")], env=env,
+                                      stdout=subprocess.DEVNULL))  # fmt: skip
+        outs.append(dst)
+    while any(p.poll() is None for p in procs):
+        time.sleep(5)
+        n = sum(len(o.read_text().splitlines()) for o in outs if o.exists())
+        print(f"\r{ply} ply: {n} / {len(rows)} decisions", end="", flush=True)
+    print()
+    return [] if any(p.returncode for p in procs) else outs
+
+
 def build(workers: int, binary: str) -> None:
     PARTS.mkdir(parents=True, exist_ok=True)
     todo = decisions()
@@ -82,27 +109,8 @@ def build(workers: int, binary: str) -> None:
     todo = [c for c in todo if c["case"] not in done]
     print(f"{len(done)} decisions judged already, {len(todo)} to go "
           f"({sum(len(c['legal']) for c in todo)} positions at 2 ply)", flush=True)  # fmt: skip
-    procs = []
-    stamp = int(time.time())
-    for w in range(workers):
-        share = todo[w::workers]
-        if not share:
-            continue
-        src = PARTS / f"in-{stamp}-{w}.jsonl"
-        src.write_text("".join(json.dumps({"case": c["case"], "legal": c["legal"]}) + "\n"
-                               for c in share))  # fmt: skip
-        env = {**os.environ, "GNUBG_JUDGE_IN": str(src),
-               "GNUBG_JUDGE_OUT": str(PARTS / f"out-{stamp}-{w}.jsonl")}  # fmt: skip
-        procs.append(subprocess.Popen([binary, "-t", "-q", "-r", "-p",
-                                       str(ROOT / "benchmarks" / "gnubg_judge.py")], env=env,
-                                      stdout=subprocess.DEVNULL))  # fmt: skip
-    total = len(todo)
-    while any(p.poll() is None for p in procs):
-        time.sleep(10)
-        n = sum(len(p.read_text().splitlines()) for p in PARTS.glob(f"out-{stamp}-*.jsonl"))
-        print(f"\r{n} / {total} decisions", end="", flush=True)
-    print()
-    if any(p.returncode for p in procs):
+    rows = [{"case": c["case"], "legal": c["legal"]} for c in todo]
+    if not run_judges(rows, PARTS, f"{int(time.time())}-", workers, binary):
         raise SystemExit("a gnubg process failed; run build again to continue")
     rows: dict[int, dict] = {}
     for part in PARTS.glob("out-*.jsonl"):

@@ -41,7 +41,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,7 +52,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.fair_judge import BLUNDER, paired  # noqa: E402
+from benchmarks.fair_judge import BLUNDER, paired, run_judges  # noqa: E402
 from doublet.core import board as B  # noqa: E402
 from doublet.core.dice import ROLLS_21  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
@@ -117,24 +116,10 @@ def decisions(selfplay: int, seed: int) -> list[dict]:
 
 def judge(cases: list[dict], ply: int, workers: int, binary: str) -> list[list[float]]:
     """gnubg 1.07's equities (ply) after every legal play of each case."""
+    rows = [{"case": i, "legal": c["legal"]} for i, c in enumerate(cases)]
     with tempfile.TemporaryDirectory() as tmp:
-        procs, outs = [], []
-        for w in range(workers):
-            src, dst = Path(tmp) / f"in-{w}.jsonl", Path(tmp) / f"out-{w}.jsonl"
-            src.write_text("".join(json.dumps({"case": i, "legal": cases[i]["legal"]}) + "\n"
-                                   for i in range(w, len(cases), workers)))  # fmt: skip
-            env = {**os.environ, "GNUBG_JUDGE_IN": str(src), "GNUBG_JUDGE_OUT": str(dst),
-                   "GNUBG_JUDGE_PLY": str(ply)}  # fmt: skip
-            procs.append(subprocess.Popen([binary, "-t", "-q", "-r", "-p",
-                                           str(ROOT / "benchmarks" / "gnubg_judge.py")],
-                                          env=env, stdout=subprocess.DEVNULL))  # fmt: skip
-            outs.append(dst)
-        while any(p.poll() is None for p in procs):
-            time.sleep(5)
-            done = sum(len(o.read_text().splitlines()) for o in outs if o.exists())
-            print(f"\r{ply} ply: {done} / {len(cases)} decisions", end="", flush=True)
-        print()
-        if any(p.returncode for p in procs):
+        outs = run_judges(rows, Path(tmp), "", workers, binary, ply)
+        if not outs:
             raise SystemExit("a gnubg process failed")
         found: dict[int, list[float]] = {}
         for o in outs:
@@ -210,9 +195,11 @@ def run(args: argparse.Namespace) -> None:
           f"{os.getloadavg()[0]:.2f}; {len(cases)} race decisions; command: "
           f"{' '.join(sys.argv)}")  # fmt: skip
     print(f"{'':<22}{'n':>6}{'Doublet':>9}{'gnubg 0':>9}{'difference':>17}{'blunders':>11}")
+    prune_all = None if args.prune_all is None else args.prune_all == "yes"
     for ply in args.plies:
         searcher = Searcher(model)
-        limits = Limits(ply=ply, root_keep=args.root_keep, root_width=args.root_width)
+        limits = Limits(ply=ply, root_keep=args.root_keep, root_width=args.root_width,
+                        prune_all=prune_all)  # fmt: skip
         mine, times = [], []
         for c, b in zip(cases, best, strict=True):
             board = board_from_position_id(c["pid"])
@@ -244,6 +231,8 @@ def main() -> None:
     ap.add_argument("--model", help="model .npz (default: the shipped one)")
     ap.add_argument("--root-keep", type=int, default=ROOT_KEEP)
     ap.add_argument("--root-width", type=float, default=ROOT_WIDTH)
+    ap.add_argument("--prune-all", choices=("yes", "no"), default=None,
+                    help="prune races too (default: the search's, at 1 ply only)")  # fmt: skip
     ap.add_argument("--onesided", metavar="PATH",
                     help="also choose at 0 ply with this one-sided race net "
                     "(python -m doublet.training.onesided)")  # fmt: skip
