@@ -171,8 +171,10 @@ def test_a_cube_decision_document() -> None:
     # No decision when the opponent owns the cube or in the Crawford game.
     doc = cube_document(pos, CubeState.money(2, "opponent"), ply=0)
     assert doc["double"] is False and doc["take"] is None and doc["equities"]["double_take"] is None
+    assert doc["optimal"] == doc["equities"]["no_double"]  # documented in every reply
     doc = cube_document(pos, CubeState.match(5, away=(1, 3), crawford=True), ply=0)
     assert doc["action"] == "No double available (the Crawford game: nobody may double)"
+    assert doc["optimal"] == doc["equities"]["no_double"]
     # A post-Crawford trailer doubles at once.
     doc = cube_document(pos, CubeState.match(5, away=(3, 1)), ply=1)
     assert doc["double"] is True and doc["take"] is True

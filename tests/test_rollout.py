@@ -310,6 +310,10 @@ def test_the_position_documents_cube_decision_is_rolled_out_with_the_cube() -> N
     owned = rollout_document(p, settings=s, state=CubeState.money(2, "opponent"))
     assert owned["cube"]["take"] is None and owned["cube"]["equities"]["double_take"] is None
     assert "the opponent owns the cube" in owned["cube"]["action"]
+    assert owned["cube"]["optimal"] == owned["cube"]["equities"]["no_double"]
+    janowski = rollout_document(p, settings=RolloutSettings(trials=72, truncate=5, seed=1),
+                                state=CubeState.money(2, "opponent"))  # fmt: skip
+    assert janowski["cube"]["optimal"] == janowski["cube"]["equities"]["no_double"]
     cubeless = rollout_document(p, settings=RolloutSettings(trials=72, truncate=5, seed=1))
     assert cubeless["cube"]["method"] == "janowski" and cubeless["equity"] == doc["equity"]
     assert "Janowski, from the cubeless rollout" in render(cubeless)

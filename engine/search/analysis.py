@@ -217,6 +217,7 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
                 "double_take": None,
                 "double_pass": None,
             },
+            "optimal": round(a.no_double, 6),  # no choice: the equity of playing on
         }
         if a.no_double_mwc is not None:
             doc["mwc"] = {"no_double": round(a.no_double_mwc, 6), "double_take": None,

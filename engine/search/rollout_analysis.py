@@ -136,7 +136,8 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
         doc: dict[str, Any] = {"double": False, "take": None,
                                "action": f"No double available ({state.why_no_double()})",
                                "equities": {"no_double": round(decision.no_double, 6),
-                                            "double_take": None, "double_pass": None}}  # fmt: skip
+                                            "double_take": None, "double_pass": None},
+                               "optimal": round(decision.no_double, 6)}  # fmt: skip
         doc["equities_se"] = {"no_double": round(_se1(_linear(nd, values)[1]), 6)}
     else:
         doc = decision.to_json()
@@ -166,6 +167,7 @@ def _cube_rolled(t: Trials, state: CubeState) -> dict[str, Any]:
                "action": f"No double available ({state.why_no_double()})",
                "equities": {"no_double": round(float(nd.mean()), 6), "double_take": None,
                             "double_pass": None},
+               "optimal": round(float(nd.mean()), 6),
                "equities_se": {"no_double": round(_se1(nd), 6)}}  # fmt: skip
         if state.is_match:
             doc["mwc"] = {"no_double": round(float(v[:, 0].mean()), 6), "double_take": None,
