@@ -44,6 +44,22 @@ def test_moves_text_and_json() -> None:
     assert [p["play"] for p in doc["plays"]].count("24/13") == 1 and len(doc["plays"]) == 7
 
 
+def test_moves_takes_an_ids_own_roll_and_says_what_an_id_cannot_hold() -> None:
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"
+    r = run("moves", xgid)
+    assert r.returncode == 0 and "roll 3-1" in r.stdout and "16 legal plays" in r.stdout
+    assert "roll 6-5" in run("moves", xgid, "6", "5").stdout  # the dice given win
+    r = run("moves", xgid.replace(":31:", ":00:"))
+    assert r.returncode == 2 and "carries no roll of its own, so give D1 D2" in r.stderr
+    assert run("moves", "4HPwATDgc/ABMA", "6").returncode == 2
+    # A gnubg ID read as Acey-Deucey: the note, and both sides in the heading.
+    r = run("moves", "4HPwATDgc/ABMA", "6", "5", "--variant", "acey-deucey")
+    assert r.returncode == 0 and "note: a gnubg Position ID carries no unentered" in r.stdout
+    assert "position mover 000000503" in r.stdout and " opponent 000000503" in r.stdout
+    r = run("moves", "4HPwATDgc/ABMA", "6", "5", "--variant", "acey-deucey", "--json")
+    assert "unentered" in json.loads(r.stdout)["note"]
+
+
 def test_moves_batch_goes_on_after_a_bad_line() -> None:
     lines = [
         {"position": "4HPwATDgc/ABMA", "dice": [3, 1]},

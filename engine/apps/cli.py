@@ -123,27 +123,39 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
             if src is not sys.stdin:
                 src.close()
         return 0
-    if args.position is None or args.dice is None or len(args.dice) != 2:
-        raise DoubletError("usage: doublet moves POSITION D1 D2 (or --batch FILE)")
-    pos = Position.parse(args.position, args.variant)
+    usage = "usage: doublet moves POSITION [D1 D2] (or --batch FILE)"
+    if args.position is None or len(args.dice or []) not in (0, 2):
+        raise DoubletError(usage)
+    board, variant, meta = parse_position(args.position, args.variant)
+    pos = Position.checked(board, variant)
     check_in_play(pos.board, pos.variant)
-    d1, d2 = protocol.dice(args.dice)
+    roll = protocol.dice(args.dice) if args.dice else meta.get("roll")
+    if not roll:
+        raise DoubletError(f"{usage}: the position carries no roll of its own, so give D1 D2")
+    d1, d2 = roll
     if args.json:
         doc = {
             "position": pos.to_json(),
             "dice": [d1, d2],
             "plays": protocol.moves(pos, (d1, d2)),
         }
+        if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
+            doc["note"] = meta["note"]
         out.write(json.dumps(doc) + "\n")
         return 0
     plays = pos.plays(d1, d2)
     name = B.VARIANT_NAMES[pos.variant]
-    where = pos.id() if pos.variant == B.STANDARD else json.dumps(pos.to_json()["mover"])
+    if pos.variant == B.STANDARD:
+        where = pos.id()
+    else:
+        mover, opponent = B.counts(pos.board)
+        where = f"mover {_hex(mover)} opponent {_hex(opponent)}"
     mine, theirs = pos.pip_counts()
     legal = [p for p in plays if p.notation]
     out.write(
         f"{name} position {where}, roll {d1}-{d2}; pips {mine} (on roll) vs {theirs}\n"
-        f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}"
+        + (f"note: {meta['note']}\n" if meta.get("note") else "")
+        + f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}"
         f"{'' if legal else ': no checker can move'}\n"
     )
     width = max([len(p.notation) for p in legal] + [4])
@@ -597,7 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
         '({"position": ..., "dice": [d1, d2]}) and writes one JSON reply a line.',
     )
     m.add_argument("position", nargs="?", help="gnubg Position ID, XGID or JSON board")
-    m.add_argument("dice", nargs="*", help="the two dice, e.g. 3 1")
+    m.add_argument("dice", nargs="*", help="the two dice, e.g. 3 1 (default: an XGID's or "
+                   "Match ID's own roll)")  # fmt: skip
     m.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
     m.add_argument("--json", action="store_true", help="one JSON object instead of text")
     m.add_argument("--batch", metavar="FILE", help="JSON lines in ('-' for stdin), JSON lines out")
