@@ -209,6 +209,15 @@ def test_analyse_cube_flags(model: str) -> None:
     assert (
         crawford["cube"]["action"] == "No double available (the Crawford game: nobody may double)"
     )
+    # An XGID's Crawford flag holds while a side is 1-away: a score that has none drops it.
+    xgid = ("analyse", "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:4:2:1:5:10", "--ply", "0",
+            "--json", "--model", model)  # fmt: skip
+    for flags, match in ((("--away", "1", "2"), {"length": 5, "away": [1, 2], "crawford": True}),
+                         (("--match", "7", "--away", "3", "3"),
+                          {"length": 7, "away": [3, 3], "crawford": False})):  # fmt: skip
+        r = run(*xgid, *flags)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["cube"]["state"]["match"] == match
 
 
 @pytest.mark.parametrize(

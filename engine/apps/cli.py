@@ -333,7 +333,10 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
                 raise DoubletError(f"--match {length} needs the score: --score A B (points "
                                    "won by the side on roll, then the opponent) or --away A B "
                                    "(points each still needs)")  # fmt: skip
-            crawford = base.crawford if args.crawford is None else args.crawford
+            crawford = args.crawford
+            if crawford is None:  # the position's own flag, while a side is 1-away
+                away = from_request({"match": {"length": length, **pair}}).away
+                crawford = base.crawford and 1 in away
             req["match"] = {"length": length, "crawford": bool(crawford), **pair}
     elif args.crawford is not None:
         if not base.is_match:
