@@ -510,7 +510,7 @@ def test_format_xgid_errors() -> None:
     raises(XGID, STARTING[:20], match=["shape (30,)"])
     raises(XGID, [0] * 30, match=["int8 array", "list"])
     raises(xgid_dice, 42, match=["XGID or its text"])
-    raises(parse_xgid, 42, match=["an XGID is a string", "int"])
+    raises(parse_xgid, 42, match=["an XGID is a string, got 42"])
 
 
 def raw_id(opponent: list[int], on_roll: list[int]) -> str:
@@ -536,7 +536,7 @@ def test_gnubg_id_errors() -> None:
     raises(board_from_position_id, START_ID[:-1], match=["14 characters", "got 13"])
     raises(board_from_position_id, START_ID + "A", match=["14 characters", "got 15"])
     raises(board_from_position_id, "4HPwATDgc/AB*A", match=["outside base64"])
-    raises(board_from_position_id, 12, match=["is a string", "int"])
+    raises(board_from_position_id, 12, match=["is a string, got 12"])
     sixteen = [16] + [0] * 24
     raises(
         board_from_position_id,
@@ -583,7 +583,7 @@ def side_with(**points: Any) -> list[Any]:
 
 JSON_ERRORS: list[tuple[Any, list[str]]] = [
     ('{"variant": "standard", ', ["does not parse", "line 1"]),
-    ("[1, 2]", ["must be an object", "list"]),
+    ("[1, 2]", ["must be an object", "got [1, 2]"]),
     (json_board(colour="white"), ["unknown keys", "colour"]),
     ({"variant": "standard", "mover": [0] * 26}, ["no 'opponent'"]),
     ({"variant": "standard", "opponent": [0] * 26}, ["no 'mover'"]),
@@ -591,7 +591,7 @@ JSON_ERRORS: list[tuple[Any, list[str]]] = [
     (json_board(variant=0), ["'variant' must be", "0"]),
     ({"mover": [0] * 26, "opponent": [0] * 26}, ["no 'variant'"]),
     (json_board(mover=[0] * 25), ["'mover' must be a list of 26", "a list of 25"]),
-    (json_board(opponent="x"), ["'opponent' must be a list of 26", "str"]),
+    (json_board(opponent="x"), ["'opponent' must be a list of 26", 'got "x"']),
     (json_board(mover=side_with(p6=1.0)), ["mover[6] (point 6 of the mover)", "integer", "1.0"]),
     (json_board(mover=side_with(p6=True)), ["mover[6]", "integer", "True"]),
     (json_board(opponent=side_with(p25=-1)), ["opponent[25] (bar)", "negative"]),
@@ -686,9 +686,10 @@ def test_parse_position_errors() -> None:
     neither = ["not a position", "gnubg Position ID", "XGID", "JSON board"]
     for text in ("", "   ", "hello", START_ID + "AB", "4HPwATDgc/AB"):
         raises(parse_position, text, match=neither)
-    raises(parse_position, 14, match=["got int"])
-    raises(parse_position, None, match=["got NoneType"])
-    raises(parse_position, [0] * 26, match=["got list"])
+    # A bad value is shown as its JSON, as the engine protocol's messages show it.
+    raises(parse_position, 14, match=["got 14"])
+    raises(parse_position, None, match=["got null"])
+    raises(parse_position, [0] * 26, match=["got [0, 0, 0,"])
     raises(parse_position, START_ID + ":cAk", match=["match ID 'cAk'", "12 base64"])
 
 

@@ -349,6 +349,23 @@ def test_checked_keys_and_echoed_ids() -> None:
                                     "workers": 0})["error"]  # fmt: skip
 
 
+def test_values_are_checked_by_their_json_type_and_shown_as_json() -> None:
+    """A die is a number, not a string (as "ply" is); a bad value is shown as its JSON."""
+    s = Session()
+    for dice, shown in ((["3", 1], '"3"'), ([" 3", 1], '" 3"'), ([3.0, 1], "3.0")):
+        err = s.answer({"cmd": "best", "position": START, "dice": dice})["error"]
+        assert err == f"a die must be a number from 1 to 6, got {shown}"
+    cases = (({"cmd": "moves", "position": None, "dice": [3, 1]}, "got null"),
+             ({"cmd": "cube", "position": START, "cube": {"value": 2, "owner": "me"}},
+              'got "me"'),
+             ({"cmd": "cube", "position": START, "match": {"length": 7, "away": [2, 4],
+                                                          "crawford": 1}}, "got 1"),
+             ({"cmd": "rollout", "position": START, "until_se": -1.0}, "got -1.0"),
+             ({"cmd": "cube", "position": START, "jacoby": "yes"}, 'got "yes"'))  # fmt: skip
+    for req, words in cases:
+        assert words in s.answer(req)["error"], req
+
+
 def test_an_internal_error_keeps_the_id(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(self: Session, req: Any) -> dict[str, Any]:
         raise RuntimeError("boom")

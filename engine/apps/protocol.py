@@ -22,7 +22,7 @@ from typing import Any
 from doublet import __version__
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANTS
-from doublet.core.errors import DoubletError, InvalidDiceError
+from doublet.core.errors import DoubletError, InvalidDiceError, shown
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.position import Position
@@ -147,25 +147,18 @@ class Bounds:
 ENGINE_LIMITS = Bounds()
 
 
-def shown(v: Any, n: int) -> str:
-    """A request's value as its JSON (a string in quotes: "2" is not 2), cut to n."""
-    try:
-        text = json.dumps(v)
-    except (TypeError, ValueError):
-        text = str(v)
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def dice(values: Any) -> tuple[int, int]:
+def dice(values: Any, text: bool = False) -> tuple[int, int]:
+    """Two dice from a request's JSON (two numbers), or with `text` from the command
+    line's words ("3" "1"); InvalidDiceError naming the bad one."""
     if not isinstance(values, (list, tuple)) or len(values) != 2:
         raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {shown(values, 40)}")
     out = []
     for v in values:
-        if isinstance(v, str):
-            v = v.strip()
-            if not (v.isascii() and v.isdigit() and len(v) <= 2):
+        if text and isinstance(v, str):
+            word = v.strip()
+            if not (word.isascii() and word.isdigit() and len(word) <= 2):
                 raise InvalidDiceError(f"a die must be a number from 1 to 6, got {v[:20]!r}")
-            v = int(v)
+            v = int(word)
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
             raise InvalidDiceError(f"a die must be a number from 1 to 6, got {shown(v, 20)}")
         out.append(v)

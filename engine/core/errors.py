@@ -3,8 +3,23 @@
 Bad input from a user is a DoubletError (a ValueError), which the front ends print as
 one line ``doublet: error: ...``; its kinds say what was bad. The other two are for
 programs: ApiError carries an HTTP status (doublet serve) and WorkerError reports a
-worker process that died (training).
+worker process that died (training). ``shown`` writes a bad value into a message.
 """
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def shown(v: Any, n: int = 40) -> str:
+    """A value a user gave, for a message: as its JSON (a string in quotes: "2" is not 2),
+    cut to n characters."""
+    try:
+        text = json.dumps(v)
+    except (TypeError, ValueError):
+        text = str(v)
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 class DoubletError(ValueError):

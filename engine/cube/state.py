@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from doublet.core.errors import CubeError
+from doublet.core.errors import CubeError, shown
 from doublet.formats.ids import format_xgid
 
 OWNERS = ("centered", "mover", "opponent")
@@ -50,11 +50,11 @@ class CubeState:
         v = self.value
         if not is_cube_value(v):
             raise CubeError(
-                f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {v!r}"
+                f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {shown(v)}"
             )
         if self.owner not in OWNERS:
             raise CubeError(
-                f"the cube owner must be one of {', '.join(OWNERS)}, got {self.owner!r}"
+                f"the cube owner must be one of {', '.join(OWNERS)}, got {shown(self.owner)}"
             )
         if v > 1 and self.owner == "centered":
             raise CubeError(f"a cube at {v} has been turned, so one side owns it (owner "
@@ -63,7 +63,9 @@ class CubeState:
             raise CubeError("a cube at 1 has not been turned: it is centered")
         n = self.length
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise CubeError(f"the match length must be a whole number >= 1 (0: money), got {n!r}")
+            raise CubeError(
+                f"the match length must be a whole number >= 1 (0: money), got {shown(n)}"
+            )
         away = tuple(self.away)
         object.__setattr__(self, "away", away)
         if n == 0:
@@ -77,7 +79,7 @@ class CubeState:
             raise CubeError(f"matches are supported up to {MAX_LENGTH} points (the match "
                             f"equity table's size), got {n}")  # fmt: skip
         if len(away) != 2 or any(isinstance(a, bool) or not isinstance(a, int) for a in away):
-            raise CubeError(f"away is two whole numbers (mover, opponent), got {self.away!r}")
+            raise CubeError(f"away is two whole numbers (mover, opponent), got {shown(self.away)}")
         for who, a in zip(("mover", "opponent"), away, strict=True):
             if not 1 <= a <= n:
                 raise CubeError(f"the {who} needs 1..{n} points in a {n}-point match, got "
@@ -246,7 +248,7 @@ def away_from_score(length: int, score: Any) -> tuple[int, int]:
     not two whole numbers below the match length."""
     pair = isinstance(score, (list, tuple)) and len(score) == 2
     if not (pair and all(type(s) is int and s >= 0 for s in score)):  # bool is no score
-        raise CubeError(f"the score is two whole numbers >= 0, got {score!r}")
+        raise CubeError(f"the score is two whole numbers >= 0, got {shown(score)}")
     if max(score) >= length:
         raise CubeError(f"a score of {score[0]}-{score[1]} ends a {length}-point match")
     return (length - score[0], length - score[1])
@@ -261,7 +263,9 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     if "cube" in req and req["cube"] is not None:
         cube = req["cube"]
         if not isinstance(cube, Mapping):
-            raise CubeError(f'\'cube\' is an object {{"value": 2, "owner": "mover"}}, got {cube!r}')
+            raise CubeError(
+                f'\'cube\' is an object {{"value": 2, "owner": "mover"}}, got {shown(cube)}'
+            )
         unknown = set(cube) - {"value", "owner"}
         if unknown:
             raise CubeError(f"'cube' has unknown keys {sorted(unknown)}: use value and owner")
@@ -269,7 +273,7 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
         fields["owner"] = cube.get("owner", "centered" if fields["value"] == 1 else s.owner)
         v = fields["value"]
         if "owner" not in cube and is_cube_value(v) and v > 1 and fields["owner"] == "centered":
-            raise CubeError(f"a cube at {fields['value']!r} has been turned: say who owns it "
+            raise CubeError(f"a cube at {shown(fields['value'])} has been turned: say who owns it "
                             '("owner": "mover" or "opponent")')  # fmt: skip
     if "match" in req:
         m = req["match"]
@@ -278,7 +282,7 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
         else:
             if not isinstance(m, Mapping):
                 raise CubeError(f"'match' is an object {{\"length\": 7, \"away\": [2, 4], "
-                                f"\"crawford\": false}} or null, got {m!r}")  # fmt: skip
+                                f"\"crawford\": false}} or null, got {shown(m)}")  # fmt: skip
             unknown = set(m) - {"length", "away", "score", "crawford"}
             if unknown:
                 raise CubeError(f"'match' has unknown keys {sorted(unknown)}: use length, "
@@ -292,18 +296,20 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
                 raise CubeError("'match' needs 'away': [mover, opponent] (points still needed)")
             pair = m.get("away", m.get("score"))
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise CubeError(f"'away' is [mover, opponent], got {pair!r}")
+                raise CubeError(f"'away' is [mover, opponent], got {shown(pair)}")
             if not isinstance(length, int) or isinstance(length, bool) or length < 1:
-                raise CubeError(f"the match length must be a whole number >= 1, got {length!r}")
+                raise CubeError(
+                    f"the match length must be a whole number >= 1, got {shown(length)}"
+                )
             crawford = m.get("crawford", False)
             if not isinstance(crawford, bool):
-                raise CubeError(f"'crawford' is true or false, got {crawford!r}")
+                raise CubeError(f"'crawford' is true or false, got {shown(crawford)}")
             away = away_from_score(length, pair) if "score" in m else tuple(pair)
             fields.update(length=length, away=away, crawford=crawford, jacoby=False, beavers=False)
     for key in ("jacoby", "beavers"):
         if key in req and req[key] is not None:
             if not isinstance(req[key], bool):
-                raise CubeError(f"'{key}' is true or false, got {req[key]!r}")
+                raise CubeError(f"'{key}' is true or false, got {shown(req[key])}")
             fields[key] = req[key]
     return replace(s, **fields) if fields else s
 

@@ -65,7 +65,7 @@ from doublet.core.board import (
     flip,
     from_counts,
 )
-from doublet.core.errors import InvalidPositionError
+from doublet.core.errors import InvalidPositionError, shown
 from doublet.core.jit import njit
 
 # ---------------------------------------------------------------------------
@@ -279,9 +279,7 @@ def position_id(board: Board) -> str:
 def board_from_position_id(pid: str) -> Board:
     """Parse a gnubg Position ID; raise InvalidPositionError saying what is wrong."""
     if not isinstance(pid, str):
-        raise InvalidPositionError(
-            f"a gnubg Position ID is a string, got {type(pid).__name__}: {pid!r}"
-        )
+        raise InvalidPositionError(f"a gnubg Position ID is a string, got {shown(pid)}")
     s = pid.strip()
     if len(s) != 14:
         raise InvalidPositionError(
@@ -508,7 +506,7 @@ def parse_xgid(text: str) -> XGID:
     the prefix, integers without leading zeros or '+').
     """
     if not isinstance(text, str):
-        raise InvalidPositionError(f"an XGID is a string, got {type(text).__name__}: {text!r}")
+        raise InvalidPositionError(f"an XGID is a string, got {shown(text)}")
     s = text.strip()
     if s[:5].upper() == "XGID=":
         s = s[5:]
@@ -672,7 +670,7 @@ def _json_slot(side: str, i: int) -> str:
 
 def _json_side(value: object, side: str, variant: int) -> list[int]:
     if not isinstance(value, list) or len(value) != 26:
-        got = f"a list of {len(value)}" if isinstance(value, list) else type(value).__name__
+        got = f"a list of {len(value)}" if isinstance(value, list) else shown(value)
         raise InvalidPositionError(
             f"JSON board: {side!r} must be a list of 26 integers (0 = unentered, 1-24 = "
             f"points, 25 = bar), got {got}"
@@ -720,8 +718,7 @@ def board_from_json(
             raise InvalidPositionError("JSON board holds a number with too many digits") from None
     if not isinstance(data, Mapping):
         raise InvalidPositionError(
-            f"a JSON board must be an object with keys {', '.join(_JSON_KEYS)}, "
-            f"got {type(data).__name__}"
+            f"a JSON board must be an object with keys {', '.join(_JSON_KEYS)}, got {shown(data)}"
         )
     unknown = sorted(str(k) for k in data if k not in _JSON_KEYS)
     if unknown:
@@ -866,7 +863,7 @@ def parse_position(
     if not isinstance(text_or_obj, str):
         raise InvalidPositionError(
             "a position is a gnubg Position ID, an XGID or a JSON board (text or dict), "
-            f"got {type(text_or_obj).__name__}"
+            f"got {shown(text_or_obj)}"
         )
     s = text_or_obj.strip()
     if s.startswith("{"):

@@ -70,7 +70,7 @@ from doublet.core.dice import (
     seed64,
     trial_strata,
 )
-from doublet.core.errors import DoubletError
+from doublet.core.errors import DoubletError, shown
 from doublet.core.jit import njit
 from doublet.core.parallel import Executor, LocalExecutor
 from doublet.cube.met import to_money
@@ -130,7 +130,7 @@ class RolloutSettings:
             if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None
                                                                            and v > hi):  # fmt: skip
                 top = f"..{hi}" if hi is not None else " or more"
-                raise DoubletError(f"{name} must be an integer {lo}{top}, got {v!r}")
+                raise DoubletError(f"{name} must be an integer {lo}{top}, got {shown(v)}")
 
         whole("trials", self.trials, 1)
         whole("ply", self.ply, 0, MAX_ROLLOUT_PLY)
@@ -142,7 +142,7 @@ class RolloutSettings:
             raise DoubletError("cube_ply is the depth of the cube decisions in the trials: it "
                                "goes with a cubeful rollout (--cubeful)")  # fmt: skip
         if not isinstance(self.until_se, (int, float)) or not self.until_se >= 0:
-            raise DoubletError(f"until_se must be a number >= 0, got {self.until_se!r}")
+            raise DoubletError(f"until_se must be a number >= 0, got {shown(self.until_se)}")
 
     def to_json(self) -> dict[str, Any]:
         return {"ply": self.ply, "truncate": self.truncate, "bearoff": self.bearoff,

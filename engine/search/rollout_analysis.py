@@ -48,7 +48,7 @@ import numpy as np
 
 from doublet.core import board as B
 from doublet.core.board import STANDARD
-from doublet.core.errors import DoubletError
+from doublet.core.errors import DoubletError, shown
 from doublet.core.parallel import Executor
 from doublet.cube import equity as E
 from doublet.cube.state import MONEY, CubeState
@@ -310,7 +310,7 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
         t = rollout(m, np.array(pos.board), settings, ex, progress, deadline, cube)
         return position_document(pos, t, state)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise DoubletError(f"top must be an integer 1 or more, got {top!r}")
+        raise DoubletError(f"top must be an integer 1 or more, got {shown(top)}")
     d1, d2 = dice
     found = analyse_roll(pos, d1, d2, select_ply, m, state)
     candidates = found["plays"][:top]
