@@ -337,6 +337,25 @@ def test_a_match_rolls_out_the_plays_with_the_cube() -> None:
                                                              abs=2e-6)  # fmt: skip
 
 
+def test_a_match_rollout_without_the_cube_gives_each_plays_mwc() -> None:
+    """Cubeless trials at a match score: each play's equity is the cubeful value of its
+    mean chances, money-equivalent, beside their match-winning chance (as analyse ranks
+    plays); the text names the score and shows the MWC."""
+    state = CubeState.match(7, away=(2, 4))
+    s = RolloutSettings(trials=36, truncate=4, seed=3)
+    doc = rollout_document(Position(STARTING), (3, 1), s, state, top=2, select_ply=0)
+    assert doc["equity"] == "cubeful" and doc["rollout"]["cubeful"] is False
+    for play in doc["plays"]:
+        assert 0 < play["mwc"] < 1
+        # (to_money multiplies the MWC's rounding to 6 places by about 4 here)
+        assert play["equity"] == pytest.approx(float(to_money(state, play["mwc"])), abs=1e-5)
+    text = render(doc)
+    assert "7-point match, mover 2-away, opponent 4-away" in text and " mwc " in text
+    assert f"{100 * doc['plays'][0]['mwc']:6.2f}%" in text
+    money = rollout_document(Position(STARTING), (3, 1), s, top=2, select_ply=0)
+    assert all("mwc" not in p for p in money["plays"]) and " mwc " not in render(money)
+
+
 def test_the_plays_document_ranks_by_the_rollout_with_paired_errors() -> None:
     s = RolloutSettings(trials=72, truncate=6, seed=1)
     doc = rollout_document(Position(STARTING), (3, 1), s, top=3, select_ply=0)

@@ -27,14 +27,16 @@ doubled and taken, and the decision is theirs (``"method": "rollout"``, and
 trial by trial).
 
 With dice, instead of the probabilities and the cube: ``"dice": [d1, d2]`` and
-``"plays"``, ranked by the rollout's equity (cubeful, ``"equity": "cubeful"`` and
-``"state"``, away from money with the cube centered: Janowski's conversion after each
-play, or with ``cubeful`` the trials played with the cube, the opponent on roll first),
+``"plays"``, ranked by the rollout's equity (cubeful, ``"equity": "cubeful"``,
+``"state"`` and ``"state_text"``, away from money with the cube centered: Janowski's
+conversion after each play, or with ``cubeful`` the trials played with the cube, the
+opponent on roll first),
 each ``{"rank", "play", "equity", "equity_se", "difference", "difference_se",
 "probabilities", "probabilities_se", "search": {"rank", "ply", "equity"}, "mwc",
 "position_id"}``: the difference to the best play and its standard error measured on
-the same trials (paired), where the search ranked the play, and in a match (cubeful
-trials) its match-winning chance.
+the same trials (paired), where the search ranked the play, and in a match its
+match-winning chance (the trials' mean with the cube in them, else that of the mean
+chances, as analyse gives it).
 """
 
 from __future__ import annotations
@@ -238,6 +240,7 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
     if cubeful:
         doc["equity"] = "cubeful"
         doc["state"] = state.to_json()
+        doc["state_text"] = state.describe()
     if t.n == 0:
         doc["plays"] = []
         return doc
@@ -254,11 +257,17 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
             mwcs = [float(a.mean()) for a in absolute]
     else:
         s = searcher or Searcher(default_model(STANDARD))
+        if cubeful and state.is_match:
+            mwcs = []
         for i, row in enumerate(candidates):
             after = B.from_counts(row["board"]["mover"], row["board"]["opponent"])
             v, z = _linear(_play_value(s, after, state if cubeful else None), mover[i])
             eqs.append(v)
             zs.append(z)
+            if mwcs is not None:  # the MWC of the same mean chances, as analyse gives it
+                mean = mover[i].mean(axis=0)[None]
+                mwc = play_equities(s, after[None], np.zeros(1, bool), mean, state)[1]
+                mwcs.append(float(mwc[0]))  # type: ignore[index]
     order = sorted(range(len(candidates)), key=lambda i: (-eqs[i], i))
     best = order[0]
     se_all = t.probability_se()
@@ -370,16 +379,21 @@ def render(doc: dict[str, Any]) -> str:
     if "stopped" in doc:
         lines.append(f"(Stopped early: {doc['stopped']}.)")
     if "plays" in doc:
+        if "state_text" in doc:
+            lines.append(f"  {doc['state_text']}")
         kind = " (cubeful)" if doc.get("equity") == "cubeful" else ""
+        mwc = any("mwc" in p for p in doc["plays"])
         width = max([len(p["play"]) for p in doc["plays"]] + [4])
-        lines.append(f"  #  {'play':<{width}}  equity{kind}     diff      win    wg    wbg    "
-                     f"lg    lbg   search")  # fmt: skip
+        lines.append(f"  #  {'play':<{width}}  equity{kind}     diff     "
+                     + ("   mwc   " if mwc else "")
+                     + " win    wg    wbg    lg    lbg   search")  # fmt: skip
         for p in doc["plays"]:
             q = p["probabilities"]
             diff = (f"{p['difference']:+.3f}±{p['difference_se']:.3f}" if p["rank"] > 1
                     else " " * 12)  # fmt: skip
+            chance = f"{100 * p['mwc']:6.2f}%  " if "mwc" in p else ""
             lines.append(f"{p['rank']:3d}  {p['play'] or '(no legal play)':<{width}}  "
-                         f"{p['equity']:+.3f}±{p['equity_se']:.3f}  {diff}  "
+                         f"{p['equity']:+.3f}±{p['equity_se']:.3f}  {diff}  {chance}"
                          f"{100 * q['win']:5.1f} {100 * q['win_gammon']:5.1f} "
                          f"{100 * q['win_backgammon']:5.1f} {100 * q['lose_gammon']:5.1f} "
                          f"{100 * q['lose_backgammon']:5.1f}   #{p['search']['rank']} "
