@@ -38,6 +38,9 @@ A cube decision (``cube_document``: the engine's ``cube`` reply, and ``"cube"`` 
                "jacoby": false, "beavers": false},
      "gammon_values": {"mover_gammon": ..., ...}}   # match play (doublet.cube.met)
 
+The probabilities are those of the cube decision's own search: at "cubeful" depths
+its tree picks each play by cubeful equity, so they can differ a little from eval's at
+the same ply, whose plays are picked by cubeless equity (the text says which it shows).
 The equities are the side on roll's, normalised to the cube's value as GNU Backgammon
 shows them (double / pass = 1.0). Where the side on roll may not double, ``double`` is
 false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` says why.
@@ -490,6 +493,8 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
     mwc = cube.get("mwc")
     out = [f"Cube decision, {cube['ply']} ply ({cube['method']}):"]
     p = cube["probabilities"]
+    if cube["method"] == "cubeful" and cube["ply"] > 0:  # not eval's tree: say so
+        out.append("  chances of the cube's own search (its plays picked by cubeful equity):")
     out.append(f"  cubeless: win {100 * p['win']:.2f}% (gammon {100 * p['win_gammon']:.2f}%, "
                f"backgammon {100 * p['win_backgammon']:.2f}%), lose {100 * (1 - p['win']):.2f}% "
                f"(gammon {100 * p['lose_gammon']:.2f}%, backgammon "
