@@ -97,3 +97,32 @@ def test_each_listed_error_has_its_xgid(match01: tuple) -> None:
             assert list(meta["roll"]) == sorted(e["dice"], reverse=True) or list(
                 meta["roll"]
             ) == list(e["dice"])
+
+
+HANDMADE = Path(__file__).parent / "data" / "handmade"
+
+
+def test_a_money_sessions_jacoby_and_beavers_are_the_reviews_rules() -> None:
+    """money_session.mat has Jacoby and beavers on: each cube decision is judged under
+    them (its XGID says so), as the server's review of the same file judges it."""
+    match, games = read_match((HANDMADE / "money_session.mat").read_text())
+    doc = review(match, games, ply=0)
+    for e in doc["errors"]:
+        state = CubeState.from_meta(parse_position(e["xgid"])[2])
+        assert state.jacoby and state.beavers, e
+        if e["kind"] != "checker play":
+            cube = Analyst(0).cube(Position(parse_position(e["xgid"])[0]), state)
+            assert cube["state"]["jacoby"] is True
+    without = CubeState.money(jacoby=False, beavers=True)
+    double = next(e for e in doc["errors"] if (e["game"], e["move"], e["player"]) == (2, 3, 0))
+    pos = Position(parse_position(double["xgid"])[0])
+    plain = Analyst(0).cube(pos, without)["equities"]
+    assert double["loss"] != pytest.approx(plain["no_double"] - plain["double_take"], abs=1e-4)
+
+
+def test_a_roll_that_ties_with_the_double_is_no_error() -> None:
+    """No double = double / pass (a sure win either way): gnubg's "Double, pass", but
+    rolling on loses nothing, so the review lists no missed double there."""
+    match, games = read_match((HANDMADE / "crawford_match.mat").read_text())
+    doc = review(match, games, ply=0)
+    assert all(e["loss"] > 0 for e in doc["errors"])

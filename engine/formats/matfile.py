@@ -258,6 +258,16 @@ class ReplayedGame:
     crawford: bool = False  # the Crawford game
 
 
+def money_rules(match: MatMatch) -> tuple[bool, bool]:
+    """(Jacoby, beavers) of a money session's file: its "Jacoby" and "Beaver" tags "On",
+    or a beaver played; both False in a match."""
+    if match.length:
+        return False, False
+    on = {k: match.tags.get(k, "").strip().lower() == "on" for k in ("Jacoby", "Beaver")}
+    beaver_played = any(a.kind == "beaver" for g in match.games for a in g.actions)
+    return on["Jacoby"], on["Beaver"] or beaver_played
+
+
 def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
     cube action or score that does not fit. `unfinished`: the last game may end before
@@ -265,7 +275,7 @@ def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     out: list[ReplayedGame] = []
     score = [0, 0]
     crawford_played = False
-    jacoby = not match.length and match.tags.get("Jacoby", "").strip().lower() == "on"
+    jacoby = money_rules(match)[0]
     for k, g in enumerate(match.games):
         if match.length and tuple(score) != g.score and out:
             raise MatchFileError(f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}, "

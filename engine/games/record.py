@@ -28,6 +28,7 @@ from doublet.formats.matfile import (
     MatAction,
     MatGame,
     MatMatch,
+    money_rules,
     replay,
     to_doublet_notation,
     write_mat,
@@ -114,9 +115,7 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
     file's dice and actions (MatchFileError first, from the replay, for a file that does
     not fit the rules), side 0 the file's player 0. The last game may be unfinished."""
     replayed = replay(match, unfinished=True)
-    jacoby = not match.length and match.tags.get("Jacoby", "").strip().lower() == "on"
-    beavers = not match.length and match.tags.get("Beaver", "").strip().lower() == "on"
-    beavers = beavers or any(a.kind == "beaver" for g in match.games for a in g.actions)
+    jacoby, beavers = money_rules(match)
     s = Series.new(STANDARD, games=0, seed=seed, length=match.length, cube=True,
                    jacoby=jacoby, beavers=beavers)  # fmt: skip
     s.names = match.names

@@ -77,7 +77,7 @@ from doublet.core.errors import GameError
 from doublet.core.parallel import executor
 from doublet.cube.state import MAX_CUBE, MONEY, CubeState
 from doublet.formats.ids import parse_position, position_id
-from doublet.formats.matfile import MatMatch, ReplayedGame
+from doublet.formats.matfile import MatMatch, ReplayedGame, money_rules
 from doublet.formats.position import Position
 from doublet.games.game import Game
 from doublet.nn.eval import Model, default_model
@@ -235,8 +235,9 @@ def cube_loss(doc: dict[str, Any], action: str) -> float | None:
     module docstring for the losses)."""
     eq = doc["equities"]
     nd, dt, dp = eq["no_double"], eq["double_take"], eq["double_pass"]
-    if action == "roll":
-        return float(min(dt, dp) - nd) if doc["double"] else None
+    if action == "roll":  # a tie with the double (a sure win either way) loses nothing
+        loss = min(dt, dp) - nd
+        return float(loss) if doc["double"] and loss > 0 else None
     if dt is None:
         return None
     if action == "double":
@@ -341,8 +342,11 @@ class PlayerStats:
 # -- a .mat or .sgf match -----------------------------------------------------------------
 
 
-def _state(length: int, game: ReplayedGame, player: int, cube: int, owner: int) -> CubeState:
-    return CubeState.for_player(player, length, cube, owner, game.score, crawford=game.crawford)
+def _state(match: MatMatch, game: ReplayedGame, player: int, cube: int, owner: int) -> CubeState:
+    """The cube state `player` sees, with the file's money rules (Jacoby, beavers)."""
+    jacoby, beavers = money_rules(match)
+    return CubeState.for_player(player, match.length, cube, owner, game.score,
+                                crawford=game.crawford, jacoby=jacoby, beavers=beavers)  # fmt: skip
 
 
 def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0,
@@ -424,7 +428,7 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
     for mv in g.moves:
         st = stats[mv.player]
         pos = Position(mv.board)
-        state = _state(match.length, g, mv.player, mv.cube, mv.owner)
+        state = _state(match, g, mv.player, mv.cube, mv.owner)
         where = {"game": g.number, "move": mv.number, "player": mv.player,
                  "position_id": position_id(mv.board), "dice": list(mv.dice)}  # fmt: skip
         # The cube decision before this roll (none was made: the player rolled).
@@ -460,7 +464,7 @@ def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats],
         # The cube as it was when the player doubled: half the new value, centred at 1,
         # else the doubler's own.
         cube = a.value // 2
-        state = _state(match.length, g, a.player, cube, -1 if cube == 1 else a.player)
+        state = _state(match, g, a.player, cube, -1 if cube == 1 else a.player)
         doc = analyst.cube(Position(board), state)
         loss = cube_loss(doc, "double")
         stats[a.player].add_cube(loss, actual=True)
