@@ -84,7 +84,9 @@ def client(tmp_path: Path) -> TestClient:
 
 
 def new(c: TestClient, **body: Any) -> dict[str, Any]:
-    body = {"variant": "standard", "ply": 0, "seed": 7, "starter": "you", **body}
+    body = {"variant": "standard", "ply": 0, "seed": 7, **body}
+    if "position" not in body:  # at a position the person is on roll: no starter
+        body.setdefault("starter", "you")
     r = c.post("/api/games", json=body)
     assert r.status_code == 201, r.text
     return r.json()
@@ -355,6 +357,10 @@ def test_a_retried_play_is_not_played_twice(tmp_path: Path) -> None:
     assert c.get(f"/api/games/{gid}").json() == after
     r = c.post(f"/api/games/{gid}/resign", json={"points": 1, "move": move})
     assert r.status_code == 409 and c.get(f"/api/games/{gid}").json() == after
+    for wrong in (str(after["move"]), True, float(after["move"])):  # the type, not a retry
+        r = c.post(f"/api/games/{gid}/resign", json={"points": 1, "move": wrong})
+        assert r.status_code == 400 and "an integer" in r.json()["error"], wrong
+    assert c.get(f"/api/games/{gid}").json() == after
 
 
 def test_requests_from_other_sites_and_odd_requests_are_refused(tmp_path: Path) -> None:
@@ -672,6 +678,9 @@ def test_new_game_options_are_checked(client: TestClient) -> None:
         ({"cube": "yes"}, "'cube' must be true or false"),
         ({"length": 3, "jacoby": True}, "money play"),
         ({"cube": False, "beavers": True}, "money play"),
+        ({"lenght": 5}, "a new game takes no 'lenght'"),  # a typo is not ignored
+        ({"position": "4HPwATDgc/ABMA", "length": 5}, "at a position takes no 'length'"),
+        ({"position": "4HPwATDgc/ABMA", "state": {"jacobi": True}}, "'state' takes no 'jacobi'"),
     ]:
         r = client.post("/api/games", json=body)
         assert r.status_code == 400 and msg in r.json()["error"], (body, r.text)
@@ -789,6 +798,11 @@ def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
     assert len(st["results"]) == 5 and st["series_over"]
     gid = st["id"]
     assert client.get(f"/api/games/{gid}").json()["results"] == st["results"]  # stored
+    mat = client.get(f"/api/games/{gid}/mat").text  # the file's players, not You / Doublet
+    assert '[Player 1 "gnubg"]' in mat and '[Player 2 "root"]' in mat
+    assert "gnubg" in client.get(f"/api/games/{gid}/export").text
+    r = client.post("/api/import", json={"text": text, "nmae": "x"})
+    assert r.status_code == 400 and "an import takes no 'nmae'" in r.json()["error"]
     doc = client.get(f"/api/games/{gid}/review?game=2&ply=0").json()
     assert doc["game"]["number"] == 2 and doc["turns"] and len(doc["totals"]) == 2
     sgf = (ROOT / "tests" / "data" / "matches" / "match01.sgf").read_text()

@@ -29,7 +29,9 @@ a take with no double waiting; game over, series over) or a ``move`` that is not
 game's (a retried request: the body then holds ``"state"``), 413 a body over 64 KiB, 415
 a POST that is not ``application/json``, 422 illegal play, 429 too many saved games, 500
 a bug, as JSON). Every request that changes a game (play, roll, double, take, pass,
-beaver, resign, next) carries the state's ``"move"``, so that it is applied once. Bodies
+beaver, resign, next) carries the state's ``"move"`` (an integer), so that it is applied
+once. A key that a new game, an import, the analysis page or a ``"state"`` does not take
+is a 400 naming it (a typo is not ignored). Bodies
 of POSTs must be JSON (``Content-Type: application/json``): a page of another site cannot
 send one without the browser asking this server first.
 
@@ -403,8 +405,8 @@ def state(gid: str, s: Series) -> dict[str, Any]:
     if s.length:
         score = s.final_score()
         match = {"length": s.length, "crawford": r.crawford, "stage": s.game_state_text(),
-                 "away": {"you": s.length - score[YOU],
-                          "engine": s.length - score[ENGINE]}}  # fmt: skip
+                 "away": {"you": max(0, s.length - score[YOU]),  # a win may pass the length
+                          "engine": max(0, s.length - score[ENGINE])}}  # fmt: skip
     winner = s.winner
     acting = to_act(g)
     return {
@@ -457,6 +459,20 @@ def _shown(v: Any) -> str:
     return protocol.shown(v, 30)
 
 
+def _only(body: dict[str, Any], keys: set[str], what: str) -> None:
+    """400 naming the keys of `body` that `what` does not take (a typo would otherwise be
+    ignored), as the analysis API refuses them."""
+    unknown = sorted(set(body) - keys, key=str)
+    if unknown:
+        names = ", ".join(repr(k)[:30] for k in unknown)
+        raise ApiError(400, f"{what} takes no {names}: its keys are {', '.join(sorted(keys))}")
+
+
+# The keys of a new game (POST /api/games): a fresh one, or one at a position.
+NEW_KEYS = {"variant", "ply", "seed", "games", "starter", "length", "cube", "jacoby", "beavers"}
+AT_KEYS = {"variant", "ply", "seed", "position", "dice", "state"}
+
+
 def _int_field(body: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
     v = body.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -483,6 +499,8 @@ def _dice_field(body: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def new_series(body: dict[str, Any], default_ply: int) -> Series:
+    _only(body, AT_KEYS if "position" in body else NEW_KEYS,
+          "a new game at a position" if "position" in body else "a new game")  # fmt: skip
     variant = body.get("variant", "standard")
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -519,6 +537,7 @@ def position_state(body: dict[str, Any], meta: dict[str, Any]) -> CubeState:
         req = {}
     if not isinstance(req, dict):
         raise ApiError(400, "'state' is an object with cube, match, jacoby and beavers")
+    _only(req, {"cube", "match", "jacoby", "beavers"}, "'state'")
     return from_request(req, CubeState.from_meta(meta))
 
 
@@ -821,7 +840,12 @@ def next_game(s: Series) -> None:
 def export_text(s: Series) -> str:
     """The series as text, game by game (Game.export)."""
     games = [*s.history, s.game]
-    return "\n".join(g.export(NAMES) for g in games)
+    return "\n".join(g.export(_names(s)) for g in games)
+
+
+def _names(s: Series) -> tuple[str, str]:
+    """The players' names: an imported file's, else the person's and the engine's."""
+    return (s.names[0], s.names[1]) if s.names else NAMES
 
 
 @dataclass(frozen=True)
@@ -835,7 +859,7 @@ class Download:
 
 def export_mat(s: Series) -> Download:
     try:
-        text = to_mat(s, NAMES)
+        text = to_mat(s, _names(s))
     except GameError as e:
         raise ApiError(409, f"{e}; this page's text record is at /export") from None
     day = datetime.date.today().isoformat()
@@ -897,6 +921,7 @@ def review(s: Series, number: Any, ply: int) -> dict[str, Any]:
 def import_match(body: dict[str, Any], default_ply: int) -> Series:
     """A match file's text (.mat or GNU Backgammon's .sgf) as a stored series, for its
     review: every game replayed through the rules (doublet.games.record.from_match)."""
+    _only(body, {"text", "name", "ply"}, "an import")
     text = body.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "'text' is the match file's text (.mat or .sgf)")
@@ -911,6 +936,7 @@ def import_match(body: dict[str, Any], default_ply: int) -> Series:
 
 def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     """The analysis page's request: a position's cube decision and a roll's plays."""
+    _only(body, {"position", "variant", "ply", "dice", "state"}, "the analysis page's request")
     text = body.get("position")
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "'position' is a gnubg ID (with or without its Match ID) or an XGID")
@@ -1059,6 +1085,9 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             if move is None:
                 why = "send the state's 'move' with a request that changes the game"
                 raise ApiError(400, why + ": a retried request is then not applied twice")
+            if isinstance(move, bool) or not isinstance(move, int):
+                raise ApiError(400, f"'move' is the state's move number, an integer, got "
+                                    f"{_shown(move)}")  # fmt: skip
             if move != move_of(s):
                 raise ApiError(409, f"this request was for move {move!r}, but the game is at "
                                     f"move {move_of(s)}: it was applied already, or another "
