@@ -456,6 +456,20 @@ def test_review_a_match_file(tmp_path: Path) -> None:
     r = run("review", str(bad))
     assert r.returncode == 2 and "game 1, move 1, player 0" in r.stderr
     assert "Traceback" not in r.stderr
+    assert run("review", str(ROOT / "tests" / "data" / "matches" / "match01.mat"), "--top",
+               "-2").returncode == 2  # fmt: skip
+    # A match still being played (its last game stops before anyone has won): reviewed as
+    # far as it goes, and said so.
+    going = tmp_path / "going.mat"
+    full = (ROOT / "tests" / "data" / "handmade" / "crawford_match.mat").read_text()
+    going.write_text(full[: full.rindex(" Game 4")] + " Game 4\n anna : 2"
+                     "                       ben : 2\n  1)                             "
+                     "63: 24/18 13/10\n")  # fmt: skip
+    r = run("review", str(going), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert "4 games, the last one unfinished" in r.stdout
+    r = run("review", str(going), "--no-cache", "--json")
+    assert json.loads(r.stdout)["unfinished"] is True
 
 
 @pytest.mark.parametrize(

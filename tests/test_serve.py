@@ -803,6 +803,9 @@ def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
     assert "gnubg" in client.get(f"/api/games/{gid}/export").text
     r = client.post("/api/import", json={"text": text, "nmae": "x"})
     assert r.status_code == 400 and "an import takes no 'nmae'" in r.json()["error"]
+    going = text[: text.index(" Game 5")] + " Game 5\n gnubg : 4                      root : 2\n"
+    r = client.post("/api/import", json={"text": going})  # a match still being played
+    assert r.status_code == 201, r.text
     doc = client.get(f"/api/games/{gid}/review?game=2&ply=0").json()
     assert doc["game"]["number"] == 2 and doc["turns"] and len(doc["totals"]) == 2
     sgf = (ROOT / "tests" / "data" / "matches" / "match01.sgf").read_text()

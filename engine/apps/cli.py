@@ -486,7 +486,9 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         raise DoubletError(f"cannot read {args.file!r}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise DoubletError(f"{args.file!r} is not a text match file (not UTF-8)") from None
-    match, games = read_match(text)
+    match, games = read_match(text, unfinished=True)
+    if args.top < 0:
+        raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
     if args.workers < 1:
         raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
     if args.html:  # said before a long analysis, not after it
@@ -513,7 +515,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         out.write(json.dumps(doc) + "\n")
         return 0
     kind = f"{match.length}-point match" if match.length else "money session"
-    out.write(f"{args.file}: {kind}, {len(games)} games, reviewed at {args.ply} ply\n")
+    going = ", the last one unfinished" if games and games[-1].winner < 0 else ""
+    out.write(f"{args.file}: {kind}, {len(games)} games{going}, reviewed at {args.ply} ply\n")
     out.write(f"{'':28}{doc['players'][0]['name']:>14}{doc['players'][1]['name']:>14}\n")
     for label, key, fmt in REVIEW_ROWS:  # the HTML page's rows, the same figures
         a, b = (fmt.format(p[key]) for p in doc["players"])

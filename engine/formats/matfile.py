@@ -826,13 +826,14 @@ def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
     return text + "".join(_sgf_letter(s, a.player) + _sgf_letter(d, a.player) for s, d in steps)
 
 
-def read_match(text: str) -> tuple[MatMatch, list[ReplayedGame]]:
+def read_match(text: str, unfinished: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:
     """A .mat or a gnubg .sgf file's text (told apart by its first characters), read and
-    replayed."""
+    replayed; with `unfinished` its last game may stop before anyone has won (a match
+    still being played, as `doublet play`'s export writes one: its winner is -1)."""
     if not text.strip():
         raise MatchFileError("the file is empty: no match in it")
     m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
-    return m, replay(m)
+    return m, replay(m, unfinished)
 
 
 __all__ = [

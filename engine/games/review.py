@@ -353,8 +353,9 @@ def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0,
            model: Model | None = None, workers: int = 1,
            cache: str | os.PathLike[str] | None = None,
            progress: bool = False) -> dict[str, Any]:  # fmt: skip
-    """The review document: each player's figures and errors (see the module). The games
-    are reviewed apart and added up: on `workers` processes, each with its own Analyst
+    """The review document: each player's figures and errors (see the module), and
+    ``"unfinished"``: the file's last game stops before anyone has won (a match still
+    being played, reviewed as far as it goes). The games are reviewed apart and added up: on `workers` processes, each with its own Analyst
     (`cache` the folder that makes an interrupted review resumable), with a progress bar
     over the moves (tqdm, when installed) when `progress`."""
     stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
@@ -365,7 +366,8 @@ def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0,
     for st in stats:
         st.errors.sort(key=lambda e: -e["loss"])
     return {"length": match.length, "ply": ply, "players": [s.to_json() for s in stats],
-            "errors": [e for s in stats for e in s.errors]}  # fmt: skip
+            "errors": [e for s in stats for e in s.errors],
+            "unfinished": bool(games) and games[-1].winner < 0}  # fmt: skip
 
 
 def _bar(total: int, on: bool) -> Any:
