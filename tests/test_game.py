@@ -53,6 +53,16 @@ def test_a_series_round_trips_through_its_save_file(tmp_path: Path) -> None:
     back = Series.load(tmp_path / "game.json")
     assert back.to_dict() == s.to_dict()
     assert back.game.dice == s.game.dice and np.array_equal(back.game.board, s.game.board)
+    # A game that began at a position keeps its starting cube (its review starts there).
+    s.game.start_cube, s.game.from_position = (4, 1), True
+    s.save(tmp_path / "game.json")
+    back = Series.load(tmp_path / "game.json")
+    assert back.game.start_cube == (4, 1) and back.game.from_position
+    d = s.to_dict()
+    d["game"]["start_cube"] = [3, 1]
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(SaveFileError, match="starting cube"):
+        Series.load(tmp_path / "bad.json")
 
 
 def test_a_resigned_game_is_over_and_saved(tmp_path: Path) -> None:

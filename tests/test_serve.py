@@ -646,6 +646,16 @@ def test_a_game_from_a_position(client: TestClient) -> None:
     assert st["match"]["length"] == 5 and st["score"] == {"you": 0, "engine": 0}
     st = play_on(client, st["id"])
     assert st["record"][0]["side"] == "you" and st["record"][0]["dice"] == [3, 1]
+    # Its review starts from the position's cube (2, the person's), not from 1 centred;
+    # a .mat file cannot hold a game that began at a position: 409, the text record instead.
+    st = act(client, st["id"], "resign", points=3).json()
+    assert st["game"]["over"], st
+    doc = client.get(f"/api/games/{st['id']}/review?ply=0").json()
+    assert doc["turns"][0]["cube_before"]["value"] == 2
+    assert doc["turns"][0]["cube_before"]["owner"] in ("you", 0)
+    r = client.get(f"/api/games/{st['id']}/mat")
+    assert r.status_code == 409 and "began at a position" in r.json()["error"]
+    assert client.get(f"/api/games/{st['id']}/export").status_code == 200
     # A gnubg ID with its Match ID: money, cube centred, nothing rolled (the person may double).
     st = new(client, position="4HPwATDgc/ABMA:cAkAAAAAAAAA")
     assert st["kind"] == "money" and st["game"]["phase"] == "roll" and st["cube"]["may_double"]

@@ -564,6 +564,7 @@ def series_at(body: dict[str, Any], variant: str, ply: int, seed: int | None) ->
     g.board = np.array(board, np.int8)
     g.turn, g.opening = YOU, None
     g.cube, g.owner = st.value, _OWNERS[st.owner]
+    g.start_cube, g.from_position = (g.cube, g.owner), True
     g.dice = None
     if dice is not None:
         g.dice = (int(dice[0]), int(dice[1]))

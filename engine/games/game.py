@@ -227,6 +227,11 @@ class Game:
     cube: int = 1
     owner: int = -1  # the side that owns the cube; -1: centred
     offered: bool = False  # the side on roll has doubled; the other side answers
+    # The cube (value, owner) the game began with: centred at 1, or a position's own (a
+    # game started at a position, doublet serve's; also the sign it did not start at the
+    # opening, which a .mat file cannot hold).
+    start_cube: tuple[int, int] = (1, -1)
+    from_position: bool = False
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -519,6 +524,8 @@ class Game:
             "cube": self.cube,
             "owner": self.owner,
             "offered": self.offered,
+            **({"start_cube": list(self.start_cube)} if self.start_cube != (1, -1) else {}),
+            **({"from_position": True} if self.from_position else {}),
         }
 
     @classmethod
@@ -544,8 +551,14 @@ class Game:
             int(d.get("owner", -1)),
             bool(d.get("offered", False)),
         )
+        start = d.get("start_cube", [1, -1])
+        g.start_cube = (int(start[0]), int(start[1]))
+        g.from_position = bool(d.get("from_position", False))
         if g.turn not in (0, 1) or g.owner not in (-1, 0, 1):
             raise SaveFileError("the saved game's turn or cube owner is not a side")
+        c, o = g.start_cube
+        if c < 1 or c > MAX_CUBE or c & (c - 1) or (c > 1) == (o < 0) or o not in (-1, 0, 1):
+            raise SaveFileError(f"the saved game's starting cube ({c}, owner {o}) is inconsistent")
         c = g.cube
         if c < 1 or c > MAX_CUBE or c & (c - 1) or (c > 1) == (g.owner < 0):
             raise SaveFileError(f"the saved game's cube ({c}, owner {g.owner}) is inconsistent")

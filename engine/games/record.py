@@ -91,6 +91,9 @@ def to_match(series: Series, names: tuple[str, str] = ("person", "Doublet"),
         if not name or ":" in name or name != name.strip():
             raise GameError(f"a player's name in a .mat file has no colon and no spaces at "
                             f"its ends: {name!r}")  # fmt: skip
+    if any(g.from_position for g in [*series.history, series.game]):
+        raise GameError("this game began at a position, not at the opening, and a .mat file "
+                        "holds games from the opening only")  # fmt: skip
     day = date or datetime.date.today()
     tags = {"Site": "Doublet", "Player 1": names[0], "Player 2": names[1],
             "EventDate": f"{day.year}.{day.month:02d}.{day.day:02d}",

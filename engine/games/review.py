@@ -24,7 +24,8 @@ HTML, a resumable cache, two cores.
 
 The review of a game played in Doublet (``review_game``), one entry per entry of the
 game's record (doublet.games.game.Turn), in order; the cube's value and owner follow
-from replaying the record from 1, centred. A game without the cube is judged cubeless
+from replaying the record from the cube the game began with (Game.start_cube: centred
+at 1, or a position's own). A game without the cube is judged cubeless
 (money, the cube centred: doublet.cube.state.MONEY) and has no cube decisions; a game
 with it ranks the plays by cubeful equity, as its engine chooses them
 (doublet.search.choice.choose). Losses are rounded to 6 decimals:
@@ -355,9 +356,10 @@ def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0,
            progress: bool = False) -> dict[str, Any]:  # fmt: skip
     """The review document: each player's figures and errors (see the module), and
     ``"unfinished"``: the file's last game stops before anyone has won (a match still
-    being played, reviewed as far as it goes). The games are reviewed apart and added up: on `workers` processes, each with its own Analyst
-    (`cache` the folder that makes an interrupted review resumable), with a progress bar
-    over the moves (tqdm, when installed) when `progress`."""
+    being played, reviewed as far as it goes). The games are reviewed apart and added
+    up: on `workers` processes, each with its own Analyst (`cache` the folder that makes
+    an interrupted review resumable), with a progress bar over the moves (tqdm, when
+    installed) when `progress`."""
     stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
     parts = _reviewed(match, games, ply, model, workers, cache, progress)
     for part in parts:
@@ -523,7 +525,7 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
     ply = an.ply
     rules = game.rules
     stats = [PlayerStats("side 0"), PlayerStats("side 1")]
-    cube, owner = 1, -1
+    cube, owner = game.start_cube  # centred at 1, or the position's own
     offer: dict[str, Any] | None = None  # the cube decision of the double being answered
     turns: list[dict[str, Any]] = []
     for i, t in enumerate(game.record):
