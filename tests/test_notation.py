@@ -490,6 +490,7 @@ ON_BAR = pos({13: 5, 8: 3, 6: 5, 24: 1}, {12: 5, 17: 3, 19: 5, 1: 2}, my_bar=1)
         (STARTING, (6, 5), "24/18 13/7", "does not have the dice"),
         (STARTING, (6, 5), "", "has a legal play here"),
         (STARTING, (6, 5), "8/3 6/1", "point 1 is closed"),
+        (STARTING, (5, 1), "24/1", "the roll 5-1 cannot move 24/1"),  # not "closed"
         (STARTING, (6, 5), "24/13*", "there is no blot on 13 to hit"),
         (STARTING, (6, 5), "20/14 13/8", "no checker on 20"),
         (STARTING, (6, 6), "24/18(3) 13/7", "only 2 checkers on 24"),

@@ -636,10 +636,9 @@ def _remove(dice: tuple[int, ...], used: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(rest)
 
 
-def _check_dice(legs: list[tuple[int, int, str]], st: _Stage) -> set[int]:
-    """Raise unless the legs (height from, height to, label) can be given disjoint dice
-    of the roll, st.m dice in all. Return the points where a leg that uses several dice
-    may land on the way."""
+def _leg_dice(legs: list[tuple[int, int, str]], st: _Stage) -> list[list[tuple[int, ...]]]:
+    """For each leg (height from, height to, label), the sets of the roll's dice that
+    can make it; raise for a leg that none can (the roll cannot move it)."""
     subs = _sub_multisets(st.dice)
     options = []
     for a, b, label in legs:
@@ -647,6 +646,14 @@ def _check_dice(legs: list[tuple[int, int, str]], st: _Stage) -> set[int]:
         if not opts:
             raise IllegalPlayError(f"the roll {st.name} cannot move {label}")
         options.append(opts)
+    return options
+
+
+def _check_dice(legs: list[tuple[int, int, str]], st: _Stage,
+                options: list[list[tuple[int, ...]]]) -> set[int]:  # fmt: skip
+    """Raise unless the legs (their dice `options`, _leg_dice's) can be given disjoint
+    dice of the roll, st.m dice in all. Return the points where a leg that uses several
+    dice may land on the way."""
 
     totals: set[int] = set()
     seen: set[tuple[int, tuple[int, ...]]] = set()
@@ -745,6 +752,7 @@ def _match(st: _Stage, whole: str, parts: list[_Part] | None) -> State:
         if mine + net[p] < 0:
             have = "no checker" if mine == 0 else f"only {_checkers(mine)}"
             raise IllegalPlayError(f"the mover has {have} on {p} to move")
+    options = _leg_dice(legs, st)  # a move no die can make is that, whatever it lands on
     for p in sorted(landed):
         if base[p] <= -2:
             raise IllegalPlayError(
@@ -753,7 +761,7 @@ def _match(st: _Stage, whole: str, parts: list[_Part] | None) -> State:
     for p in sorted(marked):
         if base[p] != -1:
             raise IllegalPlayError(f"there is no blot on {p} to hit")
-    inside = _check_dice(legs, st)
+    inside = _check_dice(legs, st, options)
 
     target = list(_mover_part(base))
     for p in range(1, 25):
