@@ -487,3 +487,9 @@ def test_an_empty_file_and_a_file_without_games() -> None:
             read_match(text)
     m, games = read_match('; [Player 1 "person"]\n; [Player 2 "Doublet"]\n\n 0 point match\n')
     assert games == [] and m.names == ("person", "Doublet")
+
+
+def test_an_empty_players_name_is_named_by_its_place() -> None:
+    sgf = (DATA / "matches" / "match01.sgf").read_text().replace("PW[gnubg]", "PW[]")
+    match, _ = read_match(sgf)
+    assert match.names == ("player 1", "root")

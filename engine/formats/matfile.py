@@ -98,10 +98,13 @@ class MatMatch:
     @property
     def names(self) -> tuple[str, str]:
         """The players' names: the first game's, else the header's Player 1 and 2 tags
-        (a file with no game yet)."""
+        (a file with no game yet); a name left empty (an .sgf's ``PW[]``) is "player 1"
+        or "player 2"."""
         if self.games:
-            return self.games[0].names
-        return (self.tags.get("Player 1", ""), self.tags.get("Player 2", ""))
+            got = self.games[0].names
+        else:
+            got = (self.tags.get("Player 1", ""), self.tags.get("Player 2", ""))
+        return (got[0].strip() or "player 1", got[1].strip() or "player 2")
 
 
 def _where(game: int, number: int, player: int | None, text: str, after: int = 0) -> str:
