@@ -413,7 +413,8 @@ class Tables(NamedTuple):
     and _race_backgammon's arrays by name, and the one-sided race net that carries the
     database past the home board (doublet.rules.onesided; a plain tuple of its arrays,
     with no rows when there is none: the race net values races then) with a cache of its
-    distributions (each tables() call makes its own: one per Searcher). tables(False)
+    distributions and the scratch the search's static value needs, so that it allocates
+    nothing (each tables() call makes its own: one per Searcher). tables(False)
     gives empty stand-ins of the same types, for a search that does not use the
     database (one compiled signature either way)."""
 
@@ -424,7 +425,8 @@ class Tables(NamedTuple):
     binom: np.ndarray  # (22, 8) int64
     zone: np.ndarray  # (N_POSITIONS, MAX_TURNS) float32
     onesided: tuple  # doublet.rules.onesided.Net as a plain tuple
-    onesided_cache: tuple  # doublet.rules.onesided.new_cache's (keys, configs, dists)
+    onesided_cache: tuple  # doublet.rules.onesided.new_cache's (the cache, then scratch)
+    scratch: np.ndarray  # (5,) float64: a bear-off's probabilities (the search's _v0)
 
 
 def tables(use: bool = True, use_onesided: bool = True) -> Tables:
@@ -435,12 +437,13 @@ def tables(use: bool = True, use_onesided: bool = True) -> Tables:
     if use:
         db = database()
         net = onesided.shipped() if use_onesided else onesided.empty()
-        cache = onesided.new_cache(onesided.CACHE_BITS if onesided.present(tuple(net)) else 0)
+        cache = onesided.new_cache(onesided.CACHE_BITS if onesided.present(tuple(net)) else 0,
+                                   net.l1_b.shape[0])  # fmt: skip
         return Tables(db.off, db.first, db.small, db.two_sided, _BINOM, db.zone, tuple(net),
-                      cache)  # fmt: skip
+                      cache, np.zeros(5, np.float64))  # fmt: skip
     z = np.zeros((1, 1), np.float32)
     return Tables(z, z, np.zeros(1, np.int64), z, _BINOM, z, tuple(onesided.empty()),
-                  onesided.new_cache(0))  # fmt: skip
+                  onesided.new_cache(0), np.zeros(5, np.float64))  # fmt: skip
 
 
 _DB: BearoffDB | None = None

@@ -248,12 +248,18 @@ def present(net):
 CACHE_BITS = 14
 
 
-def new_cache(bits: int = CACHE_BITS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def new_cache(bits: int = CACHE_BITS, hidden: int = 1) -> tuple[np.ndarray, ...]:
     """A cache of configs' distributions (keys, configs, dists): a slot per key's low
-    bits, the whole config compared; 2^bits slots (about 0.5 KB each)."""
+    bits, the whole config compared; 2^bits slots (about 1 KB each). Then
+    race_probs_into's scratch for a net of `hidden` units (hidden sums (2, hidden), the
+    logits (TURNS,), both sides' distributions (4, TURNS), a config (24,)): a race
+    evaluation allocates nothing, so the search's static value (which calls it) needs
+    no allocation. One cache serves one thread."""
     size = 1 << bits
     return (np.full(size, -1, np.int64), np.zeros((size, 24), np.int8),
-            np.zeros((size, 2, TURNS), np.float64))  # fmt: skip
+            np.zeros((size, 2, TURNS), np.float64), np.zeros((2, hidden), np.float32),
+            np.zeros(TURNS, np.float64), np.zeros((4, TURNS), np.float64),
+            np.zeros(24, np.int64))  # fmt: skip
 
 
 @njit(**NO_REFCOUNT)
@@ -273,7 +279,7 @@ def _cached_dists(c, net, off, first, binom, cache, h1, h2, z, all_out, first_ou
     if _in_home(c):
         _side_dists(c, net, off, first, binom, h1, h2, z, all_out, first_out)
         return
-    keys, configs, dists = cache
+    keys, configs, dists = cache[0], cache[1], cache[2]
     k = _config_key(c)
     slot = k & (keys.shape[0] - 1)
     if keys[slot] == k:
@@ -300,14 +306,10 @@ def _cached_dists(c, net, off, first, binom, cache, h1, h2, z, all_out, first_ou
 def race_probs_into(b, net, off, first, binom, cache, out):
     """out[0], out[1], out[3] (P(win), P(win gammon), P(lose gammon)) of race board b for
     the side on roll, from both sides' distributions (the module docstring; each side's
-    through `cache`, new_cache's); out[2] and out[4] set to 0
-    (doublet.rules.bearoff._race_backgammon fills them)."""
-    nh = net[1].shape[0]
-    h1 = np.empty(nh, np.float32)
-    h2 = np.empty(nh, np.float32)
-    z = np.empty(TURNS, np.float64)
-    d = np.empty((4, TURNS), np.float64)  # A all, A first, B all, B first
-    c = np.empty(24, np.int64)
+    through `cache`, new_cache's for a net of this width, whose scratch it uses); out[2]
+    and out[4] set to 0 (doublet.rules.bearoff._race_backgammon fills them)."""
+    h1, h2 = cache[3][0], cache[3][1]
+    z, d, c = cache[4], cache[5], cache[6]  # d: A all, A first, B all, B first
     _config_into(b, 1, c)
     _cached_dists(c, net, off, first, binom, cache, h1, h2, z, d[0], d[1])
     _config_into(b, -1, c)
@@ -337,7 +339,7 @@ def race_probs(boards: np.ndarray, net: Net) -> np.ndarray:
     """(n, 5) float32: race_probs_into for each board (no backgammons: out[2], out[4] 0)."""
     db, plain = database(), tuple(net)
     out = np.zeros((len(boards), 5), np.float32)
-    cache = new_cache(8)
+    cache = new_cache(8, plain[1].shape[0])
     for i, b in enumerate(np.asarray(boards, np.int8)):
         race_probs_into(b, plain, db.off, db.first, _BINOM, cache, out[i])
     return out
