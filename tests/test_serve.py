@@ -142,7 +142,7 @@ def test_bad_plays_change_nothing(client: TestClient, tmp_path: Path) -> None:
     saved = (tmp_path / f"{gid}.json").read_bytes()
     cases = [
         ({"play": "24/14 24/20"}, 422, "6-4"),
-        ({"play": "24/1"}, 422, "closed"),
+        ({"play": "24/1"}, 422, "the roll 6-4 cannot move 24/1"),
         ({"play": "24/x"}, 422, "unknown point"),
         ({"steps": [{"from": 24, "to": 18, "die": 6}]}, 422, "not complete"),
         ({"steps": [{"from": 24, "to": 20, "die": 5}]}, 422, "not a legal step"),

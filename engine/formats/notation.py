@@ -752,7 +752,7 @@ def _match(st: _Stage, whole: str, parts: list[_Part] | None) -> State:
         if mine + net[p] < 0:
             have = "no checker" if mine == 0 else f"only {_checkers(mine)}"
             raise IllegalPlayError(f"the mover has {have} on {p} to move")
-    options = _leg_dice(legs, st)  # a move no die can make is that, whatever it lands on
+    leg_dice = _leg_dice(legs, st)  # a move no die can make is that, whatever it lands on
     for p in sorted(landed):
         if base[p] <= -2:
             raise IllegalPlayError(
@@ -761,7 +761,7 @@ def _match(st: _Stage, whole: str, parts: list[_Part] | None) -> State:
     for p in sorted(marked):
         if base[p] != -1:
             raise IllegalPlayError(f"there is no blot on {p} to hit")
-    inside = _check_dice(legs, st, options)
+    inside = _check_dice(legs, st, leg_dice)
 
     target = list(_mover_part(base))
     for p in range(1, 25):
