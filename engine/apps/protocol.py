@@ -147,6 +147,17 @@ class Bounds:
 ENGINE_LIMITS = Bounds()
 
 
+def check_keys(req: dict[str, Any], keys: set[str], what: str,
+               listed: set[str] | None = None) -> None:  # fmt: skip
+    """DoubletError naming the keys of `req` that `what` does not take, with the keys it
+    does (`listed`, default `keys`): a typo is an error, not ignored."""
+    unknown = set(req) - keys
+    if unknown:
+        names = ", ".join(repr(k)[:30] for k in sorted(unknown, key=str))
+        raise DoubletError(f"{what} takes no {names}: its keys are "
+                           f"{', '.join(sorted(keys if listed is None else listed))}")  # fmt: skip
+
+
 def dice(values: Any, text: bool = False) -> tuple[int, int]:
     """Two dice from a request's JSON (two numbers), or with `text` from the command
     line's words ("3" "1"); InvalidDiceError naming the bad one."""
@@ -244,12 +255,8 @@ class Session:
             raise DoubletError(f"a request needs a 'cmd': one of {', '.join(served)}")
         if cmd not in served:
             raise DoubletError(f"unknown cmd {shown(cmd, 30)}: use {', '.join(served)}")
-        unknown = set(req) - KEYS[cmd]
-        if unknown:
-            names = ", ".join(repr(k)[:30] for k in sorted(unknown, key=str))
-            taken = KEYS[cmd] - {"cmd"} - (set() if self.bounds.settable else {"model"})
-            raise DoubletError(f"'{cmd}' takes no {names}: its keys are "
-                               f"{', '.join(sorted(taken))}")  # fmt: skip
+        taken = KEYS[cmd] - {"cmd"} - (set() if self.bounds.settable else {"model"})
+        check_keys(req, KEYS[cmd], f"'{cmd}'", taken)
         return cmd
 
     def reply(self, req: Any) -> dict[str, Any]:

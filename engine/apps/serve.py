@@ -459,15 +459,6 @@ def _shown(v: Any) -> str:
     return protocol.shown(v, 30)
 
 
-def _only(body: dict[str, Any], keys: set[str], what: str) -> None:
-    """400 naming the keys of `body` that `what` does not take (a typo would otherwise be
-    ignored), as the analysis API refuses them."""
-    unknown = sorted(set(body) - keys, key=str)
-    if unknown:
-        names = ", ".join(repr(k)[:30] for k in unknown)
-        raise ApiError(400, f"{what} takes no {names}: its keys are {', '.join(sorted(keys))}")
-
-
 # The keys of a new game (POST /api/games): a fresh one, or one at a position.
 NEW_KEYS = {"variant", "ply", "seed", "games", "starter", "length", "cube", "jacoby", "beavers"}
 AT_KEYS = {"variant", "ply", "seed", "position", "dice", "state"}
@@ -499,8 +490,9 @@ def _dice_field(body: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def new_series(body: dict[str, Any], default_ply: int) -> Series:
-    _only(body, AT_KEYS if "position" in body else NEW_KEYS,
-          "a new game at a position" if "position" in body else "a new game")  # fmt: skip
+    at = "position" in body
+    protocol.check_keys(body, AT_KEYS if at else NEW_KEYS,
+                        "a new game at a position" if at else "a new game")  # fmt: skip
     variant = body.get("variant", "standard")
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -537,7 +529,7 @@ def position_state(body: dict[str, Any], meta: dict[str, Any]) -> CubeState:
         req = {}
     if not isinstance(req, dict):
         raise ApiError(400, "'state' is an object with cube, match, jacoby and beavers")
-    _only(req, {"cube", "match", "jacoby", "beavers"}, "'state'")
+    protocol.check_keys(req, {"cube", "match", "jacoby", "beavers"}, "'state'")
     return from_request(req, CubeState.from_meta(meta))
 
 
@@ -922,7 +914,7 @@ def review(s: Series, number: Any, ply: int) -> dict[str, Any]:
 def import_match(body: dict[str, Any], default_ply: int) -> Series:
     """A match file's text (.mat or GNU Backgammon's .sgf) as a stored series, for its
     review: every game replayed through the rules (doublet.games.record.from_match)."""
-    _only(body, {"text", "name", "ply"}, "an import")
+    protocol.check_keys(body, {"text", "name", "ply"}, "an import")
     text = body.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "'text' is the match file's text (.mat or .sgf)")
@@ -937,7 +929,8 @@ def import_match(body: dict[str, Any], default_ply: int) -> Series:
 
 def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     """The analysis page's request: a position's cube decision and a roll's plays."""
-    _only(body, {"position", "variant", "ply", "dice", "state"}, "the analysis page's request")
+    keys = {"position", "variant", "ply", "dice", "state"}
+    protocol.check_keys(body, keys, "the analysis page's request")
     text = body.get("position")
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "'position' is a gnubg ID (with or without its Match ID) or an XGID")
