@@ -54,7 +54,7 @@ from doublet.core.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.dice import game_roll as roll
 from doublet.core.errors import DoubletError, GameError, IllegalPlayError, SaveFileError
 from doublet.core.files import atomic_open
-from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState
+from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, is_cube_value
 from doublet.formats.ids import board_to_json, parse_position, position_id
 from doublet.formats.notation import format_play, parse_play
 from doublet.formats.position import Play, Position
@@ -556,12 +556,9 @@ class Game:
         g.from_position = bool(d.get("from_position", False))
         if g.turn not in (0, 1) or g.owner not in (-1, 0, 1):
             raise SaveFileError("the saved game's turn or cube owner is not a side")
-        c, o = g.start_cube
-        if c < 1 or c > MAX_CUBE or c & (c - 1) or (c > 1) == (o < 0) or o not in (-1, 0, 1):
-            raise SaveFileError(f"the saved game's starting cube ({c}, owner {o}) is inconsistent")
-        c = g.cube
-        if c < 1 or c > MAX_CUBE or c & (c - 1) or (c > 1) == (g.owner < 0):
-            raise SaveFileError(f"the saved game's cube ({c}, owner {g.owner}) is inconsistent")
+        for what, (c, o) in (("starting cube", g.start_cube), ("cube", (g.cube, g.owner))):
+            if not is_cube_value(c) or (c > 1) == (o < 0) or o not in (-1, 0, 1):
+                raise SaveFileError(f"the saved game's {what} ({c}, owner {o}) is inconsistent")
         if g.result is not None:
             ok = g.dice is None and not g.offered
         elif g.offered:
