@@ -343,9 +343,11 @@ class PlayerStats:
 # -- a .mat or .sgf match -----------------------------------------------------------------
 
 
-def _state(match: MatMatch, game: ReplayedGame, player: int, cube: int, owner: int) -> CubeState:
-    """The cube state `player` sees, with the file's money rules (Jacoby, beavers)."""
-    jacoby, beavers = money_rules(match)
+def _state(match: MatMatch, rules: tuple[bool, bool], game: ReplayedGame, player: int,
+           cube: int, owner: int) -> CubeState:  # fmt: skip
+    """The cube state `player` sees, with the file's money rules (Jacoby, beavers: its
+    money_rules, read once a game)."""
+    jacoby, beavers = rules
     return CubeState.for_player(player, match.length, cube, owner, game.score,
                                 crawford=game.crawford, jacoby=jacoby, beavers=beavers)  # fmt: skip
 
@@ -429,10 +431,11 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
     """One game of a match file: its two players' figures and errors."""
     stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
     doubled_at = {(a.number, a.player): a for a in g.cube_actions}
+    rules = money_rules(match)
     for mv in g.moves:
         st = stats[mv.player]
         pos = Position(mv.board)
-        state = _state(match, g, mv.player, mv.cube, mv.owner)
+        state = _state(match, rules, g, mv.player, mv.cube, mv.owner)
         where = {"game": g.number, "move": mv.number, "player": mv.player,
                  "position_id": position_id(mv.board), "dice": list(mv.dice)}  # fmt: skip
         # The cube decision before this roll (none was made: the player rolled).
@@ -450,12 +453,12 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
             st.errors.append({**where, "xgid": state.xgid(mv.board, mv.dice),
                               "kind": "checker play", "play": mv.play, "best": judged.best,
                               "loss": judged.loss})  # fmt: skip
-    _cube_actions(match, g, stats, analyst)
+    _cube_actions(match, rules, g, stats, analyst)
     return stats
 
 
-def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats],
-                  analyst: Analyst) -> None:  # fmt: skip
+def _cube_actions(match: MatMatch, rules: tuple[bool, bool], g: ReplayedGame,
+                  stats: list[PlayerStats], analyst: Analyst) -> None:  # fmt: skip
     """The actual doubles, takes and passes of a game, judged at the position before the
     doubler's roll (the next move of the doubler in the replay has it)."""
     actions = g.cube_actions
@@ -468,7 +471,7 @@ def _cube_actions(match: MatMatch, g: ReplayedGame, stats: list[PlayerStats],
         # The cube as it was when the player doubled: half the new value, centred at 1,
         # else the doubler's own.
         cube = a.value // 2
-        state = _state(match, g, a.player, cube, -1 if cube == 1 else a.player)
+        state = _state(match, rules, g, a.player, cube, -1 if cube == 1 else a.player)
         doc = analyst.cube(Position(board), state)
         loss = cube_loss(doc, "double")
         stats[a.player].add_cube(loss, actual=True)
