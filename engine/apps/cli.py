@@ -129,7 +129,7 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     board, variant, meta = parse_position(args.position, args.variant)
     pos = Position.checked(board, variant)
     check_in_play(pos.board, pos.variant)
-    roll = protocol.dice(args.dice, text=True) if args.dice else meta.get("roll")
+    roll = _roll(args, meta)
     if not roll:
         raise DoubletError(f"{usage}: the position carries no roll of its own, so give D1 D2")
     d1, d2 = roll
@@ -168,6 +168,11 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
         extra = "  (rolls again)" if p.again else ""
         out.write(f"{i:4d}. {p.notation:<{width}}  {after}{extra}\n")
     return 0
+
+
+def _roll(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[int, int] | None:
+    """The roll a command plays: D1 D2 when given, else the XGID's or Match ID's own."""
+    return protocol.dice(args.dice, text=True) if args.dice else meta.get("roll")
 
 
 def _load_model(path: str | None, variant: int) -> Any:
@@ -359,7 +364,7 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
     _check_ply(ply)
     announce_compile("searcher", "_analyse_root")
-    dice = protocol.dice(args.dice, text=True) if args.dice else meta.get("roll")
+    dice = _roll(args, meta)
     if dice:
         d1, d2 = dice
         doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, args.time,
@@ -431,7 +436,7 @@ def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
     announce_compile("rollout", "_chunk")
-    dice = protocol.dice(args.dice, text=True) if args.dice else meta.get("roll")
+    dice = _roll(args, meta)
     doc = _rollout(args, pos, dice, state, model, args.select_ply)
     out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
     return 0
