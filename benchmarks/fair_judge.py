@@ -109,8 +109,8 @@ def build(workers: int, binary: str) -> None:
     todo = [c for c in todo if c["case"] not in done]
     print(f"{len(done)} decisions judged already, {len(todo)} to go "
           f"({sum(len(c['legal']) for c in todo)} positions at 2 ply)", flush=True)  # fmt: skip
-    rows = [{"case": c["case"], "legal": c["legal"]} for c in todo]
-    if not run_judges(rows, PARTS, f"{int(time.time())}-", workers, binary):
+    asked = [{"case": c["case"], "legal": c["legal"]} for c in todo]
+    if not run_judges(asked, PARTS, f"{int(time.time())}-", workers, binary):
         raise SystemExit("a gnubg process failed; run build again to continue")
     rows: dict[int, dict] = {}
     for part in PARTS.glob("out-*.jsonl"):
