@@ -52,7 +52,20 @@ def test_a_game_without_the_cube_rolls_at_once() -> None:
     assert g.phase == "move"  # no cube: the next side has rolled already
     with pytest.raises(GameError, match="the dice are rolled"):
         g.roll()
+    assert g.why_no_double() == "this game is played without the cube"  # not "rolled"
+
+
+def test_why_no_double_names_what_holds_for_the_whole_game_first() -> None:
+    """After the roll, the Crawford game's reason is the Crawford rule (no double could
+    have come before the roll), and an owned cube's is its owner; with the cube free, it
+    is that the dice are rolled."""
+    g = Game.new("standard", seed=3, rules=Rules(cube=True, length=5, crawford=True))
+    assert g.phase == "move"
+    assert g.why_no_double() == "the Crawford game: nobody may double"
+    g = Game.new("standard", seed=3, rules=Rules(cube=True))
     assert g.why_no_double() == "the dice are rolled: a double comes before the roll"
+    g.cube, g.owner = 2, 1 - g.turn
+    assert g.why_no_double() == "the opponent owns the cube"
 
 
 def test_double_take_and_the_owner_redoubles() -> None:

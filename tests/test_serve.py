@@ -477,7 +477,7 @@ def test_money_session_roll_double_and_the_wrong_phases(
     # The person doubles; the engine takes: the cube at 2 is the engine's, the person rolls.
     st = act(client, gid, "double").json()
     assert st["cube"] == {"value": 2, "owner": "engine", "offered_by": None, "may_double": False,
-                          "why_no_double": "the dice are rolled: a double comes before the roll",
+                          "why_no_double": "the opponent owns the cube",
                           "may_beaver": False}  # fmt: skip
     assert [t["action"] for t in st["record"][-2:]] == ["double", "take"]
     assert st["record"][-2] == {"side": "you", "dice": None, "play": "", "again": False,

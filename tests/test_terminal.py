@@ -474,14 +474,97 @@ def test_a_kill_9_loses_no_completed_turn(
 
 
 def test_a_new_game_keeps_the_saved_one_beside_it(env: dict[str, str], tmp_path: Path) -> None:
+    """A saved game with play in it is kept beside a new one, under the first free name
+    (game.previous.json, then game.previous-2.json: none is overwritten); a save in
+    which nothing was played (a session started and left at once) is replaced."""
     save = tmp_path / "game.json"
-    first = run_doublet(["--seed", "5", "--ply", "0", "--save", str(save)], env, "quit\n")
-    assert first.returncode == 0 and save.exists()
-    old = save.read_text()
-    second = run_doublet(["--seed", "6", "--ply", "0", "--save", str(save)], env, "quit\n")
-    assert second.returncode == 0
-    assert (tmp_path / "game.previous.json").read_text() == old
-    assert save.read_text() != old
+    start = ["--first", "you", "--ply", "0", "--save", str(save)]
+    kept = []
+    for seed in (5, 6, 7, 8):
+        done = run_doublet([*start, "--seed", str(seed)], env, "quit\n")
+        assert done.returncode == 0
+        assert ("is kept in" in done.stdout) == (seed >= 7), done.stdout
+        if seed == 5:
+            continue  # left with nothing played: seed 6's session replaces it
+        s = Series.load(save)  # the person's first play, as if typed before quit
+        s.game.play(s.game.plays()[0])
+        s.save(save)
+        kept.append(save.read_text())
+    assert (tmp_path / "game.previous.json").read_text() == kept[0]
+    assert (tmp_path / "game.previous-2.json").read_text() == kept[1]
+    assert save.read_text() == kept[2]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("game")) == [
+        "game.json",
+        "game.previous-2.json",
+        "game.previous.json",
+    ]  # the lock is tidied away
+
+
+def test_a_second_session_on_the_same_save_is_refused(env: dict[str, str], tmp_path: Path) -> None:
+    """While one doublet play runs, another on the same save (new or --resume) is refused
+    and leaves the first one's game alone; once the first ends, the save is free."""
+    save = tmp_path / "game.json"
+    t = Terminal(["--first", "you", "--seed", "3", "--ply", "0", "--save", str(save)], env)
+    t.expect(STANDARD_TURN)
+    before = save.read_text()
+    for args in (["--seed", "4"], ["--resume"]):
+        done = run_doublet([*args, "--ply", "0", "--save", str(save)], env, "quit\n")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "another doublet play is using the saved game" in done.stderr
+        assert save.read_text() == before and not (tmp_path / "game.previous.json").exists()
+    t.type("quit")
+    assert t.wait() == 0
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0 and "Resuming" in done.stdout
+
+
+def test_a_double_saved_before_doublet_answered_is_answered_by_doublet(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The person's double saved with no answer yet (a kill in the engine's thinking):
+    on --resume Doublet answers it, not the person (who could pass their own double)."""
+    save = tmp_path / "game.json"
+    saved_at(save, DOUBLE_PASS, 0)
+    s = Series.load(save)
+    s.game.double(0)
+    s.save(save)
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "You double to 2. Doublet passes: you win 1 point." in done.stdout
+    assert "Take or pass" not in done.stdout
+    r = Series.load(save) if save.exists() else None
+    assert r is None or r.results[0].winner == 0
+
+
+def test_a_saved_match_between_games_goes_on_with_the_next(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A match saved after a game ended (before the next began) resumes with the next game;
+    the finished game is counted once."""
+    save = tmp_path / "game.json"
+    s = Series.new("standard", 0, 5, 0, 0, length=5, cube=True)
+    s.game.resign(0, 1)  # the person resigns a single game: Doublet 1, you 0
+    s.save(save)
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "=== Game 2 of a 5-point match, score: you 0, Doublet 1 ===" in done.stdout
+    r = Series.load(save)
+    assert r.game.number == 1 and r.score == [0, 1]
+
+
+def test_the_board_command_shows_the_persons_view_while_doublet_doubles(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    _, t = resumed_at(tmp_path, env, DOUBLE_TAKE, 1)
+    t.expect(DOUBLED)
+    first = t.seen
+    t.type("board")
+    t.expect(DOUBLED)
+    screen = t.screen[:first], t.screen[first:]
+    pips = [re.findall(r" ([XO])  (\w+)\s+pips\s+(\d+)", part) for part in screen]
+    assert pips[0][-2:] == pips[1][-2:]  # the same sides, the same pips as first shown
+    t.type("quit")
+    assert t.wait() == 0
 
 
 def test_an_engine_error_mid_game_saves_the_game_first(env: dict[str, str], tmp_path: Path) -> None:
@@ -556,7 +639,7 @@ def test_a_match_to_3_with_a_double_a_resignation_and_the_crawford_game(
     if not turn["pos"]:
         turn = t.expect(STANDARD_TURN)
     t.type("double")
-    t.expect(r"You cannot double now: the dice are rolled")
+    t.expect(r"You cannot double now: the Crawford game: nobody may double")
     t.type("resign")
     t.type("yes")
     m = t.expect(RESULT)

@@ -381,9 +381,7 @@ def _last_play(g: Game, side: int) -> dict[str, Any] | None:
 
 def _why_no_double(g: Game) -> str:
     """Why the person may not double now ("" when they may)."""
-    if not g.over and (not g.rules.cube or g.rules.crawford):
-        return "the Crawford game: nobody may double" if g.rules.cube else g.why_no_double()
-    if g.turn == YOU or g.over:
+    if g.turn == YOU or g.over or not g.rules.cube or g.rules.crawford:
         return g.why_no_double()
     return "the cube is turned before your own roll, not in Doublet's turn"
 

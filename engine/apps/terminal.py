@@ -46,11 +46,16 @@ kill -9 loses at most the turn being played; `quit`, end of input (Ctrl-D, or th
 piped input), Ctrl-C, a closed terminal (SIGHUP), SIGTERM and an engine error save it
 too and say where; ``doublet play --resume`` continues it with the same position and
 dice. A play not yet confirmed is not saved. Starting a new game where a saved one lies
-keeps the old one beside it (``game.previous.json``). A finished series deletes a save
-file that this session resumed from or wrote. Piped input is echoed after each prompt,
-so that the output reads like a terminal session. ``--export FILE.mat`` (re)writes the
-whole match or session as a .mat match file after every game (doublet.games.record;
-GNU Backgammon and eXtreme Gammon import it); another name gets each game's text record.
+keeps the old one beside it (``game.previous.json``, or the first free
+``game.previous-N.json`` when that one holds a game already: no saved game is
+overwritten; a save in which nothing was played yet is simply replaced). While a session
+runs it holds a lock on its save (a file ``game.json.lock`` beside it, released when the
+process ends, even by kill -9): a second ``doublet play`` on the same save is refused.
+A finished series deletes a save file that this session resumed from or wrote. Piped
+input is echoed after each prompt, so that the output reads like a terminal session.
+``--export FILE.mat`` (re)writes the whole match or session as a .mat match file after
+every game (doublet.games.record; GNU Backgammon and eXtreme Gammon import it); another
+name gets each game's text record.
 
 Engine depth, measured on this project's 2-core machine with a training run on the other
 core: standard backgammon searches at 2 ply by default (0.13 s a move on average, 1.1 s
@@ -68,6 +73,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -299,8 +305,11 @@ class Session:
                         return self.series_over()
                     self.series.next_game()
                     self.game_start()
-                elif self.game.phase == "answer":
-                    self.answer_double()
+                elif self.game.phase == "answer":  # the doubler is the side on roll
+                    if self.game.turn == ENGINE:
+                        self.answer_double()
+                    else:  # the person's double, saved before Doublet answered it
+                        self.engine_answers()
                 elif self.game.turn == ENGINE:
                     self.engine_turn()
                 elif self.game.phase == "roll":
@@ -358,9 +367,13 @@ class Session:
             self.say(f"Press Enter to roll, or type {self.verb()} (or help).")
 
     def person_doubles(self) -> None:
+        self.game.double()
+        self.engine_answers()
+
+    def engine_answers(self) -> None:
+        """Doublet answers the person's double (offered now, or saved with no answer)."""
         g = self.game
         verb = self.verb()
-        g.double()
         value = 2 * g.cube
         answer = engine_answer(g, self.cube_ply())
         if answer == "pass":
@@ -487,8 +500,9 @@ class Session:
                 self.cube_hint()
         elif name == "undo":
             self.say("Nothing to undo: undo takes back your play before you confirm it.")
-        elif name == "board":
-            self.show(self.game.board, self.game.dice)
+        elif name == "board":  # the person's view, and the dice only on their own turn
+            g = self.game
+            self.show(g.board_for(PERSON), g.dice if g.turn == PERSON else None)
         elif name in ("quit", "exit"):
             raise Quit
         elif name in ("double", "redouble", "roll", "take", "pass", "drop", "beaver"):
@@ -668,13 +682,10 @@ class Session:
     def autosave(self) -> None:
         """After every turn, the series as it stands, atomically: a kill -9 loses at most
         the turn being played. A saved game of another session at the same path is kept
-        beside it (NAME.previous.json) the first time."""
+        beside it (_set_aside) the first time."""
         if not self.owns_save and self.save_path.exists():
-            keep = self.save_path.with_name(
-                f"{self.save_path.stem}.previous{self.save_path.suffix}"
-            )
-            with contextlib.suppress(OSError):
-                os.replace(self.save_path, keep)
+            keep = _set_aside(self.save_path)
+            if keep is not None:
                 self.say(f"(The game saved before is kept in {keep}.)")
         self.series.ply = self.ply
         try:
@@ -807,9 +818,77 @@ def _check_save_target(path: Path) -> None:
                            "give --save another path")  # fmt: skip
 
 
+def _set_aside(path: Path) -> Path | None:
+    """Move the saved game at `path` out of a new series' way, to NAME.previous.json or,
+    when that holds a game already, the first free NAME.previous-N.json, so that no saved
+    game is overwritten; a save in which nothing was played yet (a session started and
+    left at once) is replaced instead. Where it went (None: replaced, or not movable)."""
+    try:
+        old: Series | None = Series.load(path)
+    except DoubletError:
+        old = None  # not readable as a series: kept all the same
+    if old is not None and not (old.history or old.game.record or old.game.offered):
+        return None
+    n = 1
+    while True:
+        keep = path.with_name(f"{path.stem}.previous{f'-{n}' if n > 1 else ''}{path.suffix}")
+        if not keep.exists():
+            break
+        n += 1
+    try:
+        os.replace(path, keep)
+    except OSError:
+        return None
+    return keep
+
+
+@contextlib.contextmanager
+def _save_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the save at `path` (a file NAME.lock beside it) for the
+    session, so that a second doublet play on the same save is refused (DoubletError)
+    rather than overwriting this one's game. The system releases it when the process
+    ends, however it ends. Where locks are not available, or the folder cannot hold the
+    file (it does not exist yet: nothing is saved there), the session runs without one."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        yield
+        return
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        f = open(lock_path, "a")  # noqa: SIM115 - held for the whole session
+    except OSError:  # no such folder yet (nothing saved there to protect), or read-only
+        yield
+        return
+    locked = False
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise DoubletError(
+                f"another doublet play is using the saved game {str(path)!r}: finish or quit "
+                "that one first, or give this one --save another path"
+            ) from None
+        locked = True
+        yield
+    finally:
+        if locked:  # tidy up while the lock is still held (kill -9 leaves the file: harmless)
+            with contextlib.suppress(OSError):
+                lock_path.unlink()
+        f.close()
+
+
 def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
 
     save_path = Path(args.save).expanduser() if args.save else default_save_path()
+    if args.save and not args.resume:  # the default place is Doublet's own: what is
+        _check_save_target(save_path)  # there is moved aside (before a lock is made)
+    with _save_lock(save_path):
+        return _play(args, out, save_path)
+
+
+def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
+    """cmd_play with the save locked."""
     if args.ply is not None and not 0 <= args.ply <= MAX_PLAY_PLY:
         raise DoubletError(f"--ply must be 0..{MAX_PLAY_PLY}, got {args.ply}")
     if args.resume:
@@ -824,14 +903,12 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
                 f"{', '.join(fixed)} cannot be given with it"
             )
         series = Series.load(save_path)
-        if series.game.over:
+        if series.over:  # a finished game of an unfinished series goes on to the next
             raise DoubletError(f"the series saved in {str(save_path)!r} is over")
         ply = series.ply if args.ply is None else args.ply
         if not 0 <= ply <= MAX_PLAY_PLY:
             raise DoubletError(f"the saved engine depth {ply} is not 0..{MAX_PLAY_PLY}")
     else:
-        if args.save:  # the default place is Doublet's own: what is there is moved aside
-            _check_save_target(save_path)
         variant = args.variant or "standard"
         games = 1 if args.games is None else args.games
         if games < 0:
@@ -873,6 +950,6 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     if not args.resume and save_path.exists():
         session.say(
             f"(A saved game is in {save_path}: doublet play --resume continues it; this "
-            f"game takes its place, and the old one is kept beside it as .previous.)"
+            f"game takes its place, and the old one is kept beside it.)"
         )
     return session.run()

@@ -302,17 +302,21 @@ class Game:
         """Why the side on roll may not double now ("" when it may)."""
         if self.may_double():
             return ""
-        if self.phase != "roll":
-            return {"over": "the game is over", "answer": "a double is waiting for an answer",
-                    "move": "the dice are rolled: a double comes before the roll"
-                    }[self.phase]  # fmt: skip
+        # What holds for the whole game first: in the Crawford game "the dice are
+        # rolled" would say that a double could have come before the roll.
+        if self.result is not None:
+            return "the game is over"
         if not self.rules.cube:
             return "this game is played without the cube"
         if self.rules.crawford:
             return "the Crawford game: nobody may double"
+        if self.phase == "answer":
+            return "a double is waiting for an answer"
         if self.cube >= MAX_CUBE:
             return f"the cube is at its highest ({MAX_CUBE})"
-        return "the opponent owns the cube"
+        if self.owner not in (-1, self.turn):
+            return "the opponent owns the cube"
+        return "the dice are rolled: a double comes before the roll"
 
     def position(self) -> Position:
         """The position seen by the side on roll."""
