@@ -250,6 +250,8 @@ def test_http_answers_as_the_protocol(client: Any) -> None:
 def test_http_bad_requests(client: Any, path: str, body: dict[str, Any], words: str) -> None:
     r = client.post(f"/api/{path}", json=body)
     assert r.status_code == 400 and words in r.json()["error"], r.text
+    r = client.post(f"/api/{path}", json={"id": 9, **body})  # an error carries the id too
+    assert r.status_code == 400 and r.json()["id"] == 9 and words in r.json()["error"], r.text
 
 
 def test_http_serves_no_set_and_no_rollout(client: Any) -> None:

@@ -408,6 +408,24 @@ def test_the_number_of_saved_games_is_capped(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------
 
 
+def test_a_request_that_changes_a_game_refuses_unknown_keys(client: TestClient) -> None:
+    """A typo in a request that changes the game is a 400 naming it, and the game is as it
+    was: "pionts" must not resign a single game; the steps request is checked the same."""
+    gid = new(client)["id"]
+    before = client.get(f"/api/games/{gid}").json()
+    typos = [("resign", {"pionts": 3}, "pionts"), ("play", {"steps": [], "foo": 1}, "foo"),
+             ("roll", {"now": True}, "now"), ("next", {"games": 2}, "games")]  # fmt: skip
+    for what, body, bad in typos:
+        r = client.post(f"/api/games/{gid}/{what}", json=body)
+        assert r.status_code == 400, (what, r.text)
+        assert f"takes no {bad!r}" in r.json()["error"], r.text
+    r = client.post(f"/api/games/{gid}/steps", json={"steps": [], "foo": 1})
+    assert r.status_code == 400 and "takes no 'foo'" in r.json()["error"], r.text
+    assert client.get(f"/api/games/{gid}").json() == before
+    r = client.post(f"/api/games/{gid}/resign", json={"points": 1})  # the right key
+    assert r.status_code == 200 and "resignation" in r.json(), r.text
+
+
 def act(c: TestClient, gid: str, what: str, **body: Any) -> Any:
     return c.post(f"/api/games/{gid}/{what}", json=body)
 
@@ -464,8 +482,8 @@ def test_money_session_roll_double_and_the_wrong_phases(
     st = to_your_roll(client, gid)
     assert st["game"]["dice"] is None and st["cube"]["may_double"]
     assert st["game"]["to_act"] == "you" and st["cube"]["why_no_double"] == ""
-    for what in ("play", "take"):
-        r = act(client, gid, what, steps=[])
+    for what, body in (("play", {"steps": []}), ("take", {})):
+        r = act(client, gid, what, **body)
         assert r.status_code == 409 and "roll (or double)" in r.json()["error"], r.text
     assert client.post(f"/api/games/{gid}/steps", json={"steps": []}).status_code == 409
     hint = client.get(f"/api/games/{gid}/hint").json()

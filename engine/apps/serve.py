@@ -1067,12 +1067,17 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         gid = store.add(s)
         return state(gid, s)
 
-    def changing(change: Callable[[Series, Any], Any]) -> Callable[[str, Any], Any]:
-        """A request that changes the series: applied once (its "move"), then saved. A
-        change may return a dict of extra keys for the state it answers with."""
+    def changing(change: Callable[[Series, Any], Any], what: str,
+                 keys: frozenset[str] = frozenset()) -> Callable[[str, Any], Any]:  # fmt: skip
+        """A request that changes the series: applied once (its "move"), then saved; its
+        body holds "move" and `keys`, nothing else (a typo, such as "pionts" for a
+        resignation's points, is a 400, not a default applied). A change may return a
+        dict of extra keys for the state it answers with."""
 
         def work(gid: str, doc: Any) -> dict[str, Any]:
             s = store.get(gid)
+            if isinstance(doc, dict):
+                protocol.check_keys(doc, {"move", *keys}, what)
             move = doc.get("move") if isinstance(doc, dict) else None
             if move is None:
                 why = "send the state's 'move' with a request that changes the game"
@@ -1094,6 +1099,12 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             return {**state(gid, s), **(extra if isinstance(extra, dict) else {})}
 
         return work
+
+    def stepping(gid: str, doc: Any) -> dict[str, Any]:
+        """The options after the steps so far of the person's play (changes nothing)."""
+        if isinstance(doc, dict):
+            protocol.check_keys(doc, {"steps"}, "a request for the steps")
+        return options(store.get(gid), doc)
 
     def reading(read: Callable[[Series], Any]) -> Callable[[str, Any], Any]:
         def work(gid: str, _: Any) -> Any:
@@ -1129,13 +1140,14 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         answered by HTTP_SESSION (the HTTP bounds: no state between requests)."""
 
         def work(_: str, doc: dict[str, Any]) -> dict[str, Any]:
+            ids = {"id": doc["id"]} if "id" in doc else None  # back with errors too
             if "cmd" in doc:
-                raise ApiError(400, f"'cmd' is the path here: POST /api/{cmd} without it")
+                raise ApiError(400, f"'cmd' is the path here: POST /api/{cmd} without it", ids)
             req = {"cmd": cmd, **doc}
             try:
                 return protocol.with_id(req, HTTP_SESSION.reply(req))
             except DoubletError as e:  # 400, with the request's id
-                raise ApiError(400, str(e), {"id": doc["id"]} if "id" in doc else None) from None
+                raise ApiError(400, str(e), ids) from None
 
         return work
 
@@ -1153,20 +1165,23 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     async def favicon(_: Request) -> Response:
         return FileResponse(WEB / "favicon.svg", media_type="image/svg+xml")
 
+    plays = changing(play, "a play", frozenset({"play", "steps"}))
+    beavers = changing(lambda s, _: answer(s, "beaver"), "a beaver")
+    resigns = changing(resign, "a resignation", frozenset({"points"}))
     api = [  # (path under /api/games, method, work, status, reads a body)
         ("", "POST", create, 201, True),
         ("/{gid}", "GET", show, 200, False),
-        ("/{gid}/steps", "POST", lambda gid, doc: options(store.get(gid), doc), 200, True),
-        ("/{gid}/play", "POST", changing(play), 200, True),
-        ("/{gid}/roll", "POST", changing(lambda s, _: roll_dice(s)), 200, True),
-        ("/{gid}/double", "POST", changing(lambda s, _: double(s)), 200, True),
-        ("/{gid}/take", "POST", changing(lambda s, _: answer(s, "take")), 200, True),
-        ("/{gid}/pass", "POST", changing(lambda s, _: answer(s, "pass")), 200, True),
-        ("/{gid}/drop", "POST", changing(lambda s, _: answer(s, "pass")), 200, True),
-        ("/{gid}/beaver", "POST", changing(lambda s, _: answer(s, "beaver")), 200, True),
+        ("/{gid}/steps", "POST", stepping, 200, True),
+        ("/{gid}/play", "POST", plays, 200, True),
+        ("/{gid}/roll", "POST", changing(lambda s, _: roll_dice(s), "a roll"), 200, True),
+        ("/{gid}/double", "POST", changing(lambda s, _: double(s), "a double"), 200, True),
+        ("/{gid}/take", "POST", changing(lambda s, _: answer(s, "take"), "a take"), 200, True),
+        ("/{gid}/pass", "POST", changing(lambda s, _: answer(s, "pass"), "a pass"), 200, True),
+        ("/{gid}/drop", "POST", changing(lambda s, _: answer(s, "pass"), "a pass"), 200, True),
+        ("/{gid}/beaver", "POST", beavers, 200, True),
         ("/{gid}/hint", "GET", reading(hint), 200, False),
-        ("/{gid}/resign", "POST", changing(resign), 200, True),
-        ("/{gid}/next", "POST", changing(lambda s, _: next_game(s)), 200, True),
+        ("/{gid}/resign", "POST", resigns, 200, True),
+        ("/{gid}/next", "POST", changing(lambda s, _: next_game(s), "the next game"), 200, True),
         ("/{gid}/export", "GET", reading(export_text), 200, False),
         ("/{gid}/mat", "GET", reading(export_mat), 200, False),
         ("/{gid}/review", "GET", reviewed, 200, False),
