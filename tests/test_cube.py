@@ -270,7 +270,33 @@ def test_post_crawford_the_leader_drops_when_the_trailer_is_the_favourite() -> N
         d = E.decide(_probs(p, 0.2 * p, 0.1), 0.68, s)
         assert d.mwc is not None
         assert d.mwc["double_take"] == pytest.approx(p) and d.mwc["double_pass"] == 0.5
-        assert d.take == (p <= 0.5) and d.double
+        assert d.take == (p <= 0.5)
+        # At 70 % with a gammon in a fifth of the wins (a gammon wins the match at cube 1),
+        # playing on is worth a little more than the leader's pass: too good.
+        assert d.double == (p < 0.7) and d.action.startswith("Too good") == (p == 0.7)
+
+
+def test_2_away_1_away_after_crawford_the_cube_is_the_trailers_and_live() -> None:
+    """Only the trailer may double (a double by the 1-away leader gains nothing), so the
+    centred cube is the trailer's, live, as if it owned it: not dead, which gave the
+    trailer's no-double value as the cubeless one and the leader's as if the trailer
+    could never double. GNU Backgammon 1.07 at 0 ply on the opening position with its own
+    chances (0.522, 0.154, 0.008, 0.130, 0.008), 3- and 5-point matches alike: the
+    trailer on roll no double +0.810, double / take +1.086, "Double, pass"; the leader on
+    roll (cubeful) -0.691."""
+    p = np.array([0.522, 0.154, 0.008, 0.130, 0.008])
+    for length in (3, 5):
+        trailer = E.decide(p, E.CONTACT_X, CubeState.match(length, away=(2, 1)))
+        assert trailer.no_double == pytest.approx(0.810, abs=0.002)
+        assert trailer.double_take == pytest.approx(1.086, abs=0.003)
+        assert trailer.action == "Double, pass"
+        leader = E.decide(p, E.CONTACT_X, CubeState.match(length, away=(1, 2)))
+        assert leader.no_double == pytest.approx(-0.691, abs=0.003)
+    # 2-away 2-away keeps its dead centred cube (the first double is the last): unchanged.
+    even = E.decide(p, E.CONTACT_X, CubeState.match(5, away=(2, 2)))
+    assert even.mwc is not None
+    dead = E.no_double(p, 0.0, CubeState.match(5, away=(2, 2)))[0]
+    assert even.mwc["no_double"] == pytest.approx(dead)
     # A drop at 3-away leaves the trailer 2-away in a post-Crawford game: the table's
     # post-Crawford entry, not the pre-Crawford one.
     doc = json.loads((DATA / "met_kazaross_xg2.json").read_text())

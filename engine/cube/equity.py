@@ -221,10 +221,12 @@ class _Match:
 
     def centered(self, c: int, p: np.ndarray) -> np.ndarray:
         mover, opp = self.live_for_mover(c), self.live_for_opponent(c)
-        if not self.live_for_mover(2 * c) and not self.live_for_opponent(2 * c):
-            # The first double is the last (2-away 2-away at cube 1): GNU Backgammon counts
-            # such a centered cube as dead until it is turned, and so do we (its 0-ply
-            # figures agree with this, not with the live model's line).
+        if mover and opp and not self.live_for_mover(2 * c) and not self.live_for_opponent(2 * c):
+            # Either side may double and the first double is the last (2-away 2-away at
+            # cube 1): GNU Backgammon counts such a centered cube as dead until it is
+            # turned, and so do we (its 0-ply figures agree with this, not with the live
+            # model's line). Where only one side may double (2-away 1-away after the
+            # Crawford game) the cube is that side's, live, below.
             return self.dead(c, p)
         if mover and not opp:
             return self.owned(c, p)
