@@ -587,3 +587,54 @@ def test_a_batch_line_is_the_engines_moves_request() -> None:
     assert out[1]["id"] == 4 and "takes no 'foo'" in out[1]["error"]
     assert out[2]["id"] == 5 and out[2]["plays"][0]["play"] == "24/23 24/21"
     assert out[3]["id"] == 6 and "a moves request" in out[3]["error"]
+
+
+def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) -> None:
+    """Each ends with one `doublet: error: ...` line and status 2, never an internal error
+    or a silent default: a rollout's --select-ply out of range (with or without dice) and
+    its --time of 0 or below; an unusable review cache folder; a Position ID with base64
+    padding inside (gnubg refuses it; it was read as another position); and argparse's
+    own errors (after the usage)."""
+    cases = [
+        (("rollout", "4HPwATDgc/ABMA", "3", "1", "--trials", "36", "--select-ply", "5"),
+         "select_ply) must be an integer 0..4, got 5"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--select-ply", "5"),
+         "select_ply) must be an integer 0..4, got 5"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"), "above 0, got 0.0"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"), "above 0, got -1.0"),
+        (("review", "tests/data/matches/match00.mat", "--cache", str(tmp_path / "f.txt")),
+         "as the review cache folder: a file is in its place"),
+        (("eval", "4HPwATDgc/AB==", "--ply", "0"), "characters outside base64"),
+        (("analyse", "4HPwATDgc/ABMA", "--ply", "x"),
+         "analyse: argument --ply: invalid int value: 'x'"),
+    ]  # fmt: skip
+    (tmp_path / "f.txt").write_text("not a folder")
+    for args, words in cases:
+        r = run(*args)
+        last = r.stderr.strip().splitlines()[-1]
+        assert r.returncode == 2 and last.startswith("doublet: error: ") and words in last, (
+            args, r.stderr)  # fmt: skip
+
+
+def test_batch_moves_into_a_closed_pipe_end_quietly(tmp_path: Path) -> None:
+    """`doublet moves --batch F | head -1`: the closed stdout ends it with status 0 and
+    no message (it was reported as an error reading the batch file)."""
+    batch = tmp_path / "b.jsonl"
+    batch.write_text('{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n' * 2000)
+    p = subprocess.Popen([sys.executable, "-m", "doublet", "moves", "--batch", str(batch)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)  # fmt: skip
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.readline()
+    p.stdout.close()  # as head does after its line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0 and "cannot read batch file" not in err, err
+
+
+def test_the_text_loss_column_is_the_json_loss() -> None:
+    text = run("analyse", "4HPwATDgc/ABMA", "6", "4", "--ply", "0").stdout
+    doc = json.loads(run("analyse", "4HPwATDgc/ABMA", "6", "4", "--ply", "0", "--json").stdout)
+    start = text.index("  #  play")  # the table under the diagram
+    rows = [line.split() for line in text[start:].splitlines()[1:] if line[:3].strip().isdigit()]
+    losses = [float(r[-6]) for r in rows]  # loss, then win, wg, wbg, lg, lbg
+    assert losses == [round(p["loss"], 3) + 0.0 for p in doc["plays"][: len(losses)]]
+    assert all(v >= 0 for v in losses) and losses[0] == 0.0

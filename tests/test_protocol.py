@@ -155,6 +155,12 @@ def test_version_set_and_id() -> None:
     assert "'model'" in s.answer({"cmd": "set", "model": ""})["error"]
     assert "does not exist" in s.answer({"cmd": "set", "model": "/nonexistent.npz"})["error"]
     assert "'variant'" in s.answer({"cmd": "set", "variant": "chess"})["error"]
+    # set takes what a request takes: 0 and 1 too (1 was refused while a request took it)
+    assert s.answer({"cmd": "set", "variant": 1})["defaults"]["variant"] == 1
+    assert "'variant'" in s.answer({"cmd": "set", "variant": 2})["error"]
+    assert s.answer({"cmd": "rollout", "position": START, "until_se": -1})["error"] == (
+        "'until_se' is a number >= 0, got -1"
+    )  # the value as sent, not -1.0
     s.answer({"cmd": "set", "variant": "acey-deucey"})
     ad = s.answer({"cmd": "moves", "position": {"mover": AD_START["mover"],
                                                  "opponent": AD_START["opponent"]},

@@ -11,11 +11,12 @@ import json
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import numpy as np
 
@@ -114,11 +115,17 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
                 src = open(args.batch, "rb")  # noqa: SIM115 - closed below
             except OSError as e:
                 raise DoubletError(f"cannot read batch file {args.batch!r}: {e.strerror}") from None
+        replies = _batch_lines(_input_lines(src), args.variant)
         try:
-            for reply in _batch_lines(_input_lines(src), args.variant):
+            while True:
+                try:
+                    reply = next(replies)
+                except StopIteration:
+                    break
+                except OSError as e:  # reading; a closed stdout (| head) is main's
+                    raise DoubletError(f"cannot read batch file {args.batch!r}: "
+                                       f"{e.strerror}") from None  # fmt: skip
                 out.write(reply + "\n")
-        except OSError as e:
-            raise DoubletError(f"cannot read batch file {args.batch!r}: {e.strerror}") from None
         finally:
             if src is not sys.stdin:
                 src.close()
@@ -504,9 +511,19 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
             raise DoubletError(f"cannot write {args.html!r}: {e.strerror}") from None
         if not os.access(folder, os.W_OK):
             raise DoubletError(f"cannot write {args.html!r}: its folder is not writable")
-    announce_compile("searcher", "_analyse_root")
     cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
         default_cache_dir())  # fmt: skip
+    if cache is not None:  # said before a long analysis too
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=cache):
+                pass  # a file can be written there
+        except OSError as e:
+            why = "a file is in its place" if cache.is_file() else e.strerror or str(e)
+            raise DoubletError(f"cannot use {str(cache)!r} as the review cache folder: "
+                               f"{why} (give --cache another folder, or --no-cache)"
+                               ) from None  # fmt: skip
+    announce_compile("searcher", "_analyse_root")
     doc = review(match, games, args.ply, workers=args.workers, cache=cache,
                  progress=sys.stderr.isatty())  # fmt: skip
     if args.html:
@@ -599,8 +616,19 @@ def _cube_arguments(p: argparse.ArgumentParser) -> Any:
     return c
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its errors ending in the one line every other error ends in
+    (``doublet: error: COMMAND: ...``) after the usage; exit status 2 as before. The
+    subcommands' parsers are of this class too (add_subparsers makes them so)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        command = self.prog.partition(" ")[2]
+        self.exit(2, f"doublet: error: {command + ': ' if command else ''}{message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="doublet",
         description="Doublet: a backgammon engine (standard backgammon and Acey-Deucey).",
     )

@@ -24,7 +24,7 @@ from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANTS
 from doublet.core.errors import DoubletError, InvalidDiceError, shown
 from doublet.cube.state import CubeState, from_request
-from doublet.formats.ids import check_in_play, parse_position, position_id
+from doublet.formats.ids import _variant, check_in_play, parse_position, position_id
 from doublet.formats.position import Position
 from doublet.nn.eval import check_variant, default_model, load_model
 from doublet.rules.movegen import legal_outcomes
@@ -365,12 +365,15 @@ class Session:
         probe._ply({})
         probe._time({})
         probe._method({})
-        variant = new["variant"]
-        if variant is not None and variant not in VARIANTS:
-            raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))}, got "
-                               f"{shown(variant, 30)}")  # fmt: skip
+        variant = None
+        if new["variant"] is not None:  # what a request takes (0 and 1 too)
+            try:
+                variant = _variant(new["variant"])
+            except DoubletError:
+                raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))} (or "
+                                   f"0, 1), got {shown(new['variant'], 30)}") from None  # fmt: skip
         if new["model"] is not None:
-            probe._model({}, VARIANTS[variant] if variant else None)
+            probe._model({}, variant)
         self.defaults = new
         return {"defaults": dict(new)}
 
@@ -386,8 +389,8 @@ class Session:
             if not isinstance(flags[key], bool):
                 raise DoubletError(f"'{key}' is true or false, got {shown(flags[key], 30)}")
         until = req.get("until_se", 0.0)
-        if isinstance(until, bool) or not isinstance(until, (int, float)):
-            raise DoubletError(f"'until_se' is a number, got {shown(until, 30)}")
+        if isinstance(until, bool) or not isinstance(until, (int, float)) or until < 0:
+            raise DoubletError(f"'until_se' is a number >= 0, got {shown(until, 30)}")
         ray = req.get("ray")
         if ray is not None and not isinstance(ray, str):
             raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {shown(ray, 30)}")

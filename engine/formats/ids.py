@@ -276,6 +276,9 @@ def position_id(board: Board) -> str:
     return base64.b64encode(key.tobytes()).decode("ascii")[:14]
 
 
+_BASE64_14 = re.compile(r"[A-Za-z0-9+/]{14}")
+
+
 def board_from_position_id(pid: str) -> Board:
     """Parse a gnubg Position ID; raise InvalidPositionError saying what is wrong."""
     if not isinstance(pid, str):
@@ -285,12 +288,11 @@ def board_from_position_id(pid: str) -> Board:
         raise InvalidPositionError(
             f"gnubg Position ID must have 14 characters, got {len(s)}: {pid!r}"
         )
-    try:
-        data = base64.b64decode(s + "==", validate=True)
-    except ValueError:
+    if not _BASE64_14.fullmatch(s):  # b64decode would take padding ("=") inside it
         raise InvalidPositionError(
-            f"gnubg Position ID has characters outside base64: {pid!r}"
-        ) from None
+            f"gnubg Position ID has characters outside base64 (A-Z a-z 0-9 + /): {pid!r}"
+        )
+    data = base64.b64decode(s + "==")
     b = np.empty(SIZE, np.int8)
     code = _pid_board(np.frombuffer(data, np.uint8), b)
     if code == _PID_SHORT:

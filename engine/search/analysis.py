@@ -570,7 +570,7 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
         again = "  rolls again" if r["again"] else ""
         mwc = f"  MWC {100 * r['mwc']:.2f}%" if "mwc" in r else ""
         out.append(f"{r['rank']:3d}  {text:<{width}}  {r['ply']:3d}  {r['equity']:+.3f}  "
-                   f"{-r['loss'] + 0.0:+.3f}  {100 * p['win']:5.1f} {100 * p['win_gammon']:5.1f} "
+                   f"{r['loss'] + 0.0:6.3f}  {100 * p['win']:5.1f} {100 * p['win_gammon']:5.1f} "
                    f"{100 * p['win_backgammon']:5.1f} {100 * p['lose_gammon']:5.1f} "
                    f"{100 * p['lose_backgammon']:5.1f}{mwc}{again}")  # fmt: skip
     if len(plays) > limit:

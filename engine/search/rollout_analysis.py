@@ -71,7 +71,7 @@ from doublet.search.rollout import (
     normalise,
     rollout,
 )
-from doublet.search.searcher import Searcher
+from doublet.search.searcher import MAX_PLY, Searcher
 
 # -- documents --------------------------------------------------------------------------------
 
@@ -312,6 +312,12 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     check_in_play(pos.board, pos.variant)
     settings = settings or RolloutSettings()
     settings.check()
+    if isinstance(select_ply, bool) or not isinstance(select_ply, int) or not (
+            0 <= select_ply <= MAX_PLY):  # fmt: skip
+        raise DoubletError(f"the depth that picks the plays (select_ply) must be an integer "
+                           f"0..{MAX_PLY}, got {shown(select_ply)}")  # fmt: skip
+    if budget is not None and not budget > 0:  # NaN too
+        raise DoubletError(f"a rollout's time is a number of seconds above 0, got {budget!r}")
     m = model if model is not None else default_model(STANDARD)
     deadline = None if budget is None else time.perf_counter() + budget
     if dice is None:
