@@ -111,3 +111,23 @@ def test_a_damaged_save_says_what_is_wrong_in_words(tmp_path: Path) -> None:
         with pytest.raises(SaveFileError) as e:
             Series.load(path)
         assert words in str(e.value) and "Error" not in str(e.value), str(e.value)
+
+
+def test_a_save_with_impossible_dice_or_counts_is_refused_on_load(tmp_path: Path) -> None:
+    """Found by a user-level review: dice of 7 were read and failed only at the first
+    roll shown; -3 games showed as "Game 1 of -3". Each is refused as the load's error."""
+    s = Series.new("standard", games=3, seed=5)
+    doc = s.to_dict()
+    for change, words in [
+        (lambda d: d["game"].__setitem__("dice", [7, 1]), "dice \\[7, 1\\] are not dice"),
+        (lambda d: d["game"].__setitem__("opening", [0, 3]), "opening throw"),
+        (lambda d: d.__setitem__("games", -3), "number of games \\(-3\\)"),
+        (lambda d: d.__setitem__("score", [0, -1]), "score or match length"),
+        (lambda d: d["game"].__setitem__("rolls", -2), "count of rolls is negative"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        change(bad)
+        path = tmp_path / "g.json"
+        path.write_text(json.dumps(bad))
+        with pytest.raises(SaveFileError, match=words):
+            Series.load(path)

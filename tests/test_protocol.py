@@ -277,7 +277,18 @@ def test_openapi_describes_each_commands_keys(client: Any) -> None:
             "application/json"]["schema"]  # fmt: skip
         assert set(schema["properties"]) == KEYS[cmd] - {"cmd", "model"}
         assert schema["additionalProperties"] is False
+        props = schema["properties"]
+        assert "time" not in props or props["time"]["maximum"] == 10  # the server's bound
+        for key in ("cube", "match"):  # unknown keys inside them are refused too
+            if key in props:
+                assert props[key]["additionalProperties"] is False
+        responses = doc["paths"][f"/api/{cmd}"]["post"]["responses"]
+        assert {"200", "400", "403", "413", "415", "500"} <= set(responses)
+    assert doc["paths"]["/api/analyze"]["post"]["requestBody"] == (
+        doc["paths"]["/api/analyse"]["post"]["requestBody"])  # fmt: skip
     assert "/api/version" in doc["paths"]
+    r = client.post("/api/best", json={"position": START, "dice": [3, 1], "time": 10.5})
+    assert r.status_code == 400 and "at most 10" in r.json()["error"]
 
 
 # -- doublet engine through its pipe ----------------------------------------------------------

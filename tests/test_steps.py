@@ -237,7 +237,8 @@ def test_steps_from_json() -> None:
         ({"from": 25, "to": 20, "die": 5}, "'from' is not valid"),
         ({"from": 13, "to": 7}, "a step is"),
         ({"from": 13, "to": 7, "die": 7}, "'die' is not valid"),
-        ({"from": 13, "to": True, "die": 6}, "'to' is not valid"),
+        ({"from": 13, "to": True, "die": 6}, "'to' is not valid: true"),  # JSON, not True
+        (None, "a step is .*, got null"),
         ({"doublet": 0}, "a doublet is 1 to 6"),
     ]:
         with pytest.raises(DoubletError, match=msg):

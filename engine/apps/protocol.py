@@ -95,7 +95,8 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
     "dice": ({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 6},
               "minItems": 2, "maxItems": 2}, "the roll (default: an XGID's or match ID's dice)"),
     "ply": ({"type": "integer", "minimum": 0, "maximum": MAX_PLY},
-            f"search depth (default {ANALYSIS_PLY}; rollout: the trials' depth, 0 or 1)"),
+            f"search depth (default {ANALYSIS_PLY}; doublet engine's rollout: the trials' "
+            "depth, 0 or 1)"),
     "time": ({"type": "number", "exclusiveMinimum": 0},
              "seconds: deepen one ply at a time while they last, answer with the deepest "
              "completed (without it the search runs at 'ply', bounded by the server's limit)"),
@@ -104,11 +105,13 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
                f"cube decisions by a cubeful search or Janowski's conversion (default "
                f"{DEFAULT_METHOD})"),
     "cube": ({"type": "object", "properties": {"value": {"type": "integer"},
-              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]}}},
+              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]}},
+              "additionalProperties": False},
              "the cube (default: an XGID's, else centered at 1)"),
     "match": ({"type": ["object", "null"], "properties": {
                "length": {"type": "integer"}, "away": {"type": "array"},
-               "score": {"type": "array"}, "crawford": {"type": "boolean"}}},
+               "score": {"type": "array"}, "crawford": {"type": "boolean"}},
+               "additionalProperties": False},
               "the match (null: money play)"),
     "jacoby": ({"type": "boolean"}, "money play: gammons count once the cube has turned"),
     "beavers": ({"type": "boolean"}, "money play: the taker may beaver"),

@@ -199,13 +199,22 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of the HTTP API for programs (GET /api/openapi.json),
     made from the protocol's own tables (doublet.apps.protocol.KEYS, KEY_SCHEMAS)."""
-    error = {"description": "a bad request: what is wrong",
-             "content": _json({"$ref": "#/components/schemas/Error"})}  # fmt: skip
+
+    def error(why: str) -> dict[str, Any]:
+        return {"description": why, "content": _json({"$ref": "#/components/schemas/Error"})}
+
+    errors = {"400": error("a bad request: what is wrong"),
+              "403": error("a request from another site (its Origin or Host)"),
+              "413": error("a body over the size limit"),
+              "415": error("a body that is not application/json"),
+              "500": error("an internal error (a bug: please report it)")}  # fmt: skip
+    # Here (not in the engine) a request's time is bounded by the server's limit.
+    http = {"time": {"maximum": HTTP_TIME}}
     paths: dict[str, Any] = {}
     for cmd in HTTP_COMMANDS:
         keys = sorted(protocol.KEYS[cmd] - {"cmd", "model"})
-        props = {k: {**protocol.KEY_SCHEMAS[k][0], "description": protocol.KEY_SCHEMAS[k][1]}
-                 for k in keys}  # fmt: skip
+        props = {k: {**protocol.KEY_SCHEMAS[k][0], **http.get(k, {}),
+                     "description": protocol.KEY_SCHEMAS[k][1]} for k in keys}  # fmt: skip
         body = {"type": "object", "properties": props, "required": ["position"],
                 "additionalProperties": False}  # fmt: skip
         reply = {"description": "the reply (docs/protocol.md)",
@@ -215,8 +224,13 @@ def openapi() -> dict[str, Any]:
             "description": f"The engine protocol's {cmd!r} request without its 'cmd' "
                            "(docs/protocol.md has the reply's keys).",
             "requestBody": {"required": True, "content": _json(body)},
-            "responses": {"200": reply, "400": error, "413": error, "415": error},
+            "responses": {"200": reply, **errors},
         }}  # fmt: skip
+    for alias, cmd in protocol.ALIASES.items():  # the protocol's other spellings
+        if cmd in HTTP_COMMANDS:
+            post = dict(paths[f"/api/{cmd}"]["post"])
+            post["summary"] = f"the same as /api/{cmd}"
+            paths[f"/api/{alias}"] = {"post": post}
     version = {"description": "name, version, protocol, commands, defaults, limits",
                "content": _json({"type": "object"})}  # fmt: skip
     paths["/api/version"] = {"get": {"summary": protocol.SUMMARIES["version"],
@@ -224,10 +238,10 @@ def openapi() -> dict[str, Any]:
     info = {"title": "Doublet analysis API", "version": __version__,
             "description": "Stateless backgammon analysis: the engine protocol of `doublet "
             f"engine` over HTTP. Every request's search is bounded ({HTTP_TIME:g} s)."}  # fmt: skip
-    errors = {"type": "object", "required": ["error"],
-              "properties": {"error": {"type": "string"}}}  # fmt: skip
+    schema = {"type": "object", "required": ["error"],
+              "properties": {"error": {"type": "string"}, "id": {}}}  # fmt: skip
     return {"openapi": "3.1.0", "info": info, "paths": paths,
-            "components": {"schemas": {"Error": errors}}}  # fmt: skip
+            "components": {"schemas": {"Error": schema}}}  # fmt: skip
 
 
 # One lock for the engine: the move generator's buffers and the search's cache are shared

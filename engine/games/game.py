@@ -560,6 +560,11 @@ class Game:
         g.from_position = bool(d.get("from_position", False))
         if g.turn not in (0, 1) or g.owner not in (-1, 0, 1):
             raise SaveFileError("the saved game's turn or cube owner is not a side")
+        for what, pair in (("dice", g.dice), ("opening throw", g.opening)):
+            if pair is not None and not all(1 <= x <= 6 for x in pair):
+                raise SaveFileError(f"the saved game's {what} {list(pair)} are not dice 1..6")
+        if g.number < 0 or g.rolls < 0:
+            raise SaveFileError("the saved game's number or count of rolls is negative")
         for what, (c, o) in (("starting cube", g.start_cube), ("cube", (g.cube, g.owner))):
             if not is_cube_value(c) or (c > 1) == (o < 0) or o not in (-1, 0, 1):
                 raise SaveFileError(f"the saved game's {what} ({c}, owner {o}) is inconsistent")
@@ -760,8 +765,11 @@ class Series:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, DoubletError) as e:
             raise SaveFileError(f"damaged saved game ({_damage(e)})") from None
-        if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH:
+        if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH or min(s.score) < 0:
             raise SaveFileError("the saved series' score or match length is not valid")
+        if s.games < 0 or not 0 <= s.ply <= 4:  # 4: the search's deepest (MAX_PLY)
+            raise SaveFileError(f"the saved series' number of games ({s.games}) or engine "
+                                f"depth ({s.ply}) is not valid")  # fmt: skip
         if s.game.rules.cube != s.cube or s.game.rules.length != s.length:
             raise SaveFileError("the saved game's rules differ from its series'")
         if any(not g.over for g in s.history) or len(s.history) > s.game.number:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OUT, STANDARD, Board
-from doublet.core.errors import DoubletError, IllegalPlayError
+from doublet.core.errors import DoubletError, IllegalPlayError, shown
 from doublet.formats.notation import _steps as _die_moves  # the single-die moves, one set of rules
 from doublet.rules.movegen import check_dice, legal_outcomes
 
@@ -86,7 +86,7 @@ class Step:
     def from_json(cls, d: Mapping[str, Any]) -> Step:
         """The inverse of to_json ("hit" is optional and not trusted: the board says)."""
         if not isinstance(d, Mapping) or not {"from", "to", "die"} <= d.keys():
-            raise DoubletError(f'a step is {{"from": ..., "to": ..., "die": ...}}, got {d!r}')
+            raise DoubletError(f'a step is {{"from": ..., "to": ..., "die": ...}}, got {shown(d)}')
         src, dst, die = d["from"], d["to"], d["die"]
         for name, ok in (
             ("from", _point(src) or (isinstance(src, str) and src in _FROM_NAMES)),
@@ -94,7 +94,7 @@ class Step:
             ("die", _int(die) and 1 <= die <= 6),
         ):
             if not ok:
-                raise DoubletError(f"a step's {name!r} is not valid: {d[name]!r}")
+                raise DoubletError(f"a step's {name!r} is not valid: {shown(d[name])}")
         return cls(_FROM_NAMES[src] if isinstance(src, str) else src,
                    OFF if dst == "off" else dst, die)  # fmt: skip
 
@@ -110,13 +110,13 @@ def _point(v: Any) -> bool:
 def parse_steps(items: Sequence[Any]) -> list[Step | int]:
     """A turn's steps from JSON: step objects, and {"doublet": k} for a 1-2 chain's choice."""
     if not isinstance(items, (list, tuple)):
-        raise DoubletError(f"steps are a list, got {type(items).__name__}")
+        raise DoubletError(f"steps are a list, got {shown(items)}")
     out: list[Step | int] = []
     for it in items:
         if isinstance(it, Mapping) and "doublet" in it:
             k = it["doublet"]
             if not _int(k) or not 1 <= k <= 6:
-                raise DoubletError(f"a doublet is 1 to 6, got {k!r}")
+                raise DoubletError(f"a doublet is 1 to 6, got {shown(k)}")
             out.append(k)
         else:
             out.append(Step.from_json(it))
