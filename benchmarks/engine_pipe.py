@@ -23,7 +23,15 @@ is checked (a play, no error). Rows:
   JSON written: parsing, validation and formatting on top of the search); and gnubg
   in-process (the `gnubg` extra, the PyPI
   module, with benchmarks/vs_gnubg.py's settings) when it is installed: what the pipe
-  adds to each.
+  adds to each. These rows run alone, one decision after another, so their caches stay
+  warm;
+- Doublet's protocol in-process once more, timed inside the alternation below (right
+  after each pipe request, in this process), and the paired median of pipe minus
+  in-process, case by case: what the pipe itself adds when both see the same machine.
+  Between two requests through the pipe the other processes run (gnubg, this one), and a
+  search that starts with cold CPU caches is slower: a 1-ply search measured 0.50 ms
+  median with warm caches and 0.70 ms after 64 MB of other memory was written before
+  each one (session 26); the rows that run alone do not see that.
 
 Both processes keep their evaluation caches between requests, as a client sees them.
 Before the timed requests each process answers 20 untimed ones (loading, compiling).
@@ -56,8 +64,10 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.vs_gnubg import _hop  # noqa: E402
 from doublet.apps.protocol import Session  # noqa: E402
 from doublet.core import board as B  # noqa: E402
+from doublet.core.board import STANDARD  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
 from doublet.nn.eval import default_model  # noqa: E402
+from doublet.search.analysis import searcher as shared_searcher  # noqa: E402
 from doublet.search.searcher import Limits, Searcher  # noqa: E402
 
 WARMUP = 20
@@ -200,7 +210,10 @@ def main() -> None:
         # order swapped every case, so that both see the machine in the same state (a
         # pipe's round trip depends on where the scheduler puts the processes and on how
         # long they slept); gnubg 1.07 (10 ms a call) runs on its own afterwards.
-        d_times, d_after, d_replies = [], [], []
+        d_times, d_after, d_replies, paired_times = [], [], [], []
+        paired = Session() if not args.no_inprocess else None
+        for req in requests[:WARMUP] if paired is not None else ():
+            paired.answer(req)  # as the engine was warmed above
         g_times: list[list[float]] = [[] for _ in gnubgs]
         agree = [0] * len(gnubgs)
         g_replies: list[list[Any]] = [[] for _ in gnubgs]
@@ -228,6 +241,11 @@ def main() -> None:
             d_times.append(dt)
             d_after.append(reply["position_id"])
             d_replies.append(reply)
+            if paired is not None:  # the protocol in-process, in the same alternation
+                line = json.dumps(req)
+                t = time.perf_counter()
+                json.dumps(paired.answer(json.loads(line)))
+                paired_times.append(time.perf_counter() - t)
             if gnubgs and not n % 2:
                 ask(0, c)
         for k in range(1, len(gnubgs)):
@@ -242,6 +260,10 @@ def main() -> None:
         print(row("  Doublet, pipe (doublet engine)", d_times, base))
         for name, times, agree in rows:
             print(row("  " + name, times, base) + f"{agree:>7} / {len(cases)}")
+        if paired is not None:
+            print(row("  Doublet, in-process, alternating", paired_times, base))
+            adds = 1000 * np.median(np.array(d_times) - np.array(paired_times))
+            print(f"  {'the pipe adds (paired median)':<36}{adds:>10.3f}")
         if ply == args.plies[0]:
             print(row("  floor: Python, no work, pipe", floor_times(requests, d_replies[0]),
                       base))  # fmt: skip
@@ -254,6 +276,9 @@ def main() -> None:
                 searcher.best(b, *c["dice"], limits)
                 times.append(time.perf_counter() - t)
             print(row("  Doublet, in-process (the search)", times, None))
+            # The alternation's Session searched these very cases with the shared
+            # Searcher: forget its cache, or this row would find every answer there.
+            shared_searcher(None, STANDARD).clear_cache()
             session, times = Session(), []
             for req in requests:  # the protocol without the pipe: parse, search, reply, JSON
                 line = json.dumps(req)
