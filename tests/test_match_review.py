@@ -126,3 +126,31 @@ def test_a_roll_that_ties_with_the_double_is_no_error() -> None:
     match, games = read_match((HANDMADE / "crawford_match.mat").read_text())
     doc = review(match, games, ply=0)
     assert all(e["loss"] > 0 for e in doc["errors"])
+
+
+def test_the_review_cache_key_covers_what_the_answers_depend_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A review cache made by one engine is never read by another: the key changes with
+    the main nets, the pruning net, the one-sided race net and the engine's code (a mended
+    formula changes the answers with the same weights)."""
+    from dataclasses import replace
+
+    from doublet.games import review as R
+
+    m = random_model(8, seed=3)
+    base = R.model_fingerprint(m, 0)
+    assert R.model_fingerprint(random_model(8, seed=4), 0) != base
+    prune = tuple(np.ones_like(a) for a in (np.zeros((198, 4), np.float32),
+                                             np.zeros(4, np.float32),
+                                             np.zeros((4, 1), np.float32),
+                                             np.zeros(1, np.float32)))  # fmt: skip
+    assert R.model_fingerprint(replace(m, prune=prune), 0) != base
+    shipped = R.onesided.shipped()
+    other = tuple(a + 1 for a in shipped)
+    monkeypatch.setattr(R.onesided, "shipped", lambda: other)
+    assert R.model_fingerprint(m, 0) != base
+    monkeypatch.setattr(R.onesided, "shipped", lambda: shipped)
+    assert R.model_fingerprint(m, 0) == base
+    monkeypatch.setattr(R, "_code_hash", lambda: "another engine")
+    assert R.model_fingerprint(m, 0) != base

@@ -62,7 +62,14 @@ from doublet.core.board import (  # noqa: E402
 )
 from doublet.games.duplicate import play_match, random_player  # noqa: E402
 from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
-from doublet.nn.eval import ModelError, equity, evaluate, load_model, random_model  # noqa: E402
+from doublet.nn.eval import (  # noqa: E402
+    ModelError,
+    equity,
+    evaluate,
+    load_model,
+    random_model,
+    save_model,
+)
 from doublet.rules.movegen import legal_outcomes  # noqa: E402
 from doublet.search.searcher import Limits, Searcher  # noqa: E402
 from doublet.training import checkpoint, configs, distill, prune  # noqa: E402
@@ -583,6 +590,15 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
         assert np.allclose(s.evaluate(b, Limits(ply=1)), p, atol=1e-6)
     with pytest.raises(SystemExit, match="other settings"):
         distill.main([*argv[:-4], "--ply", "2", "--workers", "1", "--chunks", "6"])
+    # The same path holding another model's weights is another model (a resume would mix
+    # two models' data); a copy of the same weights under another path is the same one.
+    copy = tmp_path / "copy.npz"
+    copy.write_bytes(Path(src).read_bytes())
+    again = ["data", "--model", str(copy), "--out", str(out), "--ply", "1", "--workers", "1"]
+    assert distill.main([*again, "--chunks", "6"]) == 0
+    save_model(copy, random_model(8, seed=2))
+    with pytest.raises(SystemExit, match="other settings \\(model_digest"):
+        distill.main([*again, "--chunks", "7"])
 
     model, log = distill.fit(load_model(src), out, epochs=3, lr=1e-3, seed=1)
     # Five chunks to fit, one held out: the held-out loss need not fall with every model.

@@ -75,6 +75,7 @@ from doublet.nn.eval import (
     Model,
     ModelError,
     command_line,
+    digest,
     equity,
     load_model,
     save_model,
@@ -262,13 +263,19 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         info["min_equity"] = min_equity
     if only:
         info["only"] = list(only)
+    info["model_digest"] = digest(model)  # the weights: a path can hold another model
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
         blank = {"epsilon": 0.0, "candidates": 0, "min_equity": 0.0, "only": []}
+        if "model_digest" not in old:  # a set made before digests were recorded
+            blank["model_digest"] = info["model_digest"]
+        # The same weights under another path are the same model; another model at the
+        # same path is not (its digest differs).
         differ = sorted(k for k in {*info, *blank}
                         if old.get(k, blank.get(k)) != info.get(k, blank.get(k))
-                        and not (k == "model" and _same_file(old.get(k), info.get(k))))  # fmt: skip
+                        and not (k == "model" and (_same_file(old.get(k), info.get(k))
+                                                   or "model_digest" in old)))  # fmt: skip
         if differ:
             what = ", ".join(
                 f"{k} {old.get(k, blank.get(k))!r} there, {info.get(k, blank.get(k))!r} now"

@@ -62,6 +62,7 @@ again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -81,7 +82,8 @@ from doublet.formats.ids import parse_position, position_id
 from doublet.formats.matfile import MatMatch, ReplayedGame, money_rules
 from doublet.formats.position import Position
 from doublet.games.game import Game
-from doublet.nn.eval import Model, default_model
+from doublet.nn.eval import Model, default_model, digest
+from doublet.rules import onesided
 from doublet.search.analysis import analyse_roll, cube_document, luck
 from doublet.search.choice import engine_depth
 
@@ -99,14 +101,28 @@ def verdict(loss: float) -> str:
 
 
 def model_fingerprint(model: Model | None, variant: int) -> str:
-    """A short hash of a model's weights (the shipped one for None): a cache made with
-    one model is never read for another."""
-    m = default_model(variant) if model is None else model
-    h = hashlib.sha1()
-    for net in (m.contact, m.race):
-        for a in net:
-            h.update(np.ascontiguousarray(a).tobytes())
+    """A short hash of what a review's answers depend on, so that a cache made by one
+    engine and model is never read by another: the model's weights (the shipped one for
+    None; its pruning net too, which picks the replies a search scores), the one-sided
+    race net the search values races with, and the engine's own code (every .py file of
+    the package: a mended cube formula or search changes the answers with the same
+    weights, as session 26's mend of 2-away 1-away did)."""
+    h = hashlib.sha1(digest(default_model(variant) if model is None else model).encode())
+    for a in onesided.shipped():
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(_code_hash().encode())
     return h.hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=1)
+def _code_hash() -> str:
+    """sha1 of the package's Python files (names and contents), computed once."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha1()
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 class Analyst:

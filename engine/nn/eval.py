@@ -22,6 +22,7 @@ layer is computed sparsely (most inputs are 0), which is what makes it fast.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -215,6 +216,16 @@ def check_variant(model: Model, path: str | os.PathLike[str], variant: int) -> M
                          f"{names.get(variant, variant)} (give a model of that variant, or "
                          "none for the shipped one)")  # fmt: skip
     return model
+
+
+def digest(model: Model) -> str:
+    """sha1 of a model's weights (its contact, race and pruning nets; not its meta): what
+    tells two models apart whatever their paths."""
+    h = hashlib.sha1()
+    for net in (model.contact, model.race, *(() if model.prune is None else (model.prune,))):
+        for a in net:
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 def default_model(variant: int = STANDARD) -> Model:
