@@ -490,10 +490,23 @@ def test_the_analysis_page(server: str, page: Any) -> None:
     page.click("#analyse")
     page.wait_for_selector("text=Plays of 6-5")
     assert page.inner_text("#state-text").startswith("money game")
-    # A bad position says what is wrong.
+    # A bad position says what is wrong, and the last analysis (of another position) goes.
     page.fill("#position", "nonsense")
     page.click("#analyse")
     page.wait_for_selector("#error:has-text('not a position')")
+    assert page.is_hidden("#analysis-result")
+    # A field that means something only beside another is refused alone, not dropped.
+    page.fill("#position", xgid)
+    page.select_option("#cube-value", "")
+    page.select_option("#cube-owner", "opponent")
+    page.click("#analyse")
+    page.wait_for_selector("#error:has-text('goes with its value')")
+    page.select_option("#cube-owner", "")
+    page.fill("#match-length", "")
+    page.fill("#score-mover", "2")
+    page.click("#analyse")
+    page.wait_for_selector("#error:has-text('go with a match')")
+    page.fill("#score-mover", "")
     # Play from the position: a game starts there, the person on roll with 3-1.
     page.fill("#position", xgid)
     page.fill("#match-length", "")
@@ -600,9 +613,108 @@ def test_the_review_page_opens_a_match_file(server: str, page: Any, tmp_path: Pa
     assert "gnubg" in page.inner_text("#totals") and "root" in page.inner_text("#totals")
     assert page.locator("#game option").count() == 5  # the match's five games
     assert "/review#" in page.url
+    # The file's players by their names, not You and Doublet; and "Back to the game" is
+    # not the imported match (no game of the person's was open here: the play page).
+    first = page.locator("#game option").first.inner_text()
+    assert "You win" not in first and "Doublet wins" not in first, first
+    assert page.get_attribute("#game-link", "href") == "/"
     bad = tmp_path / "bad.mat"
     text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
     bad.write_text(text.replace("8/5 6/5", "8/4 6/5", 1))
     page.set_input_files("#import-file", str(bad))
     page.wait_for_function("document.getElementById('error').textContent.includes('bad.mat')")
     assert "game 1, move 1" in page.inner_text("#error")
+
+
+def test_keyboard_and_typed_plays_and_a_stale_tab(server: str, page: Any) -> None:
+    """Found by a user-level review: the board could not be played from the keyboard, and
+    a tab whose game another tab had played was stuck (its steps request got a 409
+    without the state). Now: Tab reaches the points and Enter picks a source, then its
+    destination; a play can be typed; and a stale tab catches up with a plain message."""
+    r = HTTP.post(f"{server}/api/games", json={"variant": "standard", "ply": 0, "seed": 7,
+                                               "starter": "you"})  # fmt: skip
+    gid = r.json()["id"]
+    page.goto(f"{server}/#{gid}")
+    page.wait_for_selector("#board .checker")
+    idle(page)
+    st = HTTP.get(f"{server}/api/games/{gid}").json()
+    steps = HTTP.post(f"{server}/api/games/{gid}/steps", json={"steps": []}).json()["steps"]
+    s = steps[0]
+    src, dst = point(page, s["from"]), point(page, s["to"])
+    assert src.get_attribute("tabindex") == "0"
+    src.focus()
+    page.keyboard.press("Enter")
+    idle(page)
+    assert "selected" in (src.get_attribute("class") or "")
+    dst.focus()
+    page.keyboard.press("Enter")
+    idle(page)
+    left = page.locator("#status").inner_text()
+    assert "Undo" not in left and not page.is_disabled("#undo")  # one step was played
+    page.click("#undo")
+    idle(page)
+    # A typed play: a bad one says why and stays in the box; a legal one is played.
+    page.fill("#play-text", "24/1")
+    page.click("#play-typed")
+    idle(page)
+    assert page.inner_text("#error") and page.input_value("#play-text") == "24/1"
+    move = st["move"]
+    page.fill("#play-text", first_play(st))
+    page.click("#play-typed")
+    idle(page)
+    after = HTTP.get(f"{server}/api/games/{gid}").json()
+    assert after["move"] != move and page.input_value("#play-text") == ""
+    # Another tab plays the person's whole roll while this one has a step in hand.
+    after = to_move(server, gid)
+    page.goto(f"{server}/#{gid}")
+    page.wait_for_selector("#board .checker")
+    idle(page)
+    first = HTTP.post(f"{server}/api/games/{gid}/steps", json={"steps": []}).json()["steps"][0]
+    point(page, first["from"]).click()
+    idle(page)
+    whole = first_play(after)
+    done = HTTP.post(f"{server}/api/games/{gid}/play", json={"play": whole, "move": after["move"]})
+    assert done.status_code == 200, done.text
+    point(page, first["to"]).click()  # this tab's stale step
+    idle(page)
+    assert "moved on" in page.inner_text("#error")
+    now = HTTP.get(f"{server}/api/games/{gid}").json()
+    assert page.inner_text("#status") and now["move"] == done.json()["move"]
+
+
+def first_play(st: dict[str, Any]) -> str:
+    """The text of the first legal play of the person's roll in a state (its board is the
+    person's view: points 1..24, the person's checkers positive)."""
+    from doublet.core.board import from_counts
+    from doublet.formats.position import Position
+
+    b = st["board"]
+    mover = [0] * 26
+    opponent = [0] * 26
+    for p in range(1, 25):
+        n = b["points"][p]
+        if n > 0:
+            mover[p] = n
+        elif n < 0:
+            opponent[25 - p] = -n
+    mover[25], opponent[25] = b["bar"]["you"], b["bar"]["engine"]
+    pos = Position(from_counts(mover, opponent))
+    return pos.plays(*st["game"]["dice"])[0].notation
+
+
+def to_move(server: str, gid: str) -> dict[str, Any]:
+    """The game's state once the person has rolled (rolling if it is their roll)."""
+    st = HTTP.get(f"{server}/api/games/{gid}").json()
+    for _ in range(40):
+        g = st["game"]
+        if g["turn"] == "you" and g["phase"] == "move" and not g.get("no_play"):
+            return dict(st)
+        if g["turn"] == "you" and g["phase"] == "roll":
+            st = HTTP.post(f"{server}/api/games/{gid}/roll", json={"move": st["move"]}).json()
+            continue
+        if g["phase"] == "move" and g.get("no_play"):
+            st = HTTP.post(f"{server}/api/games/{gid}/play",
+                           json={"play": "", "move": st["move"]}).json()  # fmt: skip
+            continue
+        raise AssertionError(f"not the person's play: {g}")
+    raise AssertionError("no play of the person's in 40 turns")

@@ -1115,10 +1115,23 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return work
 
     def stepping(gid: str, doc: Any) -> dict[str, Any]:
-        """The options after the steps so far of the person's play (changes nothing)."""
+        """The options after the steps so far of the person's play (changes nothing). With
+        the state's "move" (the page sends it) a request made for an earlier move is a 409,
+        and so is one when the game is not at the person's play (another tab played it):
+        either carries the state, as a stale change's does, so that the page catches up."""
         if isinstance(doc, dict):
-            protocol.check_keys(doc, {"steps"}, "a request for the steps")
-        return options(store.get(gid), doc)
+            protocol.check_keys(doc, {"steps", "move"}, "a request for the steps")
+        s = store.get(gid)
+        try:
+            move = doc.get("move") if isinstance(doc, dict) else None
+            if move is not None and move != move_of(s):
+                raise ApiError(409, f"these steps were for move {_shown(move)}, but the "
+                                    f"game is at move {move_of(s)}")  # fmt: skip
+            return options(s, doc)
+        except ApiError as e:
+            if e.status == 409 and e.doc is None:
+                e.doc = {"state": state(gid, s)}
+            raise
 
     def reading(read: Callable[[Series], Any]) -> Callable[[str, Any], Any]:
         def work(gid: str, _: Any) -> Any:

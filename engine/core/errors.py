@@ -22,6 +22,12 @@ def shown(v: Any, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def clipped(text: str, n: int = 60) -> str:
+    """Text a user gave (a line of a file, an ID), quoted for a message, cut to about n
+    characters with its length said: a file of the wrong kind is not echoed whole."""
+    return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
+
+
 class DoubletError(ValueError):
     """Base class: bad input from a user, with a message meant for that user."""
 

@@ -65,7 +65,7 @@ from doublet.core.board import (
     flip,
     from_counts,
 )
-from doublet.core.errors import InvalidPositionError, shown
+from doublet.core.errors import InvalidPositionError, clipped, shown
 from doublet.core.jit import njit
 
 # ---------------------------------------------------------------------------
@@ -783,11 +783,6 @@ _NO_UNENTERED_NOTE = (
 )
 
 
-def _clip(text: str, n: int = 60) -> str:
-    """repr(text), cut to about n characters for an error message."""
-    return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
-
-
 # gnubg's game states, by the code a Match ID holds (bits 8-10).
 GAME_STATES = ("no game", "playing", "over", "over by resignation", "over by a dropped double")
 PLAYING = 1
@@ -915,7 +910,7 @@ def parse_position(
         fmt = "gnubg Position ID"
     else:
         raise InvalidPositionError(
-            f"not a position: {_clip(text_or_obj)} is neither a gnubg Position ID (14 base64 "
+            f"not a position: {clipped(text_or_obj)} is neither a gnubg Position ID (14 base64 "
             "characters, like '4HPwATDgc/ABMA'), an XGID ('XGID=...' with 10 fields "
             'separated by \':\') nor a JSON board (\'{"variant": ..., "mover": [...], '
             '"opponent": [...]}\')'

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from doublet.core import board as B
-from doublet.core.errors import DoubletError, MatchFileError
+from doublet.core.errors import DoubletError, MatchFileError, clipped
 from doublet.formats.notation import single_moves
 from doublet.formats.position import Position
 
@@ -112,7 +112,7 @@ def _where(game: int, number: int, player: int | None, text: str, after: int = 0
     last move before it), its player and its text."""
     who = "" if player is None else f", player {player}"
     at = f"move {number}" if number or not after else f"after move {after}"
-    return f"game {game}, {at}{who}: {text.strip()!r}"
+    return f"game {game}, {at}{who}: {clipped(text.strip())}"
 
 
 def _entry(game: int, number: int, player: int, text: str) -> MatAction:
@@ -153,7 +153,8 @@ def parse_mat(text: str) -> MatMatch:
         if length is None:
             m = _LENGTH.fullmatch(line)
             if not m:
-                raise MatchFileError(f"line {k}: expected ' N point match', got {line.strip()!r}")
+                got = clipped(line.strip())
+                raise MatchFileError(f"line {k}: expected ' N point match', got {got}")
             length = int(m.group(1))
             continue
         m = _GAME.fullmatch(line)
@@ -161,7 +162,7 @@ def parse_mat(text: str) -> MatMatch:
             games.append(MatGame(int(m.group(1)), ("", ""), (0, 0)))
             continue
         if not games:
-            raise MatchFileError(f"line {k}: expected ' Game 1', got {line.strip()!r}")
+            raise MatchFileError(f"line {k}: expected ' Game 1', got {clipped(line.strip())}")
         g = games[-1]
         # The line after " Game K" is its score line, even when a name looks like the
         # start of a move line ("1) : 0 ...").
@@ -189,7 +190,7 @@ def parse_mat(text: str) -> MatMatch:
             g.names = (m.group(1), m.group(3))
             g.score = (int(m.group(2)), int(m.group(4)))
             continue
-        raise MatchFileError(f"game {g.number}, line {k}: cannot read {line.strip()!r}")
+        raise MatchFileError(f"game {g.number}, line {k}: cannot read {clipped(line.strip())}")
     if length is None:
         raise MatchFileError("not a match file: no ' N point match' line")
     return MatMatch(length, tags, games)

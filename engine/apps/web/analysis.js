@@ -24,9 +24,19 @@ function request() {
     body.dice = [Number(dice[0]), Number(dice[1])];
   }
   const state = {};
+  // A field that only means something beside another is refused alone, not dropped.
+  if (v("cube-owner") && !v("cube-value")) {
+    throw new Error("the cube's owner goes with its value: choose the cube too");
+  }
   if (v("cube-value")) {
     const value = Number(v("cube-value"));
+    if (value > 1 && !v("cube-owner")) throw new Error(`a cube at ${value} has an owner: choose it`);
     state.cube = { value, owner: value === 1 ? "centered" : v("cube-owner") };
+  }
+  const scored = v("score-mover") !== "" || v("score-opponent") !== "";
+  const money = v("match-length") === "" || Number(v("match-length")) === 0;
+  if ((scored || v("crawford") === "yes") && money) {
+    throw new Error("a score and the Crawford game go with a match: give its length too");
   }
   if (v("match-length") !== "") {
     const length = Number(v("match-length"));
@@ -52,6 +62,8 @@ async function analyse(ev) {
     show(A.doc);
   } catch (e) {
     err.textContent = e.message;
+    A.doc = null;  // no analysis of another position beside the error
+    document.getElementById("analysis-result").hidden = true;
   } finally {
     document.body.classList.remove("busy");
   }
@@ -121,7 +133,7 @@ async function playHere() {
   const err = document.getElementById("error");
   err.textContent = "";
   try {
-    const st = await post("/api/games", A.request || request());
+    const st = await post("/api/games", request());  // the form as it is now
     localStorage.setItem("doublet-game", st.id);
     location.href = "/#" + st.id;
   } catch (e) {

@@ -39,10 +39,13 @@ async function run(work) {
     await work();
   } catch (e) {
     if (e.state) {
+      // The game moved on elsewhere (another tab or window): show where it is now.
       S.state = e.state;
       await startTurn().catch(() => {});
+      setError("The game had moved on (in another tab or window?): this is where it is now.");
+    } else {
+      setError(e.message);
     }
-    setError(e.message);
   } finally {
     S.busy = false;
     document.body.classList.remove("busy");
@@ -77,7 +80,7 @@ async function startTurn() {
 }
 
 async function refreshOptions() {
-  S.opts = await api("POST", "/" + S.id + "/steps", { steps: S.steps });
+  S.opts = await api("POST", "/" + S.id + "/steps", { steps: S.steps, move: S.state.move });
 }
 
 function phase() {
@@ -158,6 +161,22 @@ function done() {
 
 function roll() {
   act("roll");
+}
+
+// A play typed in the usual notation (13/7 8/7, bar/22*, 6/off, 8/5(2)): for the
+// keyboard, and for a player who prefers typing; the server checks it.
+function playTyped(ev) {
+  ev.preventDefault();
+  const box = document.getElementById("play-text");
+  const text = box.value.trim();
+  if (!text) {
+    setError("Type a play, like 13/7 8/7, or move the checkers on the board.");
+    return;
+  }
+  act("play", { play: text }, () => {
+    box.value = ""; // played: kept on an error, to be corrected
+    return "";
+  });
 }
 
 function double() {
@@ -334,6 +353,26 @@ function onDown(ev) {
   }
 }
 
+// The keyboard: Enter or Space on a focused point picks it, as a click does (a source,
+// then its destination).
+function onKey(ev) {
+  if (ev.key !== "Enter" && ev.key !== " ") return;
+  const g = ev.target.closest && ev.target.closest("[data-point]");
+  if (!g) return;
+  ev.preventDefault();
+  if (S.busy || !moving()) return;
+  const p = g.dataset.point;
+  if (S.selected !== null && S.selected !== p) {
+    const s = stepTo(S.selected, p);
+    if (s) {
+      step(s);
+      return;
+    }
+  }
+  S.selected = sources().has(p) && S.selected !== p ? p : null;
+  render();
+}
+
 function onUp(ev) {
   const d = S.down;
   S.down = null;
@@ -379,8 +418,12 @@ function render() {
   const view = mine ? S.opts.board : st.board;
   const marks = { engine: st.last_play.engine ? st.last_play.engine.moves : [] };
   if (!moving() && st.last_play.you) marks.you = st.last_play.you.moves;
+  // A point that had the keyboard focus keeps it through the redraw.
+  const had = document.activeElement;
+  const focused = had && svg.contains(had) && had.dataset ? had.dataset.point : null;
   drawBoard(svg, view, {
     variant: st.variant,
+    focusable: true,
     classOf,
     cube: st.rules.cube ? { value: st.cube.value, owner: st.cube.owner,
                             offered: phase() === "answer" } : null,
@@ -388,6 +431,10 @@ function render() {
     unused: mine ? S.opts.dice : null,
     marks,
   });
+  if (focused) {
+    const g = svg.querySelector(`[data-point="${focused}"]`);
+    if (g) g.focus();
+  }
   renderControls();
   renderSide();
 }
@@ -420,12 +467,15 @@ function renderControls() {
   show("beaver", !!st && answering() && st.cube.may_beaver);
   for (const id of ["roll", "double", "take", "pass", "beaver"]) byId(id).disabled = S.busy;
   if (st && rolling()) byId("double").textContent = st.cube.owner ? `Redouble to ${2 * st.cube.value}` : "Double";
+  show("play-form", !!st && moving());
+  byId("play-typed").disabled = S.busy;
   show("undo", !st || moving());
   show("done", !st || moving());
   byId("undo").disabled = S.busy || !mine || S.steps.length === 0;
   byId("done").disabled = S.busy || !mine || !S.opts.complete;
   byId("hint").disabled = S.busy || over || !(moving() || rolling() || answering());
-  byId("resign").disabled = S.busy || over;
+  // No resigning while a double waits for its answer: the server refuses it (pass instead).
+  byId("resign").disabled = S.busy || over || phase() === "answer";
   show("next-game", !!st && st.game.over && !st.series_over);
   const box = byId("doublets");
   box.replaceChildren();
@@ -447,10 +497,11 @@ function renderControls() {
 function statusText() {
   const st = S.state;
   if (!st) return "";
-  if (st.game.over) return describeResult(st.game.result) + "." + overText(st);
+  if (st.game.over) return describeResult(st.game.result, st.names) + "." + overText(st);
   if (answering()) {
     const offer = 2 * st.cube.value;
-    return `Doublet doubles: the cube would be at ${offer}, yours. Take, or pass ` +
+    const beaver = st.cube.may_beaver ? `, or beaver (the cube at ${2 * offer}, yours)` : "";
+    return `Doublet doubles: the cube would be at ${offer}, yours. Take${beaver}, or pass ` +
       `(Doublet wins ${st.cube.value} point${st.cube.value === 1 ? "" : "s"})?`;
   }
   if (rolling()) {
@@ -483,8 +534,10 @@ function renderSide() {
   const byId = (id) => document.getElementById(id);
   byId("you-score").textContent = String(st.score.you);
   byId("engine-score").textContent = String(st.score.engine);
-  byId("you-pips").textContent = `${st.board.pips.you} pips`;
-  byId("engine-pips").textContent = `${st.board.pips.engine} pips`;
+  // During the person's play, the pips of the board as the steps so far have left it.
+  const pips = (moving() && S.opts ? S.opts.board : st.board).pips;
+  byId("you-pips").textContent = `${pips.you} pips`;
+  byId("engine-pips").textContent = `${pips.engine} pips`;
   const info = [];
   if (st.match) {
     info.push(`${st.match.length}-point match`);
@@ -502,13 +555,14 @@ function renderSide() {
   results.replaceChildren();
   for (const r of st.results) {
     const li = document.createElement("li");
-    li.textContent = describeResult(r);
+    li.textContent = describeResult(r, st.names);
     results.appendChild(li);
   }
-  byId("result").textContent = st.game.over ? describeResult(st.game.result) + "." + overText(st) : "";
+  byId("result").textContent = st.game.over ? describeResult(st.game.result, st.names) + "." + overText(st) : "";
   byId("last").textContent = st.last.length
     ? "Doublet: " + st.last.map((t) => describeTurn(t).replace(/^Doublet /, "")).join("; ")
-    : (st.game.opening ? `Opening throw: you ${st.game.opening[0]}, Doublet ${st.game.opening[1]}` : "");
+    : (st.game.opening && !st.game.over && st.record.length === 0
+      ? `Opening throw: you ${st.game.opening[0]}, Doublet ${st.game.opening[1]}` : "");
   const yours = st.last_play.you;
   byId("last-yours").textContent = yours && !moving()
     ? `You: ${yours.dice[0]}-${yours.dice[1]}: ${yours.play || "no legal play"}` : "";
@@ -541,8 +595,10 @@ function showHints(doc) {
   if (doc.kind !== "plays") {
     const c = doc.cube;
     const eq = c.equities;
-    const nums = `no double ${signed(eq.no_double)}, double/take ${signed(eq.double_take)}, ` +
-      `double/pass ${signed(eq.double_pass)}`;
+    // The equities are the doubler's: Doublet's when the person answers its double.
+    const whose = doc.kind === "answer" ? "for Doublet, the doubler: " : "";
+    const nums = `${whose}no double ${signed(eq.no_double)}, double/take ` +
+      `${signed(eq.double_take)}, double/pass ${signed(eq.double_pass)}`;
     const advice = doc.kind === "answer" ? (c.take ? "take" : "pass") : (c.double ? "double" : "roll");
     document.getElementById("cube-hint").textContent =
       `${c.action} (${doc.ply} ply): ${nums}. You should ${advice}.`;
@@ -579,6 +635,8 @@ window.addEventListener("DOMContentLoaded", () => {
   const svg = document.getElementById("board");
   svg.addEventListener("pointerdown", onDown);
   svg.addEventListener("pointerup", onUp);
+  svg.addEventListener("keydown", onKey);
+  document.getElementById("play-form").addEventListener("submit", playTyped);
   const on = (id, f) => document.getElementById(id).addEventListener("click", f);
   on("undo", undo);
   on("done", done);

@@ -173,6 +173,8 @@ function drawBoard(svg, view, opts) {
   const cls = opts.classOf || (() => "");
   const names = opts.names || { you: "yours", engine: "Doublet's" };
   svgEl("rect", { x: GEO.FRAME_X, y: 26, width: GEO.FRAME_W, height: 448, class: "frame" }, svg);
+  // The play page's points take the keyboard focus (Tab, then Enter or Space picks).
+  const tab = opts.focusable ? { tabindex: "0" } : {};
   for (let p = 1; p <= 24; p++) {
     const x = pointX(p);
     const top = p >= 13;
@@ -180,7 +182,7 @@ function drawBoard(svg, view, opts) {
     const who = n > 0 ? "you" : "engine";
     const label = `point ${p}` + (n ? `, ${Math.abs(n)} ${n > 0 ? names.you : names.engine}` : "");
     const g = svgEl("g", { class: "point" + cls(String(p)), "data-point": String(p),
-                           role: "button", "aria-label": label }, svg);
+                           role: "button", "aria-label": label, ...tab }, svg);
     svgEl("rect", { x, y: top ? GEO.TOP : GEO.BOTTOM - GEO.POINT_H, width: GEO.W,
                     height: GEO.POINT_H, class: "hit-area" }, g);
     const tip = top ? GEO.TOP + GEO.POINT_H : GEO.BOTTOM - GEO.POINT_H;
@@ -194,20 +196,21 @@ function drawBoard(svg, view, opts) {
   svgEl("rect", { x: GEO.BAR_X, y: 26, width: GEO.BAR_W, height: 448, class: "bar" }, svg);
   const engineBar = svgEl("g", { class: "bar-engine", "aria-label": `bar, ${view.bar.engine} ${names.engine}` }, svg);
   drawStack(engineBar, 400, true, view.bar.engine, "engine", "engine-bar");
-  const bar = svgEl("g", { class: "point bar-you" + cls("bar"), "data-point": "bar",
+  const bar = svgEl("g", { class: "point bar-you" + cls("bar"), "data-point": "bar", ...tab,
                            role: "button", "aria-label": `bar, ${view.bar.you} ${names.you}` }, svg);
   svgEl("rect", { x: GEO.BAR_X, y: GEO.MID, width: GEO.BAR_W, height: 224, class: "hit-area" }, bar);
   drawStack(bar, 400, false, view.bar.you, "you", "bar");
   // Borne off (right), Doublet's on top, the person's below.
   const off = svgEl("g", { class: "point tray" + cls("off"), "data-point": "off", role: "button",
-                           "aria-label": `borne off, ${view.off.you} ${names.you}` }, svg);
+                           "aria-label": `borne off, ${view.off.you} ${names.you}`, ...tab }, svg);
   svgEl("rect", { x: GEO.TRAY_X, y: GEO.MID, width: 50, height: 224, class: "hit-area" }, off);
   drawTray(off, GEO.TRAY_X, false, view.off.you, "you", "off");
   drawTray(svg, GEO.TRAY_X, true, view.off.engine, "engine", "off");
   // Unentered (Acey-Deucey, left): the person's on top (they enter on 24..19).
   if (acey) {
     const inn = svgEl("g", { class: "point tray" + cls("in"), "data-point": "in", role: "button",
-                             "aria-label": `not entered, ${view.unentered.you} ${names.you}` }, svg);
+                             "aria-label": `not entered, ${view.unentered.you} ${names.you}`,
+                             ...tab }, svg);
     svgEl("rect", { x: 5, y: 26, width: 50, height: 224, class: "hit-area" }, inn);
     drawTray(inn, 5, true, view.unentered.you, "you", "in");
     drawTray(svg, 5, false, view.unentered.engine, "engine", "in");
@@ -253,9 +256,11 @@ function playRows(table, plays) {
   });
 }
 
-function describeResult(r) {
+// names: the players' names when they are not You and Doublet (an imported match file).
+function describeResult(r, names) {
   if (!r) return "";
-  const who = r.winner === "you" ? "You win" : "Doublet wins";
+  const name = names ? names[r.winner === "you" ? 0 : 1] : null;
+  const who = name ? `${name} wins` : r.winner === "you" ? "You win" : "Doublet wins";
   const how = r.resigned ? " by resignation" : r.passed ? " (double passed)" : "";
   const pts = r.value === undefined ? r.points : r.value;
   return `${who} a ${r.name}${how}: ${pts} point${pts === 1 ? "" : "s"}`;

@@ -28,7 +28,10 @@ async function start() {
     setError("No game to review: play one first, or open a match file (.mat, .sgf) above.");
     return;
   }
-  document.getElementById("game-link").href = "/#" + R.id;
+  // Back to the person's own game (the one the play page last had), not to an imported
+  // match, which is a file's, not a game to go on with.
+  const own = localStorage.getItem("doublet-game");
+  document.getElementById("game-link").href = own ? "/#" + own : "/";
   try {
     R.state = await getJSON(`/api/games/${R.id}`);
   } catch (e) {
@@ -48,7 +51,7 @@ async function start() {
     const o = document.createElement("option");
     o.value = String(n);
     const r = R.state.results[n - 1];
-    o.textContent = `${n}: ${describeResult(r)}`;
+    o.textContent = `${n}: ${describeResult(r, R.state.names)}`;
     sel.appendChild(o);
   }
   if (!finished) {
@@ -78,7 +81,7 @@ async function load() {
   }
   const g = R.doc.game;
   document.getElementById("title").textContent =
-    `Review of game ${g.number}: ${describeResult(R.doc.final.result)}`;
+    `Review of game ${g.number}: ${describeResult(R.doc.final.result, R.state.names)}`;
   setStatus(`${R.doc.turns.length} entries, ${R.doc.ply} ply`);
   renderTotals();
   renderEntries();
@@ -133,7 +136,7 @@ function renderEntries() {
   const end = t.insertRow();
   end.dataset.index = String(R.doc.turns.length);
   end.insertCell().textContent = "";
-  end.insertCell().textContent = describeResult(R.doc.final.result);
+  end.insertCell().textContent = describeResult(R.doc.final.result, R.state.names);
   end.insertCell().textContent = "";
   end.addEventListener("click", () => go(R.doc.turns.length));
 }
@@ -189,7 +192,7 @@ function go(i) {
     const f = R.doc.final;
     drawBoard(svg, f.board, { variant });
     pips(f.board);
-    para(detail, describeResult(f.result) + ".");
+    para(detail, describeResult(f.result, R.state.names) + ".");
     return;
   }
   const e = R.doc.turns[R.at];
