@@ -64,9 +64,11 @@ send one without the browser asking this server first.
   numbering; "bar", "in", "off") or null, "record": every turn ({"side", "dice", "play",
   "again", "action": "play" | "double" | "take" | "pass" | "beaver", "cube"}), "move":
   the move counter}``.
-- ``POST /api/games/{id}/steps`` ``{"steps": [...]}``: the legal next steps after the
-  person's steps so far (doublet.games.steps): ``{"board", "dice", "steps", "doublets",
-  "complete", "again", "play"}``; nothing changes on the server.
+- ``POST /api/games/{id}/steps`` ``{"steps": [...], "move": m}``: the legal next steps
+  after the person's steps so far (doublet.games.steps): ``{"board", "dice", "steps",
+  "doublets", "complete", "again", "play"}``; nothing changes on the server. "move"
+  (optional: the state's move counter the steps were made for) makes a request for an
+  earlier move a 409 carrying the state, as is one when the person is not at their play.
 - ``POST /api/games/{id}/play`` ``{"steps": [...]}`` or ``{"play": "13/7 8/7"}``: the
   person's whole play, checked against the legal plays (422 and nothing changes if it
   is not one); then the engine acts: it may double (the state's phase is then "answer"),
