@@ -60,6 +60,7 @@ from doublet.core.board import (  # noqa: E402
     has_contact,
     outcome,
 )
+from doublet.core.errors import TrainingError  # noqa: E402
 from doublet.games.duplicate import play_match, random_player  # noqa: E402
 from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
 from doublet.nn.eval import (  # noqa: E402
@@ -372,6 +373,39 @@ def test_worker_processes_give_the_same_run(tmp_path: Path) -> None:
     parallel = Trainer(SMALL.replace(workers=2), tmp_path / "parallel", progress=False)
     parallel.run(32)
     _same_state(inline, parallel)
+
+
+def test_a_worker_dying_in_the_last_check_leaves_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by a user-level review: a worker's death while the run's last strength check
+    ran was a traceback with no checkpoint (the games since the last one were lost). Now
+    the whole training is saved before the last checks are waited for, the error says to
+    resume, and the resumed run finishes them and ends as an uninterrupted one."""
+    import doublet.training.train as T
+    from doublet.training import workers
+
+    class Dead:
+        def ready(self) -> bool:
+            return False
+
+        def wait(self, timeout: float) -> bool:
+            raise workers.WorkerError("a self-play worker process died (selfplay-0: exit code -9)")
+
+    monkeypatch.setattr(T._Inline, "check", lambda self, *args: Dead())
+    cfg = SMALL.replace(workers=0)
+    t = Trainer(cfg, tmp_path / "run", progress=False)
+    with pytest.raises(TrainingError, match="checkpoint written at 48 games, go on with --resume"):
+        t.run(48)
+    monkeypatch.undo()
+    resumed = Trainer.from_checkpoint(tmp_path / "run" / checkpoint.FILENAME, tmp_path / "run",
+                                      progress=False)  # fmt: skip
+    assert resumed.games == 48 and resumed.pending  # the checks still to run
+    resumed.run(48)
+    whole = Trainer(cfg, tmp_path / "whole", progress=False)
+    whole.run(48)
+    _same_state(whole, resumed)
+    assert [r["games"] for r in resumed.curve] == [r["games"] for r in whole.curve]
 
 
 def _cli(out: Path, *extra: str) -> subprocess.Popen:

@@ -90,6 +90,9 @@ class _Done:
     def ready(self) -> bool:
         return True
 
+    def wait(self, timeout: float) -> bool:
+        return True
+
     def get(self) -> Any:
         return self.value
 
@@ -425,7 +428,25 @@ class Trainer:
                         and not any(p["games"] == self.games for p in self.pending)
                     ):
                         self._submit_check(pool)
-                    self._collect(wait=True)
+                    # The training is whole here: saved before the last checks are waited
+                    # for, so that a worker's death or a stop while they run loses nothing
+                    # (a resume hands the pending checks out again).
+                    self.save_checkpoint()
+                    try:
+                        while self.pending and not stop.requested:
+                            if self.pending[0]["handle"].wait(0.2):
+                                self._collect(wait=False)
+                    except workers.WorkerError as e:
+                        raise TrainingError(
+                            f"{e}; checkpoint written at {self.games} games, go on with --resume"
+                        ) from None
+                    if stop.requested:
+                        self.interrupted = True
+                        self.log(
+                            f"stopped while the last strength check ran, at {self.games} "
+                            f"games; checkpoint written to {self.checkpoint_path} (go on with "
+                            "--resume: it runs the check again)"
+                        )
                     self.save_checkpoint()
             ok = True
         finally:

@@ -80,6 +80,13 @@ class Handle:
         self.pool._drain(0.0)
         return self.tid in self.pool.done
 
+    def wait(self, timeout: float) -> bool:
+        """Whether it is done, waiting up to timeout for it (WorkerError when a worker
+        has died meanwhile, which ready() does not look for)."""
+        if self.tid not in self.pool.done:
+            self.pool._drain(timeout)
+        return self.tid in self.pool.done
+
     def get(self) -> Any:
         while self.tid not in self.pool.done:
             self.pool._drain(1.0)
