@@ -133,6 +133,15 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     after = json.loads((out / "prune" / "done.json").read_text())
     assert after["digest"] != before
     assert after["inputs"] == {"td": json.loads((out / "td" / "done.json").read_text())["digest"]}
+    # A step recorded done whose result went missing (or was replaced by hand), and a
+    # damaged record: each a clear error, not a later step's traceback.
+    p = recipe.Pipeline(loose, out)
+    (out / "fit" / "model.npz").unlink()
+    with pytest.raises(recipe.DoubletError, match="missing or was changed since"):
+        p.done(p.names["fit"])
+    (out / "td" / "done.json").write_text("[1")
+    with pytest.raises(recipe.DoubletError, match="is damaged"):
+        p.done(p.names["td"])
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -153,6 +162,15 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
      f"judge = '{MODEL}'\n", "go together"),
     ("[[step]\n", "not valid TOML"),
     ("[[step]]\nname = '../x'\nkind = 'td'\nconfig = 'tiny'\n", "folder name"),
+    # Values: found when the recipe is read, not when the step is reached.
+    ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'nope'\n", "config is one of"),
+    ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\ngames = 'abc'\n",
+     "games is a whole number, 1 or more"),
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     "games = 3\n", "an even number"),
+    (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = 5\n", "to is the path"),
+    (f"[[step]]\nname = 'p'\nkind = 'fit'\nmodel = '{MODEL}'\ndata = '{MODEL}'\nlr = -1\n",
+     "lr is above 0"),
 ])  # fmt: skip
 def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip

@@ -170,6 +170,9 @@ def load(path: Path) -> list[Step]:
             if not _plain(value):
                 raise DoubletError(f"{where}: {key} is a string, a finite number, true or "
                                    f"false, or a list of them, got {value!r}")  # fmt: skip
+            why = _bad_value(kind, key, value)
+            if why:  # found now, not when the step is reached (days in, for a real recipe)
+                raise DoubletError(f"{where}: {key} {why}, got {value!r}")
         later = {u.get("name") for u in raw[i - 1 :]}
         refs = [(k, t.get(k)) for k in ("model", "against", "init", "judge", "refset", "cube")]
         if kind == "fit":
@@ -196,6 +199,41 @@ def load(path: Path) -> list[Step]:
         steps.append(step)
         seen[name] = step
     return steps
+
+
+# The values each key takes (besides the step and file references, checked above).
+_WHOLE = {"seed", "workers", "ply", "judge_ply", "cube_ply", "candidates", "race_trials",
+          "rollout_trials", "pubeval_games"}  # fmt: skip
+_COUNT = {"games", "chunks", "epochs", "hidden", "rounds", "configs"}  # 1 or more
+_REAL = {"lr", "lr_end", "epsilon", "margin_se", "pubeval_min", "judge_margin", "cube_margin",
+         "min_equity"}  # fmt: skip
+
+
+def _bad_value(kind: str, key: str, value: Any) -> str | None:
+    """What is wrong with a step's value (None: nothing)."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if key in _WHOLE and not (whole and value >= 0):
+        return "is a whole number, 0 or more"
+    if key in _COUNT and not (whole and value >= 1):
+        return "is a whole number, 1 or more"
+    if kind == "gate" and key == "games" and value % 2:
+        return "is an even number (duplicate games come in pairs)"
+    if key in _REAL and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return "is a number"
+    if key in ("lr", "lr_end") and not value > 0:
+        return "is above 0"
+    if key == "epsilon" and not 0 <= value <= 1:
+        return "is a share of the rolls, 0 to 1"
+    if key == "race" and not isinstance(value, bool):
+        return "is true or false"
+    if key == "to" and not (isinstance(value, str) and value):
+        return "is the path the model is exported to"
+    if key == "config":
+        from doublet.training import configs
+
+        if not isinstance(value, str) or value not in configs.CONFIGS:
+            return f"is one of {', '.join(configs.CONFIGS)}"
+    return None
 
 
 def _plain(value: Any) -> bool:
@@ -247,14 +285,24 @@ class Pipeline:
         path = self.folder(step) / DONE
         if not path.exists():
             return None
-        record = json.loads(path.read_text())
+        folder = str(self.folder(step))
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            record = None
+        if not isinstance(record, dict):
+            raise DoubletError(f"step {step.name!r}'s record {str(path)!r} is damaged: remove "
+                               f"{folder!r} to run the step again")  # fmt: skip
+        if record.get("digest") is not None and self._digest(step) != record["digest"]:
+            raise DoubletError(f"step {step.name!r} is recorded done, but what it made in "
+                               f"{folder!r} is missing or was changed since: remove the "
+                               "folder to run it again, and the steps after it")  # fmt: skip
         if record.get("spec") != step.spec:
             raise DoubletError(f"step {step.name!r} was done with other settings "
                                f"({record.get('spec')}); remove {str(self.folder(step))!r} "
                                "to run it again, and the steps after it")  # fmt: skip
         for name, stamp in record.get("inputs", {}).items():
             if self._stamp(name) != stamp:
-                folder = str(self.folder(step))
                 raise DoubletError(f"step {step.name!r} was made from step {name!r} as it "
                                    "was then, and that step has made something else (or is "
                                    f"not done) since: remove {folder!r} to run it again, and "
@@ -270,8 +318,8 @@ class Pipeline:
 
     def _stamp(self, name: str) -> str | None:
         """The digest of step `name`'s result as its record holds it (None: not done)."""
-        path = self.folder(self.names[name]) / DONE
-        return json.loads(path.read_text()).get("digest") if path.exists() else None
+        record = self.done(self.names[name])  # checked: damaged or stale records say so
+        return None if record is None else record.get("digest")
 
     def _digest(self, step: Step) -> str | None:
         """sha256 of what the step made: its model, or its data's chunks."""
@@ -287,7 +335,10 @@ class Pipeline:
         h = hashlib.sha256()
         for f in files:
             h.update(f.name.encode())
-            h.update(f.read_bytes())
+            try:
+                h.update(f.read_bytes())
+            except OSError:  # gone: a digest no record holds
+                h.update(b"\0missing")
         return h.hexdigest()
 
     # -- running -----------------------------------------------------------------------------
@@ -366,7 +417,12 @@ class Pipeline:
                                    "folder to start it again")  # fmt: skip
         # train --resume goes on, or finishes the checks and the export of a run that
         # learned its games, or does nothing when it is exported: one rule, train's.
-        total = max(int(step.get("games", cfg.games)), t.games)
+        total = int(step.get("games", cfg.games))
+        if total < t.games:
+            raise DoubletError(f"step {step.name!r}: its run in {str(folder)!r} has learned "
+                               f"{t.games} games, more than the step's {total}: set games "
+                               f"to {t.games} or more, or remove the folder to start again"
+                               )  # fmt: skip
         argv = ["--out", str(folder), *_quiet(), "--resume", "--games", str(total)]
         if step.get("workers") is not None:
             argv += ["--workers", str(step.get("workers"))]
@@ -432,6 +488,10 @@ class Pipeline:
 
         cand = load_model(self.model(step.get("model")))
         ref = load_model(self.model(step.get("against")))
+        if cand.variant != ref.variant:
+            raise DoubletError(f"step {step.name!r}: the model and the one it is gated against "
+                               "are of different variants (standard and Acey-Deucey): a match "
+                               "between them means nothing")  # fmt: skip
         games, seed = int(step.get("games", 4000)), int(step.get("seed", 1))
         margin = float(step.get("margin_se", 2.0))
         r = play_match(net_player(cand, "candidate"), net_player(ref, "reference"), games, seed,
@@ -591,6 +651,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Pipeline(args.recipe, args.out).run(args.dry_run)
     except DoubletError as e:
         print(f"recipe: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # --out not writable, a full disk: what is done so far is kept
+        where = f" {e.filename!r}" if e.filename else ""
+        print(f"recipe: error: cannot write{where}: {e.strerror or e}; run the same command "
+              "again once it can be written", file=sys.stderr)  # fmt: skip
         return 2
     except KeyboardInterrupt:
         print("recipe: interrupted; run the same command again to go on", file=sys.stderr)
