@@ -169,8 +169,14 @@ def test_fit_writes_each_round_and_resumes(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit, match="--configs 30, not 31"):
         O.main([*small[:-4], "--configs", "31", "--hidden", "8", "--rounds", "3",
                 "--resume"])  # fmt: skip
-    with pytest.raises(SystemExit, match="not both"):
-        O.main([*small, "--rounds", "3", "--resume", "--init", str(out)])
+    capsys.readouterr()
+    assert O.main([*small, "--rounds", "3", "--resume", "--init", str(out)]) == 2
+    assert "not both" in capsys.readouterr().err
+    # Bad values are one error line each, before any work (--hidden 0 wrote a net).
+    assert O.main([*small[:-4], "--hidden", "0", "--epsilon", "3", "--lr", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--hidden must be at least 1" in err and "0 to 1, got 3.0" in err
+    assert "--lr must be above 0" in err
     loaded = O.OneSided.load(out)
     a, f = loaded.dists(np.array([_cfg({12: 2, 8: 3, 3: 10})]))
     assert a.sum() == pytest.approx(1.0, abs=1e-5) and f.sum() == pytest.approx(1.0, abs=1e-5)

@@ -490,6 +490,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModelError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a read-only or full --out: the chunks written so far are whole
+        where = f" {e.filename!r}" if e.filename else ""
+        print(f"error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         what = ("the chunks made so far are kept: run the same command again to go on"
                 if args.cmd == "data" else "nothing was written")  # fmt: skip

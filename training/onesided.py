@@ -449,14 +449,29 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--init", type=Path, help="start from this one-sided net's weights")
     f.add_argument("--resume", action="store_true", help="go on from --out's last round")
     args = ap.parse_args(argv)
-    if args.games < 1 or args.configs < 1 or args.rounds < 1 or args.epochs < 1:
-        raise SystemExit("--games, --configs, --rounds and --epochs must be at least 1")
+    bad = []
+    if min(args.games, args.configs, args.rounds, args.epochs, args.hidden) < 1:
+        bad.append("--games, --configs, --rounds, --epochs and --hidden must be at least 1")
+    if not 0 <= args.epsilon <= 1:
+        bad.append(f"--epsilon is a share of the rolls, 0 to 1, got {args.epsilon}")
+    if not args.lr > 0:
+        bad.append(f"--lr must be above 0, got {args.lr}")
+    if args.seed < 0:
+        bad.append(f"--seed must be 0 or more, got {args.seed}")
     if args.resume and args.init:
-        raise SystemExit("--resume goes on from --out; --init starts a new run: not both")
+        bad.append("--resume goes on from --out; --init starts a new run: not both")
+    if bad:
+        print("error: " + "; ".join(bad), file=sys.stderr)
+        return 2
     try:
         return fit(args, argv)
     except DoubletError as e:  # a model that is not one, or of the other variant
-        raise SystemExit(f"doublet.training.onesided: {e}") from None
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a read-only or full --out
+        where = f" {e.filename!r}" if e.filename else ""
+        print(f"error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
