@@ -442,6 +442,26 @@ def test_sigkill_loses_only_games_after_the_checkpoint(tmp_path: Path) -> None:
     _same_state(whole, resumed)
 
 
+def test_a_second_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
+    """Found by a user-level review: two runs in one folder both trained and wrote the
+    checkpoint, the older able to overwrite the newer. The second is refused while the
+    first runs; after it, the folder is free (its lock file gone)."""
+    out = tmp_path / "run"
+    first = _cli(out, "--config", "tiny", "--games", "4000", "--no-export")
+    _wait_for(out / checkpoint.FILENAME, first)
+    second = _cli(out, "--resume", "--games", "4000", "--no-export")
+    _, err = second.communicate(timeout=120)
+    assert second.returncode == 2 and "another training run is using" in err, err
+    first.send_signal(signal.SIGINT)
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 130, err
+    assert not (out / "run.lock").exists()
+    third = _cli(out, "--resume", "--games", "400", "--no-export")
+    _, err = third.communicate(timeout=120)
+    assert third.returncode in (0, 2), err
+    assert "another training run" not in err
+
+
 def test_ctrl_c_writes_a_checkpoint_and_exits(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = _cli(out, "--config", "tiny", "--games", "4000", "--no-export")

@@ -26,6 +26,7 @@ with a model card model.md beside it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import math
@@ -44,7 +45,7 @@ import torch
 
 from doublet.core.board import VARIANT_NAMES
 from doublet.core.errors import DoubletError, TrainingError
-from doublet.core.files import atomic_write, write_error
+from doublet.core.files import atomic_write, held_lock, write_error
 from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model, Net, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
@@ -658,6 +659,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(s: str) -> None:
         print(f"train: {s}", file=sys.stderr, flush=True)
 
+    lock = contextlib.ExitStack()  # the run's folder, held while it trains (below)
     try:
         if args.games is not None and args.games < 1:
             raise DoubletError(f"--games must be at least 1, got {args.games}")
@@ -667,6 +669,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
         if out.exists() and not out.is_dir():
             raise DoubletError(f"--out {str(out)!r} is a file, not a folder for the run")
+        # Two runs in one folder would overwrite each other's checkpoint: the second is
+        # refused while the first runs (a lock file, OUT/run.lock).
+        out.mkdir(parents=True, exist_ok=True)
+        lock.enter_context(held_lock(out / "run.lock", f"another training run is using "
+                                     f"{str(out)!r}: wait for it to end, or give another "
+                                     "--out"))  # fmt: skip
         ck = out / checkpoint.FILENAME
         if args.resume:
             if not ck.exists():
@@ -748,6 +756,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("train: interrupted", file=sys.stderr)
         return 130
+    finally:
+        lock.close()
 
 
 __all__ = ["Trainer", "build_parser", "main", "model_card", "plot_curve"]

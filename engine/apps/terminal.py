@@ -73,14 +73,13 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from doublet.core import board as B
 from doublet.core.board import ACEY_DEUCEY, STANDARD
 from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
-from doublet.core.files import atomic_open, write_error
+from doublet.core.files import atomic_open, held_lock, write_error
 from doublet.core.jit import announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
@@ -842,48 +841,16 @@ def _set_aside(path: Path) -> Path | None:
     return keep
 
 
-@contextlib.contextmanager
-def _save_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the save at `path` (a file NAME.lock beside it) for the
-    session, so that a second doublet play on the same save is refused (DoubletError)
-    rather than overwriting this one's game. The system releases it when the process
-    ends, however it ends. Where locks are not available, or the folder cannot hold the
-    file (it does not exist yet: nothing is saved there), the session runs without one."""
-    try:
-        import fcntl
-    except ImportError:  # not a POSIX system
-        yield
-        return
-    lock_path = path.with_name(path.name + ".lock")
-    try:
-        f = open(lock_path, "a")  # noqa: SIM115 - held for the whole session
-    except OSError:  # no such folder yet (nothing saved there to protect), or read-only
-        yield
-        return
-    locked = False
-    try:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise DoubletError(
-                f"another doublet play is using the saved game {str(path)!r}: finish or quit "
-                "that one first, or give this one --save another path"
-            ) from None
-        locked = True
-        yield
-    finally:
-        if locked:  # tidy up while the lock is still held (kill -9 leaves the file: harmless)
-            with contextlib.suppress(OSError):
-                lock_path.unlink()
-        f.close()
-
-
 def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
 
     save_path = Path(args.save).expanduser() if args.save else default_save_path()
     if args.save and not args.resume:  # the default place is Doublet's own: what is
         _check_save_target(save_path)  # there is moved aside (before a lock is made)
-    with _save_lock(save_path):
+    # A second doublet play on the same save is refused rather than overwriting this one's
+    # game (a lock file beside it, NAME.lock, while the session runs).
+    busy = (f"another doublet play is using the saved game {str(save_path)!r}: finish or "
+            "quit that one first, or give this one --save another path")  # fmt: skip
+    with held_lock(save_path.with_name(save_path.name + ".lock"), busy):
         return _play(args, out, save_path)
 
 

@@ -6,7 +6,8 @@ system), is flushed to disk (fsync), and replaces the target with one rename
 (``os.replace``); the folder is then synced so that the rename itself lasts. On any
 error the temporary file is removed and the target is untouched. The new file keeps the
 permissions of the file it replaces, or gets those of a plain new file (0o666 less the
-umask), not the private 0o600 of a temporary file.
+umask), not the private 0o600 of a temporary file. `held_lock` keeps a second process
+from working on the same files at once (a saved game, a training run's folder).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from doublet.core.errors import DoubletError
 
 
 @contextlib.contextmanager
@@ -79,4 +82,38 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
         f.write(data)
 
 
-__all__ = ["atomic_open", "atomic_write"]
+@contextlib.contextmanager
+def held_lock(path: Path, busy: str) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (made if need be, removed at the end)
+    while the block runs: `busy` is the message of the DoubletError raised when another
+    process holds it. The system releases the lock when the process ends, however it ends
+    (a kill -9 leaves the file, harmless). Where locks are not available, or the file
+    cannot be made (its folder does not exist yet: nothing is there to protect), the
+    block runs without one. For work that must not run twice at once on the same files:
+    a saved game, a training run."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        yield
+        return
+    try:
+        f = open(path, "a")  # noqa: SIM115 - held for the whole block
+    except OSError:
+        yield
+        return
+    locked = False
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise DoubletError(busy) from None
+        locked = True
+        yield
+    finally:
+        if locked:  # tidy up while the lock is still held
+            with contextlib.suppress(OSError):
+                path.unlink()
+        f.close()
+
+
+__all__ = ["atomic_open", "atomic_write", "held_lock"]
