@@ -218,6 +218,43 @@ def _job_numbers(ex: Executor) -> np.ndarray:
     return np.concatenate([t.raw, t.luck], axis=2)
 
 
+_ORPHAN = """
+import sys, time
+from doublet.core.parallel import LocalExecutor
+if __name__ == "__main__":
+    ex = LocalExecutor(2)
+    list(ex.map(time.sleep, [(0.01,)] * 4))
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_local_workers_end_when_their_caller_is_killed() -> None:
+    """Found by a user-level review: after a kill -9 of `distill data`, its two workers
+    (about 220 MB each) waited for tasks forever. Each now ends within seconds of its
+    caller."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-c", _ORPHAN], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                          text=True).stdout.split()  # fmt: skip
+    assert kids
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 20
+    while any(os.path.exists(f"/proc/{k}") for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    from pathlib import Path
+
+    alive = [k for k in kids if Path(f"/proc/{k}").exists()
+             and "zombie" not in Path(f"/proc/{k}/status").read_text()]  # fmt: skip
+    assert not alive, alive
+
+
 def test_two_local_processes_give_the_same_numbers() -> None:
     here = _job_numbers(Executor())
     with executor(workers=2) as ex:

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing as mp
+import os
 import signal
+import threading
+import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -31,9 +34,20 @@ from typing import Any
 from doublet.core.errors import DoubletError
 
 
-def _quiet() -> None:
-    """A local worker leaves Ctrl-C to its caller."""
+def _quiet(parent: int | None = None) -> None:
+    """A local worker leaves Ctrl-C to its caller, and ends when its caller is gone (a
+    kill -9 of the caller left its workers waiting for tasks forever): a thread looks at
+    the parent's pid every second."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is None:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="doublet-parent-watch", daemon=True).start()
 
 
 class Executor:
@@ -75,7 +89,8 @@ class LocalExecutor(Executor):
         self.workers = workers
         self.where = f"{workers} local processes"
         self._pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                         initializer=_quiet)  # fmt: skip
+                                         initializer=_quiet,
+                                         initargs=(os.getpid(),))  # fmt: skip
 
     @property
     def started(self) -> bool:
