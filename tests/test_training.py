@@ -1119,7 +1119,17 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
     folder.mkdir()
     assert main(["--out", str(out), "--resume", "--no-progress", "--export", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert f"cannot export to {str(folder)!r}: it is a folder; the run is kept" in err
+    assert f"--export {str(folder)!r} is a folder: give the model file's path" in err
+    # a path ending in / is a folder too (it wrote a file of the folder's name)
+    assert main(["--out", str(out), "--resume", "--no-progress", "--export", f"{folder}x/"]) == 2
+    assert "is a folder" in capsys.readouterr().err and not (tmp_path / "a-folderx").exists()
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if not os.access(ro, os.W_OK):  # (root writes anywhere)
+        assert main(["--out", str(out), "--resume", "--no-progress",
+                     "--export", str(ro / "m.npz")]) == 2  # fmt: skip
+        assert "the run is kept" in capsys.readouterr().err
     assert main(["--out", str(out), "--resume", "--no-progress"]) == 0
     assert (out / "model.npz").exists() and (out / "model.md").exists()
     assert checkpoint.load(out / checkpoint.FILENAME)["games"] == 16  # nothing more learned

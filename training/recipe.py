@@ -641,7 +641,7 @@ def _summary(record: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="doublet train --recipe", description="Run a model's recipe (training/recipe.py)."
+        prog="doublet train", description="Run a model's recipe (training/recipe.py)."
     )
     p.add_argument("--recipe", required=True, type=Path, help="the recipe (TOML)")
     p.add_argument("--out", required=True, type=Path, help="the run's folder (a folder a step)")

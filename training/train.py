@@ -15,7 +15,8 @@ Processes. ``cfg.workers`` spawn-started processes (doublet.training.workers, no
 games with the kernels of doublet.nn.eval; the main process learns (torch, one thread),
 writes checkpoints, and hands strength checks (doublet.games.duplicate against pubeval, duplicate
 dice, the same dice seed for every check so that the curve's points compare) to the same
-pool. workers=0 runs everything in the main process, with the same results.
+pool. A config's workers=0 runs everything in the main process, with the same results
+(the tests' tiny config does; --workers takes 1 or more).
 
 Files in --out: checkpoint.pt (doublet.training.checkpoint, every ``cfg.checkpoint_every`` games,
 at the end and on Ctrl-C/SIGTERM), curve.csv and curve.png (one row/point per strength
@@ -719,6 +720,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
         total = args.games if args.games is not None else t.cfg.games
         path = Path(args.export) if args.export else out / "model.npz"
+        if args.export and (args.export.endswith(("/", os.sep)) or path.is_dir()):
+            raise DoubletError(f"--export {args.export!r} is a folder: give the model file's "
+                               "path (its card is written beside it, PATH.md)")  # fmt: skip
         if args.resume and total < t.games:
             raise DoubletError(
                 f"{str(out)!r} has learned {t.games} games already: --games {total} would "
