@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -229,6 +230,8 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.skipif(not (shutil.which("pgrep") and Path("/proc").is_dir()),
+                    reason="needs pgrep and /proc to find the workers")  # fmt: skip
 def test_local_workers_end_when_their_caller_is_killed() -> None:
     """Found by a user-level review: after a kill -9 of `distill data`, its two workers
     (about 220 MB each) waited for tasks forever. Each now ends within seconds of its
@@ -248,8 +251,6 @@ def test_local_workers_end_when_their_caller_is_killed() -> None:
     deadline = time.monotonic() + 20
     while any(os.path.exists(f"/proc/{k}") for k in kids) and time.monotonic() < deadline:
         time.sleep(0.2)
-    from pathlib import Path
-
     alive = [k for k in kids if Path(f"/proc/{k}").exists()
              and "zombie" not in Path(f"/proc/{k}/status").read_text()]  # fmt: skip
     assert not alive, alive

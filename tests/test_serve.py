@@ -421,6 +421,11 @@ def test_a_request_that_changes_a_game_refuses_unknown_keys(client: TestClient) 
         assert f"takes no {bad!r}" in r.json()["error"], r.text
     r = client.post(f"/api/games/{gid}/steps", json={"steps": [], "foo": 1})
     assert r.status_code == 400 and "takes no 'foo'" in r.json()["error"], r.text
+    # The steps' move is checked as a change's is: its type (400), then its state (409).
+    r = client.post(f"/api/games/{gid}/steps", json={"steps": [], "move": "3"})
+    assert r.status_code == 400 and "an integer" in r.json()["error"], r.text
+    r = client.post(f"/api/games/{gid}/steps", json={"steps": [], "move": before["move"] + 1})
+    assert r.status_code == 409 and r.json()["state"]["move"] == before["move"], r.text
     assert client.get(f"/api/games/{gid}").json() == before
     r = client.post(f"/api/games/{gid}/resign", json={"points": 1})  # the right key
     assert r.status_code == 200 and "resignation" in r.json(), r.text

@@ -491,8 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a read-only or full --out: the chunks written so far are whole
-        where = f" {e.filename!r}" if e.filename else ""
-        print(f"error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        where = f"{e.filename!r}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         what = ("the chunks made so far are kept: run the same command again to go on"

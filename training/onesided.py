@@ -469,8 +469,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a read-only or full --out
-        where = f" {e.filename!r}" if e.filename else ""
-        print(f"error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        where = f"{e.filename!r}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
         return 2
 
 

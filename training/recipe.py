@@ -202,9 +202,10 @@ def load(path: Path) -> list[Step]:
 
 
 # The values each key takes (besides the step and file references, checked above).
-_WHOLE = {"seed", "workers", "ply", "judge_ply", "cube_ply", "candidates", "race_trials",
+_WHOLE = {"seed", "ply", "judge_ply", "cube_ply", "candidates", "race_trials",
           "rollout_trials", "pubeval_games"}  # fmt: skip
-_COUNT = {"games", "chunks", "epochs", "hidden", "rounds", "configs"}  # 1 or more
+_COUNT = {"games", "chunks", "epochs", "hidden", "rounds", "configs", "workers"}  # 1 or more
+_DEPTH = {"ply", "judge_ply", "cube_ply"}  # a search's depth: 0..4 (searcher.MAX_PLY)
 _REAL = {"lr", "lr_end", "epsilon", "margin_se", "pubeval_min", "judge_margin", "cube_margin",
          "min_equity"}  # fmt: skip
 
@@ -216,14 +217,16 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
         return "is a whole number, 0 or more"
     if key in _COUNT and not (whole and value >= 1):
         return "is a whole number, 1 or more"
+    if key in _DEPTH and value > 4:
+        return "is a depth, 0 to 4"
     if kind == "gate" and key == "games" and value % 2:
         return "is an even number (duplicate games come in pairs)"
     if key in _REAL and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
         return "is a number"
     if key in ("lr", "lr_end") and not value > 0:
         return "is above 0"
-    if key == "epsilon" and not 0 <= value <= 1:
-        return "is a share of the rolls, 0 to 1"
+    if key == "epsilon" and not (0 <= value < 1 if kind == "data" else 0 <= value <= 1):
+        return "is a share of the rolls, 0 to 1" + (" (below 1)" if kind == "data" else "")
     if key == "race" and not isinstance(value, bool):
         return "is true or false"
     if key == "to" and not (isinstance(value, str) and value):
@@ -264,6 +267,7 @@ class Pipeline:
         self.steps = load(recipe)
         self.names = {s.name: s for s in self.steps}
         self.log = log or (lambda s: print(f"recipe: {s}", file=sys.stderr, flush=True))
+        self._digests: dict[str, str | None] = {}  # _digest's, by step name
 
     # -- where things are ------------------------------------------------------------------
     def folder(self, step: Step) -> Path:
@@ -317,12 +321,23 @@ class Pipeline:
         return [r for r in refs if isinstance(r, str) and r in self.names]
 
     def _stamp(self, name: str) -> str | None:
-        """The digest of step `name`'s result as its record holds it (None: not done)."""
-        record = self.done(self.names[name])  # checked: damaged or stale records say so
-        return None if record is None else record.get("digest")
+        """The digest of step `name`'s result as its record holds it (None: not done, or a
+        damaged record). It does not check that step again: run() has, in order."""
+        path = self.folder(self.names[name]) / DONE
+        try:
+            record = json.loads(path.read_text()) if path.exists() else None
+        except (OSError, ValueError):
+            return None
+        return record.get("digest") if isinstance(record, dict) else None
 
     def _digest(self, step: Step) -> str | None:
-        """sha256 of what the step made: its model, or its data's chunks."""
+        """sha256 of what the step made: its model, or its data's chunks (computed once
+        a run: a data step's chunks can be hundreds of MB)."""
+        if step.name not in self._digests:
+            self._digests[step.name] = self._hash(step)
+        return self._digests[step.name]
+
+    def _hash(self, step: Step) -> str | None:
         folder = self.folder(step)
         if step.kind in MODEL_KINDS:
             files = [folder / "model.npz"]
@@ -360,6 +375,7 @@ class Pipeline:
             self.folder(step).mkdir(parents=True, exist_ok=True)
             t = time.time()
             result = getattr(self, "_" + step.kind)(step)
+            self._digests.pop(step.name, None)  # what it made now
             record = {"spec": step.spec, "result": result, "seconds": round(time.time() - t, 1),
                       "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
                       "digest": self._digest(step),
@@ -653,9 +669,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"recipe: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # --out not writable, a full disk: what is done so far is kept
-        where = f" {e.filename!r}" if e.filename else ""
-        print(f"recipe: error: cannot write{where}: {e.strerror or e}; run the same command "
-              "again once it can be written", file=sys.stderr)  # fmt: skip
+        where = f"{e.filename!r}: " if e.filename else ""
+        print(f"recipe: error: {where}{e.strerror or e}; what is done is kept: run the same "
+              "command again once that is mended", file=sys.stderr)  # fmt: skip
         return 2
     except KeyboardInterrupt:
         print("recipe: interrupted; run the same command again to go on", file=sys.stderr)

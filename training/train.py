@@ -670,6 +670,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
         if out.exists() and not out.is_dir():
             raise DoubletError(f"--out {str(out)!r} is a file, not a folder for the run")
+        if args.resume and not (out / checkpoint.FILENAME).exists():
+            raise DoubletError(f"--resume: no checkpoint in {str(out)!r}")
+        if not args.resume and not args.config:
+            raise DoubletError("--config NAME is needed to start a run")
         # Two runs in one folder would overwrite each other's checkpoint: the second is
         # refused while the first runs (a lock file, OUT/run.lock).
         out.mkdir(parents=True, exist_ok=True)

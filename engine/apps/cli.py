@@ -617,9 +617,10 @@ def _cube_arguments(p: argparse.ArgumentParser) -> Any:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, its errors ending in the one line every other error ends in
-    (``doublet: error: COMMAND: ...``) after the usage; exit status 2 as before. The
-    subcommands' parsers are of this class too (add_subparsers makes them so)."""
+    """argparse's parser, its errors ending in one ``doublet: error: COMMAND: ...`` line
+    after the usage (the other errors' ``doublet: error: ...`` with the command named);
+    exit status 2 as before. The subcommands' parsers are of this class too
+    (add_subparsers makes them so)."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

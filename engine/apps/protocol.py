@@ -24,7 +24,7 @@ from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANTS
 from doublet.core.errors import DoubletError, InvalidDiceError, shown
 from doublet.cube.state import CubeState, from_request
-from doublet.formats.ids import _variant, check_in_play, parse_position, position_id
+from doublet.formats.ids import check_in_play, parse_position, position_id, variant_number
 from doublet.formats.position import Position
 from doublet.nn.eval import check_variant, default_model, load_model
 from doublet.rules.movegen import legal_outcomes
@@ -90,8 +90,10 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
     "id": ({}, "any JSON value, returned as the reply's first key"),
     "position": ({"oneOf": [{"type": "string"}, _BOARD]},
                  "a gnubg Position ID (optionally ID:MatchID), an XGID or a JSON board"),
-    "variant": ({"type": "string", "enum": sorted(VARIANTS)},
-                "the rules (default: the position's; a gnubg ID or XGID is standard)"),
+    "variant": ({"oneOf": [{"type": "string", "enum": sorted(VARIANTS)},
+                           {"type": "integer", "enum": [0, 1]}]},
+                "the rules, by name or 0 / 1 (default: the position's; a gnubg ID or XGID is "
+                "standard)"),
     "dice": ({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 6},
               "minItems": 2, "maxItems": 2}, "the roll (default: an XGID's or match ID's dice)"),
     "ply": ({"type": "integer", "minimum": 0, "maximum": MAX_PLY},
@@ -371,7 +373,7 @@ class Session:
         variant = None
         if new["variant"] is not None:  # what a request takes (0 and 1 too)
             try:
-                variant = _variant(new["variant"])
+                variant = variant_number(new["variant"])
             except DoubletError:
                 raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))} (or "
                                    f"0, 1), got {shown(new['variant'], 30)}") from None  # fmt: skip

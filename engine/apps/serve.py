@@ -1098,14 +1098,7 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             if move is None:
                 why = "send the state's 'move' with a request that changes the game"
                 raise ApiError(400, why + ": a retried request is then not applied twice")
-            if isinstance(move, bool) or not isinstance(move, int):
-                raise ApiError(400, f"'move' is the state's move number, an integer, got "
-                                    f"{_shown(move)}")  # fmt: skip
-            if move != move_of(s):
-                raise ApiError(409, f"this request was for move {move!r}, but the game is at "
-                                    f"move {move_of(s)}: it was applied already, or another "
-                                    "request came first; the state is attached",
-                               {"state": state(gid, s)})  # fmt: skip
+            at_move(gid, s, move)
             try:
                 extra = change(s, doc)
             except BaseException:
@@ -1116,6 +1109,18 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
 
         return work
 
+    def at_move(gid: str, s: Series, move: Any) -> None:
+        """400 unless `move` is an integer; 409, with the state, unless it is the game's
+        move now (the request was made for an earlier state: another tab, a retry)."""
+        if isinstance(move, bool) or not isinstance(move, int):
+            raise ApiError(400, f"'move' is the state's move number, an integer, got "
+                                f"{_shown(move)}")  # fmt: skip
+        if move != move_of(s):
+            raise ApiError(409, f"this request was for move {move!r}, but the game is at "
+                                f"move {move_of(s)}: it was applied already, or another "
+                                "request came first; the state is attached",
+                           {"state": state(gid, s)})  # fmt: skip
+
     def stepping(gid: str, doc: Any) -> dict[str, Any]:
         """The options after the steps so far of the person's play (changes nothing). With
         the state's "move" (the page sends it) a request made for an earlier move is a 409,
@@ -1124,11 +1129,9 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         if isinstance(doc, dict):
             protocol.check_keys(doc, {"steps", "move"}, "a request for the steps")
         s = store.get(gid)
+        if isinstance(doc, dict) and doc.get("move") is not None:
+            at_move(gid, s, doc["move"])
         try:
-            move = doc.get("move") if isinstance(doc, dict) else None
-            if move is not None and move != move_of(s):
-                raise ApiError(409, f"these steps were for move {_shown(move)}, but the "
-                                    f"game is at move {move_of(s)}")  # fmt: skip
             return options(s, doc)
         except ApiError as e:
             if e.status == 409 and e.doc is None:

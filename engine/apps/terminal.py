@@ -850,6 +850,8 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     # game (a lock file beside it, NAME.lock, while the session runs).
     busy = (f"another doublet play is using the saved game {str(save_path)!r}: finish or "
             "quit that one first, or give this one --save another path")  # fmt: skip
+    with contextlib.suppress(OSError):  # the lock's folder (the save's; made on the first
+        save_path.parent.mkdir(parents=True, exist_ok=True)  # save anyway)
     with held_lock(save_path.with_name(save_path.name + ".lock"), busy):
         return _play(args, out, save_path)
 
@@ -917,6 +919,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
     if not args.resume and save_path.exists():
         session.say(
             f"(A saved game is in {save_path}: doublet play --resume continues it; this "
-            f"game takes its place, and the old one is kept beside it.)"
+            f"game takes its place, and the old one is kept beside it if anything was "
+            f"played in it.)"
         )
     return session.run()

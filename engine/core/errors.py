@@ -3,7 +3,8 @@
 Bad input from a user is a DoubletError (a ValueError), which the front ends print as
 one line ``doublet: error: ...``; its kinds say what was bad. The other two are for
 programs: ApiError carries an HTTP status (doublet serve) and WorkerError reports a
-worker process that died (training). ``shown`` writes a bad value into a message.
+worker process that died (training). ``shown`` writes a bad value into a message (as
+its JSON), ``clipped`` a long text a user gave (a line of a file).
 """
 
 from __future__ import annotations

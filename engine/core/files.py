@@ -96,23 +96,30 @@ def held_lock(path: Path, busy: str) -> Iterator[None]:
     except ImportError:  # not a POSIX system
         yield
         return
-    try:
-        f = open(path, "a")  # noqa: SIM115 - held for the whole block
-    except OSError:
-        yield
-        return
-    locked = False
-    try:
+    for _ in range(10):  # the file can be removed between our open and our lock: again
+        try:
+            f = open(path, "a")  # noqa: SIM115 - held for the whole block
+        except OSError:
+            yield
+            return
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
+            f.close()
             raise DoubletError(busy) from None
-        locked = True
+        try:  # the lock counts only on the file the path names now
+            if os.fstat(f.fileno()).st_ino == os.stat(path).st_ino:
+                break
+        except OSError:
+            pass
+        f.close()
+    else:
+        raise DoubletError(busy)
+    try:
         yield
     finally:
-        if locked:  # tidy up while the lock is still held
-            with contextlib.suppress(OSError):
-                path.unlink()
+        with contextlib.suppress(OSError):  # tidy up while the lock is still held
+            path.unlink()
         f.close()
 
 

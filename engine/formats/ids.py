@@ -89,6 +89,12 @@ def _variant(variant: object) -> int:
     )
 
 
+def variant_number(variant: object) -> int:
+    """A variant given as 0/1 or 'standard'/'acey-deucey', as doublet.core.board's int;
+    InvalidPositionError naming the two for anything else."""
+    return _variant(variant)
+
+
 def validate(board: Board, variant: int | str = STANDARD) -> None:
     """Raise InvalidPositionError unless ``board`` is a position that can arise in ``variant``.
 
@@ -933,5 +939,6 @@ __all__ = [
     "parse_xgid",
     "position_id",
     "validate",
+    "variant_number",
     "xgid_dice",
 ]

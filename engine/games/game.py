@@ -59,6 +59,7 @@ from doublet.formats.ids import board_to_json, parse_position, position_id
 from doublet.formats.notation import format_play, parse_play
 from doublet.formats.position import Play, Position
 from doublet.rules.movegen import legal_outcomes
+from doublet.search.choice import MAX_PLAY_PLY
 
 FORMAT = "doublet-game"
 FORMAT_VERSION = 2  # 2: the cube and matches; version 1 files (no cube) are read too
@@ -767,7 +768,7 @@ class Series:
             raise SaveFileError(f"damaged saved game ({_damage(e)})") from None
         if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH or min(s.score) < 0:
             raise SaveFileError("the saved series' score or match length is not valid")
-        if s.games < 0 or not 0 <= s.ply <= 4:  # 4: the search's deepest (MAX_PLY)
+        if s.games < 0 or not 0 <= s.ply <= MAX_PLAY_PLY:
             raise SaveFileError(f"the saved series' number of games ({s.games}) or engine "
                                 f"depth ({s.ply}) is not valid")  # fmt: skip
         if s.game.rules.cube != s.cube or s.game.rules.length != s.length:

@@ -157,7 +157,8 @@ def load_model(path: str | os.PathLike[str]) -> Model:
                 )
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         why = str(e) or type(e).__name__
-        if "pickle" in why:  # numpy's guess for a file that is no array at all (text...)
+        if isinstance(e, ValueError) and "allow_pickle" in why:  # numpy's guess for a
+            # file that is no array at all (text...)
             why = "not an .npz archive"
         raise ModelError(f"model file {str(path)!r} is not a Doublet model ({why})") from None
     if not isinstance(meta, dict):

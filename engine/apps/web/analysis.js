@@ -31,6 +31,7 @@ function request() {
   if (v("cube-value")) {
     const value = Number(v("cube-value"));
     if (value > 1 && !v("cube-owner")) throw new Error(`a cube at ${value} has an owner: choose it`);
+    if (value === 1 && v("cube-owner")) throw new Error("a cube at 1 is centred: it has no owner");
     state.cube = { value, owner: value === 1 ? "centered" : v("cube-owner") };
   }
   const scored = v("score-mover") !== "" || v("score-opponent") !== "";
