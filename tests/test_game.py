@@ -122,6 +122,7 @@ def test_a_save_with_impossible_dice_or_counts_is_refused_on_load(tmp_path: Path
         (lambda d: d["game"].__setitem__("dice", [7, 1]), "dice \\[7, 1\\] are not dice"),
         (lambda d: d["game"].__setitem__("opening", [0, 3]), "opening throw"),
         (lambda d: d.__setitem__("games", -3), "number of games \\(-3\\)"),
+        (lambda d: d.__setitem__("ply", 9), "engine depth \\(9\\) is not valid"),
         (lambda d: d.__setitem__("score", [0, -1]), "score or match length"),
         (lambda d: d["game"].__setitem__("rolls", -2), "count of rolls is negative"),
     ]:

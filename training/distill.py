@@ -69,7 +69,7 @@ import numpy as np
 
 from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
-from doublet.core.files import atomic_open, atomic_write, write_error
+from doublet.core.files import atomic_open, atomic_write, os_error_text, write_error
 from doublet.core.parallel import executor
 from doublet.nn.eval import (
     Model,
@@ -491,8 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a read-only or full --out: the chunks written so far are whole
-        where = f"{e.filename!r}: " if e.filename else ""
-        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        print(f"error: {os_error_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         what = ("the chunks made so far are kept: run the same command again to go on"

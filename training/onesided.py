@@ -57,7 +57,7 @@ from tqdm import tqdm
 from doublet.core import board as B
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
 from doublet.core.errors import DoubletError
-from doublet.core.files import atomic_open
+from doublet.core.files import atomic_open, os_error_text
 from doublet.core.jit import njit
 from doublet.nn.eval import command_line, default_model, model_for
 from doublet.rules import onesided as engine_onesided
@@ -469,8 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a read-only or full --out
-        where = f"{e.filename!r}: " if e.filename else ""
-        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        print(f"error: {os_error_text(e)}", file=sys.stderr)
         return 2
 
 

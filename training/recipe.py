@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 from doublet.core.errors import DoubletError
-from doublet.core.files import atomic_write
+from doublet.core.files import atomic_write, os_error_text
 
 _DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials min_equity workers"
 _GATE = (
@@ -205,7 +205,7 @@ def load(path: Path) -> list[Step]:
 _WHOLE = {"seed", "ply", "judge_ply", "cube_ply", "candidates", "race_trials",
           "rollout_trials", "pubeval_games"}  # fmt: skip
 _COUNT = {"games", "chunks", "epochs", "hidden", "rounds", "configs", "workers"}  # 1 or more
-_DEPTH = {"ply", "judge_ply", "cube_ply"}  # a search's depth: 0..4 (searcher.MAX_PLY)
+_DEPTH = {"ply", "judge_ply", "cube_ply"}  # a search's depth: 0..MAX_PLY
 _REAL = {"lr", "lr_end", "epsilon", "margin_se", "pubeval_min", "judge_margin", "cube_margin",
          "min_equity"}  # fmt: skip
 
@@ -217,8 +217,11 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
         return "is a whole number, 0 or more"
     if key in _COUNT and not (whole and value >= 1):
         return "is a whole number, 1 or more"
-    if key in _DEPTH and value > 4:
-        return "is a depth, 0 to 4"
+    if key in _DEPTH:
+        from doublet.search.searcher import MAX_PLY  # the engine, only when a depth is given
+
+        if value > MAX_PLY:
+            return f"is a depth, 0 to {MAX_PLY}"
     if kind == "gate" and key == "games" and value % 2:
         return "is an even number (duplicate games come in pairs)"
     if key in _REAL and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
@@ -669,8 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"recipe: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # --out not writable, a full disk: what is done so far is kept
-        where = f"{e.filename!r}: " if e.filename else ""
-        print(f"recipe: error: {where}{e.strerror or e}; what is done is kept: run the same "
+        print(f"recipe: error: {os_error_text(e)}; what is done is kept: run the same "
               "command again once that is mended", file=sys.stderr)  # fmt: skip
         return 2
     except KeyboardInterrupt:

@@ -304,9 +304,10 @@ class Trainer:
             c, r, meta, self.cfg.check_games, self.cfg.seed, self.cfg.variant
         )
 
-    def _collect(self, wait: bool) -> Strength | None:
+    def _collect(self) -> Strength | None:
+        """Record the strength checks that have finished, oldest first; the latest."""
         latest = None
-        while self.pending and (wait or self.pending[0]["handle"].ready()):
+        while self.pending and self.pending[0]["handle"].ready():
             entry = self.pending.pop(0)
             s: Strength = entry["handle"].get()
             row = {
@@ -403,7 +404,7 @@ class Trainer:
                         and self.games // cfg.check_every > before // cfg.check_every
                     ):
                         self._submit_check(pool)
-                    s = self._collect(wait=False)
+                    s = self._collect()
                     if bar is not None:
                         bar.update(self.games - before)
                         if s is not None:
@@ -437,7 +438,7 @@ class Trainer:
                     try:
                         while self.pending and not stop.requested:
                             if self.pending[0]["handle"].wait(0.2):
-                                self._collect(wait=False)
+                                self._collect()
                     except workers.WorkerError as e:
                         raise TrainingError(
                             f"{e}; checkpoint written at {self.games} games, go on with --resume"
@@ -682,8 +683,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      "--out"))  # fmt: skip
         ck = out / checkpoint.FILENAME
         if args.resume:
-            if not ck.exists():
-                raise DoubletError(f"--resume: no checkpoint in {str(out)!r}")
             t = Trainer.from_checkpoint(ck, out, progress=not args.no_progress, log=log)
             if args.config and args.config != t.cfg.name:
                 raise DoubletError(
@@ -704,8 +703,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{str(out)!r} already holds a run: pass --resume to go on "
                     "with it, or choose another --out"
                 )
-            if not args.config:
-                raise DoubletError("--config NAME is needed to start a run")
             try:
                 cfg = configs.get(args.config)
             except KeyError as e:

@@ -874,9 +874,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         series = Series.load(save_path)
         if series.over:  # a finished game of an unfinished series goes on to the next
             raise DoubletError(f"the series saved in {str(save_path)!r} is over")
-        ply = series.ply if args.ply is None else args.ply
-        if not 0 <= ply <= MAX_PLAY_PLY:
-            raise DoubletError(f"the saved engine depth {ply} is not 0..{MAX_PLAY_PLY}")
+        ply = series.ply if args.ply is None else args.ply  # both checked (the load's)
     else:
         variant = args.variant or "standard"
         games = 1 if args.games is None else args.games

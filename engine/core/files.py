@@ -66,6 +66,12 @@ def write_error(path: str | os.PathLike[str], e: OSError, folder: bool = False) 
     return e.strerror or str(e)
 
 
+def os_error_text(e: OSError) -> str:
+    """An OSError in words for a message: the file it names, if any, then the OS's
+    reason (a read or a write alike)."""
+    return (f"{e.filename!r}: " if e.filename else "") + (e.strerror or str(e))
+
+
 def _mode_for(target: Path) -> int:
     """The permission bits the file at target should have after it is (re)written."""
     try:
@@ -123,4 +129,4 @@ def held_lock(path: Path, busy: str) -> Iterator[None]:
         f.close()
 
 
-__all__ = ["atomic_open", "atomic_write", "held_lock"]
+__all__ = ["atomic_open", "atomic_write", "held_lock", "os_error_text", "write_error"]

@@ -73,8 +73,9 @@ from doublet.core.jit import njit
 # ---------------------------------------------------------------------------
 
 
-def _variant(variant: object) -> int:
-    """A variant given as 0/1 or 'standard'/'acey-deucey', as doublet.core.board's int."""
+def variant_number(variant: object) -> int:
+    """A variant given as 0/1 or 'standard'/'acey-deucey', as doublet.core.board's int;
+    InvalidPositionError naming the two for anything else."""
     if isinstance(variant, str):
         if variant in VARIANTS:
             return VARIANTS[variant]
@@ -89,19 +90,13 @@ def _variant(variant: object) -> int:
     )
 
 
-def variant_number(variant: object) -> int:
-    """A variant given as 0/1 or 'standard'/'acey-deucey', as doublet.core.board's int;
-    InvalidPositionError naming the two for anything else."""
-    return _variant(variant)
-
-
 def validate(board: Board, variant: int | str = STANDARD) -> None:
     """Raise InvalidPositionError unless ``board`` is a position that can arise in ``variant``.
 
     The rules are listed in the module docstring. Points in messages are numbered for
     the side on roll, as the board stores them.
     """
-    variant = _variant(variant)
+    variant = variant_number(variant)
     if not isinstance(board, np.ndarray) or board.shape != (SIZE,) or board.dtype.kind not in "iu":
         got = (
             f"{board.dtype} array of shape {board.shape}"
@@ -736,7 +731,7 @@ def board_from_json(
     for key in ("mover", "opponent"):
         if key not in data:
             raise InvalidPositionError(f"JSON board has no {key!r} list")
-    wanted = None if variant is None else _variant(variant)
+    wanted = None if variant is None else variant_number(variant)
     if "variant" in data:
         name = data["variant"]
         if not isinstance(name, str) or name not in VARIANTS:
@@ -773,7 +768,7 @@ def board_from_json(
 
 def board_to_json(board: Board, variant: int | str = STANDARD) -> dict[str, Any]:
     """RULES.md's JSON board: ``{"variant", "mover", "opponent"}``, 26 ints per side."""
-    v = _variant(variant)
+    v = variant_number(variant)
     validate(board, v)
     mover, opponent = counts(board)
     return {"variant": VARIANT_NAMES[v], "mover": mover, "opponent": opponent}
@@ -859,7 +854,7 @@ def parse_position(
     dice, if rolled, as ``"roll"``; the position ID is the side on roll's, as gnubg
     writes it.
     """
-    wanted = None if variant is None else _variant(variant)
+    wanted = None if variant is None else variant_number(variant)
     if isinstance(text_or_obj, Mapping):
         board, v = board_from_json(text_or_obj, wanted)
         return board, v, {"format": "json"}
