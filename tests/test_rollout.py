@@ -314,7 +314,9 @@ def test_the_position_document() -> None:
     assert doc["equity"] == pytest.approx(float(equity(p)), abs=1e-5)
     assert 0 < doc["equity_se"] < doc["rollout"]["equity_plain_se"]
     assert doc["cube"]["action"] and doc["cube"]["equities_se"]["no_double"] > 0
-    assert "cubeless equity" in render(doc)
+    assert "cubeless equity" in render(doc) and "One trial" not in render(doc)
+    one = rollout_document(Position(MIDDLE), settings=RolloutSettings(trials=1, truncate=5))
+    assert one["equity_se"] == 0 and "One trial measures no standard error" in render(one)
     match = rollout_document(Position(MIDDLE), settings=s, state=CubeState.match(7, away=(2, 4)))
     assert match["cube"]["mwc"] and match["equity"] == doc["equity"]
 

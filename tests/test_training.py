@@ -480,6 +480,12 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "no checkpoint" in capsys.readouterr().err
     assert main(["--config", "nope", "--out", str(tmp_path / "y")]) == 2
     assert "unknown config 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # argparse's own errors name the command
+        main(["--config", "tiny"])
+    assert usage.value.code == 2
+    assert "doublet train: error: the following arguments are required: --out" in (
+        capsys.readouterr().err
+    )
     t = Trainer(SMALL, tmp_path / "z", progress=False)
     t.run(8)
     assert main(["--config", "tiny", "--out", str(tmp_path / "z")]) == 2

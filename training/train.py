@@ -625,11 +625,11 @@ def _num(x: float, digits: int) -> float | str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m doublet.training",
+        prog="doublet train",
         description="Self-play TD(lambda) training of a Doublet net (see training/train.py). "
-        "`doublet train ...` is the same command.",
+        "`python -m doublet.training ...` is the same command.",
         epilog="A model's whole recipe (TD, pruning nets, data, fits, a gate, the export) "
-        "is the other form: python -m doublet.training --recipe FILE --out DIR [--dry-run] "
+        "is the other form: doublet train --recipe FILE --out DIR [--dry-run] "
         "(see --recipe FILE --help, and recipes/standard.toml).",
     )
     p.add_argument("--config", help=f"named config: {', '.join(configs.CONFIGS)}")

@@ -384,6 +384,9 @@ def render(doc: dict[str, Any]) -> str:
                  f"trials/s, {r['mean_plays']:.1f} plays a trial")  # fmt: skip
     if "stopped" in doc:
         lines.append(f"(Stopped early: {doc['stopped']}.)")
+    if r["trials"] < 2:
+        lines.append("(One trial measures no standard error: the ± figures below show 0 "
+                     "for it; roll out 2 trials or more.)")  # fmt: skip
     if "plays" in doc:
         if "state_text" in doc:
             lines.append(f"  {doc['state_text']}")
