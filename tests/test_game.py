@@ -132,3 +132,11 @@ def test_a_save_with_impossible_dice_or_counts_is_refused_on_load(tmp_path: Path
         path.write_text(json.dumps(bad))
         with pytest.raises(SaveFileError, match=words):
             Series.load(path)
+
+
+def test_an_unknown_variant_is_a_game_error_naming_both() -> None:
+    """Game's variants are formats.ids.variant_number's: names or 0/1, never a bool."""
+    assert Game.new("acey-deucey", seed=1).variant == Game.new(1, seed=1).variant == 1
+    for bad in ("hypergammon", 2, True):
+        with pytest.raises(GameError, match="use 'standard' \\(0\\) or 'acey-deucey' \\(1\\)"):
+            Game.new(bad, seed=1)  # type: ignore[arg-type]

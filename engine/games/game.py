@@ -50,12 +50,18 @@ from typing import Any
 import numpy as np
 
 from doublet.core import board as B
-from doublet.core.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES, VARIANTS
+from doublet.core.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES
 from doublet.core.dice import game_roll as roll
-from doublet.core.errors import DoubletError, GameError, IllegalPlayError, SaveFileError
+from doublet.core.errors import (
+    DoubletError,
+    GameError,
+    IllegalPlayError,
+    InvalidPositionError,
+    SaveFileError,
+)
 from doublet.core.files import atomic_open
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, is_cube_value
-from doublet.formats.ids import board_to_json, parse_position, position_id
+from doublet.formats.ids import board_to_json, parse_position, position_id, variant_number
 from doublet.formats.notation import format_play, parse_play
 from doublet.formats.position import Play, Position
 from doublet.rules.movegen import legal_outcomes
@@ -68,13 +74,11 @@ RESULT_NAMES = {1: "single game", 2: "gammon", 3: "backgammon"}
 
 
 def _variant(v: int | str) -> int:
-    if isinstance(v, str):
-        if v not in VARIANTS:
-            raise GameError(f"unknown variant {v!r}; choose one of {', '.join(VARIANTS)}")
-        return VARIANTS[v]
-    if v not in VARIANT_NAMES:
-        raise GameError(f"unknown variant {v!r}")
-    return int(v)
+    """formats.ids.variant_number's variant, its error a GameError."""
+    try:
+        return variant_number(v)
+    except InvalidPositionError as e:
+        raise GameError(str(e)) from None
 
 
 ACTIONS = ("play", "double", "take", "pass", "beaver")
