@@ -156,7 +156,7 @@ def test_version_set_and_id() -> None:
     assert "does not exist" in s.answer({"cmd": "set", "model": "/nonexistent.npz"})["error"]
     assert "'variant'" in s.answer({"cmd": "set", "variant": "chess"})["error"]
     # set takes what a request takes: 0 and 1 too (1 was refused while a request took it)
-    assert s.answer({"cmd": "set", "variant": 1})["defaults"]["variant"] == 1
+    assert s.answer({"cmd": "set", "variant": 1})["defaults"]["variant"] == "acey-deucey"
     assert "'variant'" in s.answer({"cmd": "set", "variant": 2})["error"]
     assert s.answer({"cmd": "rollout", "position": START, "until_se": -1})["error"] == (
         "'until_se' is a number >= 0, got -1"
@@ -166,6 +166,15 @@ def test_version_set_and_id() -> None:
                                                  "opponent": AD_START["opponent"]},
                    "dice": [6, 5]})  # fmt: skip
     assert ad["plays"][0]["play"].startswith("in/")
+    # Found by a user-level review: the default refused a JSON board naming its own
+    # variant; it only fills a variant the request leaves out.
+    standard = {"variant": "standard", "mover": [0, 0, 0, 0, 0, 0, 15] + [0] * 19,
+                "opponent": [0, 0, 0, 0, 0, 0, 15] + [0] * 19}  # fmt: skip
+    for board in (standard, json.dumps(standard)):
+        doc = s.answer({"cmd": "moves", "position": board, "dice": [6, 5]})
+        assert [p["play"] for p in doc["plays"]] == ["6/1 6/off"], doc
+    assert "asked for" in s.answer({"cmd": "moves", "position": standard, "dice": [6, 5],
+                                    "variant": "acey-deucey"})["error"]  # fmt: skip
     assert s.answer({"cmd": "set", "ply": None, "variant": None})["defaults"] == DEFAULTS
     err = s.answer({"cmd": "best", "position": "nonsense", "dice": [3, 1], "id": None})
     assert list(err) == ["id", "error"] and err["id"] is None

@@ -275,6 +275,10 @@ def test_ray_gives_the_same_numbers(tmp_path: Path) -> None:
     with executor(workers=2, ray="local") as ex:
         assert ex.workers == 2
         assert np.array_equal(_job_numbers(ex), here)
+        # Found by a user-level review: a rollout naming another address in the same
+        # engine session ran on this local instance and reported the address it named.
+        with pytest.raises(DoubletError, match="on Ray at 'local' already and cannot also"):
+            executor(workers=2, ray="10.0.0.1:1")
         make_data(str(model), tmp_path / "ray", 2, 0, 3, 2, race_trials=4, ray="local")
     for c in range(2):
         name = f"chunk-{c:05d}.npz"
@@ -304,6 +308,29 @@ def test_ctrl_c_and_the_time_budget_keep_what_was_done() -> None:
     assert t.n == 2 * CHUNK and t.stopped == f"interrupted after {2 * CHUNK} trials"
     t = rollout(MODEL, MIDDLE, s, deadline=time.perf_counter())
     assert t.n == CHUNK and "time budget" in (t.stopped or "")
+
+
+def test_a_long_rollout_is_assembled_in_proportion_and_a_huge_one_is_refused() -> None:
+    """Found by a user-level review: a rollout of 99,999,999,999 trials (even with a time
+    budget of 1 s) listed every chunk first and was killed for memory, and each chunk
+    re-assembled every trial before it (quadratic). The chunks are made as they go, the
+    estimate is assembled after each of the first EVERY_CHUNK chunks and then after every
+    (done // EVERY_CHUNK)-th, and what no memory could hold is refused up front."""
+    from doublet.search import rollout as R
+
+    seen: list[int] = []
+    s = RolloutSettings(trials=70 * CHUNK + 3, truncate=1, seed=3)
+    t = rollout(MODEL, MIDDLE, s, progress=lambda done, total, trials: seen.append(done))
+    chunks = [n // CHUNK for n in seen[:-1]]
+    assert chunks == [*range(1, 64), 64, 66, 68, 70] and seen[-1] == s.trials == t.n
+    short = rollout(MODEL, MIDDLE, RolloutSettings(trials=5 * CHUNK, truncate=1, seed=3))
+    assert np.array_equal(t.raw[:, : short.n], short.raw)  # the trials in their order
+    assert np.array_equal(t.luck[:, : short.n], short.luck)
+    with pytest.raises(DoubletError, match=r"trials must be an integer 1\.\.1296000"):
+        RolloutSettings(trials=99_999_999_999).check()
+    many = np.stack([MIDDLE] * 20)
+    with pytest.raises(DoubletError, match="more than 20,000,000: roll out fewer"):
+        rollout(MODEL, many, RolloutSettings(trials=R.MAX_TRIALS))
 
 
 def test_the_position_document() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from doublet import __version__
 from doublet.core import board as B
-from doublet.core.board import STANDARD, VARIANTS
+from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.errors import DoubletError, InvalidDiceError, shown
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id, variant_number
@@ -191,6 +191,17 @@ def _whole(req: dict[str, Any], key: str, default: int, lo: int | None = None,
     return v
 
 
+def _names_variant(position: Any) -> bool:
+    """Whether a position is a JSON board (a dict or its text) that names its variant:
+    then a session's default variant does not apply to it (a request's "variant" does)."""
+    if isinstance(position, str) and position.lstrip().startswith("{"):
+        try:
+            position = json.loads(position)
+        except ValueError:
+            return False  # the parser says what is wrong with it
+    return isinstance(position, dict) and position.get("variant") is not None
+
+
 class Session:
     """One client's requests: its defaults (set), the models it named, and the bounds."""
 
@@ -244,7 +255,9 @@ class Session:
     def _position(self, req: dict[str, Any], cmd: str) -> tuple[Position, dict[str, Any]]:
         if "position" not in req:
             raise DoubletError(f"'{cmd}' needs a 'position'")
-        variant = req.get("variant", self.defaults["variant"])
+        variant = req.get("variant")
+        if variant is None and not _names_variant(req["position"]):
+            variant = self.defaults["variant"]  # a JSON board's own variant wins over it
         board, variant, meta = parse_position(req["position"], variant)
         return Position.checked(board, variant), meta
 
@@ -377,6 +390,7 @@ class Session:
             except DoubletError:
                 raise DoubletError(f"'variant' is one of {', '.join(sorted(VARIANTS))} (or "
                                    f"0, 1), got {shown(new['variant'], 30)}") from None  # fmt: skip
+            new["variant"] = VARIANT_NAMES[variant]  # echoed by its name, as replies say it
         if new["model"] is not None:
             probe._model({}, variant)
         self.defaults = new

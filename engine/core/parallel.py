@@ -27,7 +27,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
@@ -61,9 +61,9 @@ class Executor:
         """A handle for an argument many tasks share (here: the object itself)."""
         return obj
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+    def map(self, fn: Callable[..., Any], tasks: Iterable[tuple[Any, ...]]
             ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
-        """(index, fn(*tasks[index])) for each task, as each finishes."""
+        """(index, fn(*task)) for each task (an iterable, taken as needed), as each finishes."""
         for i, args in enumerate(tasks):
             yield i, fn(*args)
 
@@ -97,7 +97,7 @@ class LocalExecutor(Executor):
         """Whether its processes are running (they start with the first task)."""
         return bool(getattr(self._pool, "_processes", None))
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+    def map(self, fn: Callable[..., Any], tasks: Iterable[tuple[Any, ...]]
             ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
         # At most two tasks a worker in flight, so that a caller that stops early (a
         # stopping rule, Ctrl-C) leaves little work behind.
@@ -147,6 +147,9 @@ def _ray() -> Any:
     return ray
 
 
+_RAY_AT: list[str] = []  # the address this module started or joined Ray at, while it runs
+
+
 class RayExecutor(Executor):
     """Ray tasks: on a private local instance (address "local", `workers` CPUs) or on the
     cluster at `address` ("auto": the one this machine belongs to)."""
@@ -155,6 +158,10 @@ class RayExecutor(Executor):
         ray = _ray()
         self._ray = ray
         self._started = not ray.is_initialized()
+        if not self._started and _RAY_AT and _RAY_AT[0] != address:
+            raise DoubletError(f"this process is on Ray at {_RAY_AT[0]!r} already and "
+                               f"cannot also join {address!r}: one Ray a process (start "
+                               f"another doublet for {address!r})")  # fmt: skip
         if self._started:
             if address == "local":
                 ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
@@ -165,6 +172,7 @@ class RayExecutor(Executor):
                     why = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
                     raise DoubletError(f"no Ray cluster to join at {address!r} ('local' "
                                        f"starts one on this machine): {why}") from None  # fmt: skip
+            _RAY_AT[:] = [address]
         self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
         self.where = f"Ray ({address}, {self.workers} CPUs)"
         self._call = ray.remote(_call)
@@ -173,7 +181,7 @@ class RayExecutor(Executor):
     def shared(self, obj: Any) -> Any:
         return self._ray.put(obj)
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+    def map(self, fn: Callable[..., Any], tasks: Iterable[tuple[Any, ...]]
             ) -> Generator[tuple[int, Any], None, None]:  # fmt: skip
         ray = self._ray
         index: dict[Any, int] = {}
@@ -206,6 +214,7 @@ class RayExecutor(Executor):
         self._refs = []
         if self._started:
             self._ray.shutdown()
+            _RAY_AT.clear()
 
 
 def _call(fn: Callable[..., Any], *args: Any) -> Any:

@@ -103,6 +103,17 @@ CHUNK = 36  # trials a task: one block of the quasi-random first roll
 # its budget starting them.
 POOL_START = 1.0
 MAX_ROLLOUT_PLY = 1
+# A rollout keeps every trial's values (about 90 bytes a trial and position rolled out):
+# at most MAX_TRIALS trials (1,000 cycles of the 1,296 first-two-roll pairs) and at most
+# MAX_TRIAL_VALUES trials over all its positions (about 1.8 GB), so that a mistyped count
+# is refused rather than filling the memory.
+MAX_TRIALS = 1_296_000
+MAX_TRIAL_VALUES = 20_000_000
+# The estimate is assembled (for the progress report and the stopping rule) after each
+# of the first EVERY_CHUNK chunks, then after every (chunks done // EVERY_CHUNK)-th: its
+# cost stays proportional to the trials done, and where a stopping rule stops depends on
+# the trials only, never on timing.
+EVERY_CHUNK = 32
 EQUITY_GRADIENT = np.array([2.0, 1.0, 1.0, -1.0, -1.0])  # d equity / d probabilities
 # Cube states for a cubeful rollout: each (the start side's view, whether the start side
 # may take a cube action before its first roll).
@@ -132,7 +143,7 @@ class RolloutSettings:
                 top = f"..{hi}" if hi is not None else " or more"
                 raise DoubletError(f"{name} must be an integer {lo}{top}, got {shown(v)}")
 
-        whole("trials", self.trials, 1)
+        whole("trials", self.trials, 1, MAX_TRIALS)
         whole("ply", self.ply, 0, MAX_ROLLOUT_PLY)
         whole("truncate", self.truncate, 0)
         whole("seed", self.seed, 0)
@@ -450,6 +461,14 @@ class Trials:
     def n(self) -> int:
         return int(self.raw.shape[1])
 
+    def columns(self) -> list[np.ndarray]:
+        """Its arrays in the order a chunk's result has them (run_chunk)."""
+        cols = [self.raw, self.luck, self.moves]
+        if self.cube:
+            assert self.cube_raw is not None and self.cube_luck is not None
+            cols += [self.cube_raw, self.cube_luck]
+        return cols
+
     def cube_values(self) -> np.ndarray:
         """Each trial's cubeful value in each cube state (K, n, S), absolute and seen by
         the start side: luck-adjusted when the settings say so."""
@@ -539,29 +558,46 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     if (deadline is not None and isinstance(ex, LocalExecutor) and not ex.started
             and deadline - time.perf_counter() < POOL_START):  # fmt: skip
         ex = Executor()  # the workers would start after the budget is spent
+    k = b.shape[0]
+    if k * settings.trials > MAX_TRIAL_VALUES:
+        raise DoubletError(
+            f"{settings.trials:,} trials of {k} positions would keep {k * settings.trials:,} "
+            f"trials' values, more than {MAX_TRIAL_VALUES:,}: roll out fewer trials or plays"
+        )
     job = Job(model, b, settings, tuple(cube))
     handle = ex.shared(job)
-    bounds = [(lo, min(lo + CHUNK, settings.trials)) for lo in range(0, settings.trials, CHUNK)]
-    k = b.shape[0]
+    n_chunks = -(-settings.trials // CHUNK)
+    tasks = ((handle, lo, min(lo + CHUNK, settings.trials))
+             for lo in range(0, settings.trials, CHUNK))  # fmt: skip
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    done = 0  # chunks taken, in order
+    taken: list[tuple[np.ndarray, ...]] = []  # the chunks taken, in order
+    done = 0  # chunks taken
     t0 = time.perf_counter()
     trials = _assemble(settings, [], k, job.cube)
     stopped = None
-    results = ex.map(run_chunk, [(handle, lo, hi) for lo, hi in bounds])
+    results = ex.map(run_chunk, tasks)
     try:
         for i, part in results:
             parts[i] = part
             grew = False
             while done in parts:
+                taken.append(parts.pop(done))
                 done += 1
                 grew = True
             if not grew:
                 continue
-            trials = _assemble(settings, [parts[j] for j in range(done)], k, job.cube)
+            if done < n_chunks and done > EVERY_CHUNK and done % (done // EVERY_CHUNK):
+                if deadline is not None and time.perf_counter() > deadline:
+                    trials = _assemble(settings, taken, k, job.cube)
+                    taken = [tuple(trials.columns())]
+                    stopped = f"the time budget ran out after {trials.n} trials"
+                    break
+                continue
+            trials = _assemble(settings, taken, k, job.cube)
+            taken = [tuple(trials.columns())]
             if progress is not None:
                 progress(trials.n, settings.trials, trials)
-            if done == len(bounds):
+            if done == n_chunks:
                 break
             if (settings.until_se > 0 and trials.n >= 2 * CHUNK
                     and float(trials.running()[1].max()) <= settings.until_se):  # fmt: skip
@@ -572,10 +608,11 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
                 break
     except KeyboardInterrupt:
         ex.close()
+        trials = _assemble(settings, taken, k, job.cube)
         stopped = f"interrupted after {trials.n} trials"
     finally:
         results.close()
-    if stopped and done < len(bounds):
+    if stopped and done < n_chunks:
         ex.abandon()  # blocks still running would hold the workers for the next rollout
     trials.seconds = time.perf_counter() - t0
     trials.stopped = stopped
