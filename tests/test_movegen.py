@@ -271,3 +271,13 @@ def test_results(mover: dict, opponent: dict, expected: int) -> None:
 def test_acey_deucey_unentered_count_as_bar_for_backgammon() -> None:
     b = pos({}, {"out": 1, 18: 14})
     assert outcome(b) == 3
+
+
+@pytest.mark.skipif(NO_JIT, reason="2.6 s compiled; minutes in pure Python")
+def test_an_acey_deucey_1_2_can_have_over_800_000_plays() -> None:
+    """The figure the documents give (they said 100,000; a user-level review found more,
+    and a search found this position): one checker not entered and fourteen spread, the
+    opponent's all out, so that no point is blocked."""
+    mover = [1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0]
+    board = from_counts(mover, [15] + [0] * 25)
+    assert len(legal_outcomes(board, 1, 2, ACEY_DEUCEY)[0]) == 865_132

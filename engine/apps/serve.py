@@ -108,7 +108,8 @@ send one without the browser asking this server first.
   "Review a match file") sends a file here and reviews its games.
 
 Depth (doublet.search.choice.engine_depth): the engine searches at the series' ply
-(0..3), but in Acey-Deucey a 1-2 (the roll and its chosen doublet, up to ~114,000 plays)
+(0..3), but in Acey-Deucey a 1-2 (the roll and its chosen doublet: over 800,000 plays in
+some positions)
 is searched at 0 ply, and other rolls (and cube decisions) at 1 ply at most (2 ply takes
 10-20 s there), so that a move answers within a few seconds. Hints use the same depths.
 """
@@ -760,7 +761,7 @@ def _cubeful_hint(s: Series) -> dict[str, Any]:
 
 
 def _cubeless_hint(s: Series) -> dict[str, Any]:
-    """Only the plays shown are written out: an Acey-Deucey 1-2 can have 100,000 plays,
+    """Only the plays shown are written out: an Acey-Deucey 1-2 can have over 800,000 plays,
     and for more than TEXT_LIMIT of them even one play's text takes seconds (all the
     chain's texts are found at once), so there a play reads as its steps."""
     g = s.game

@@ -61,7 +61,7 @@ Engine depth, measured on this project's 2-core machine with a training run on t
 core: standard backgammon searches at 2 ply by default (0.13 s a move on average, 1.1 s
 at most over 200 moves; 1 ply 0.005 s, 3 ply 3 s). Acey-Deucey searches at most 1 ply
 (0.06 s on average, 2.2 s at most over 560 moves; 2 ply takes 4 s on average and up to
-47 s), and a 1-2 at 0 ply: a 1-2 can have 100,000 plays, and writing the chosen one out
+47 s), and a 1-2 at 0 ply: a 1-2 can have over 800,000 plays, and writing the chosen one out
 takes most of the time (0.2 s on average, 6 s at most).
 """
 
@@ -278,7 +278,7 @@ class Session:
         if s.variant == ACEY_DEUCEY:
             depth = (
                 f"{min(self.ply, ACEY_DEUCEY_MAX_PLY)} ply (a 1-2 at 0 ply: it can have "
-                f"100,000 plays)"
+                f"over 800,000 plays)"
             )
         if s.length:
             what = s.describe()
@@ -725,7 +725,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "resign, export, quit). quit, Ctrl-D and Ctrl-C save the game; --resume continues it.",
         epilog="Engine depth: standard backgammon 2 ply by default (about 0.1 s a move, a "
         "second at most). Acey-Deucey 1 ply by default and at most; a 1-2, which can have "
-        "100,000 plays, is searched at 0 ply, so that the engine never takes more than a few "
+        "over 800,000 plays, is searched at 0 ply, so that the engine never takes more than a few "
         "seconds.",
     )
     p.add_argument(

@@ -444,7 +444,7 @@ class Game:
         wrong with a play that is not legal."""
         self._check_phase("move", side)
         assert self.dice is not None
-        # Only the chosen play is written out: an Acey-Deucey 1-2 can have 100,000 plays,
+        # Only the chosen play is written out: an Acey-Deucey 1-2 can have over 800,000 plays,
         # and writing all of them (Position.plays) takes seconds.
         boards, again = legal_outcomes(self.board, *self.dice, self.variant)
         if isinstance(play, Play):

@@ -136,8 +136,8 @@ def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T],
         half = budget / 2  # type: ignore[operator]
         dog.ply, dog.done = ply, -1
         # Bounded by a count of evaluations (the same answer whatever the load), and where
-        # a search can be long (2 ply and up, or Acey-Deucey, whose 1-2 generates up to
-        # 100,000 plays a roll that the count hardly sees) by the watchdog too.
+        # a search can be long (2 ply and up, or Acey-Deucey, whose 1-2 can generate
+        # over 800,000 plays that the count hardly sees) by the watchdog too.
         watch = ply >= 2 or s.variant != B.STANDARD
         try:
             if watch:
@@ -282,7 +282,7 @@ def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
     it: the 0-ply equity after the best play of that roll minus the mean of the same over
     the 36 rolls (ranked and valued as analyse_roll ranks: cubeful where `cubeful`, by
     default away from money with the cube centred; money-equivalent, units of the cube).
-    Standard backgammon only (an Acey-Deucey 1-2 has up to 100,000 plays)."""
+    Standard backgammon only (an Acey-Deucey 1-2 can have over 800,000 plays)."""
     if pos.variant != B.STANDARD:
         raise DoubletError("luck is measured in standard backgammon only")
     check_in_play(pos.board, pos.variant)

@@ -27,8 +27,8 @@ from doublet.search.cubeful import play_values
 from doublet.search.searcher import Limits, Searcher, _best_index
 
 # The deepest search a game front end (doublet play, doublet serve) offers, and its
-# default by variant. Acey-Deucey searches at most ACEY_DEUCEY_MAX_PLY, and a 1-2 (up to
-# about 100,000 plays) at 0 ply, so that no move takes more than a few seconds.
+# default by variant. Acey-Deucey searches at most ACEY_DEUCEY_MAX_PLY, and a 1-2 (over
+# 800,000 plays in some positions) at 0 ply, so that no move takes more than a few seconds.
 MAX_PLAY_PLY = 3
 DEFAULT_PLY = {"standard": 2, "acey-deucey": 1}
 ACEY_DEUCEY_MAX_PLY = 1

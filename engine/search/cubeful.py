@@ -39,7 +39,7 @@ from doublet.search.watch import stopping
 
 METHODS = ("cubeful", "janowski")
 DEFAULT_METHOD = "cubeful"
-# Acey-Deucey's 1-2 has up to about 100,000 plays: its cubeful search stops at 1 ply.
+# Acey-Deucey's 1-2 can have over 800,000 plays: its cubeful search stops at 1 ply.
 ACEY_DEUCEY_CUBE_PLY = 1
 
 

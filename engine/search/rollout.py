@@ -351,7 +351,7 @@ class Roller:
     def __init__(self, model: Model) -> None:
         if model.variant != STANDARD:
             raise DoubletError("rollouts are for standard backgammon (Acey-Deucey's 1-2 has "
-                               "up to 100,000 plays a roll)")  # fmt: skip
+                               "over 800,000 plays)")  # fmt: skip
         self.searcher = Searcher(model, STANDARD)
         self._rolls(self.searcher.capacity)
         rows = MAX_MOVES + 1  # a trial's record (the cube's walk), about 1.5 MB

@@ -307,8 +307,8 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     plays of the roll by the search at `select_ply` (analyse_roll's ranking), each rolled
     out on the same dice. budget: seconds (the rollout stops at a chunk's end past it)."""
     if pos.variant != STANDARD:
-        raise DoubletError("rollouts are for standard backgammon (Acey-Deucey's 1-2 has up to "
-                           "100,000 plays a roll)")  # fmt: skip
+        raise DoubletError("rollouts are for standard backgammon (Acey-Deucey's 1-2 can have "
+                           "over 800,000 plays)")  # fmt: skip
     check_in_play(pos.board, pos.variant)
     settings = settings or RolloutSettings()
     settings.check()
