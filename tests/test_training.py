@@ -1231,3 +1231,27 @@ def test_a_checkpoint_that_cannot_be_written_is_one_error_and_keeps_the_last(
     monkeypatch.undo()
     assert checkpoint.load(path)["games"] == 1
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]  # no temporary left
+
+
+_NO_TORCH = """
+import sys
+sys.modules["torch"] = None  # as if torch were not installed
+if sys.argv[1] == "module":
+    import runpy
+    sys.argv = ["doublet.training", "--help"]
+    runpy.run_module("doublet.training", run_name="__main__")
+else:
+    from doublet.apps.cli import main
+    sys.exit(main(["train", "--help"]))
+"""
+
+
+@pytest.mark.parametrize("how", ["module", "cli"])
+def test_training_without_torch_says_so_in_one_line(how: str) -> None:
+    """Found by a user-level review: `python -m doublet.training --help` without torch
+    was a ModuleNotFoundError traceback, and the install hint worked only in a checkout."""
+    r = subprocess.run([sys.executable, "-c", _NO_TORCH, how], capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "training needs torch: pip install 'doublet[train]' (in a checkout" in r.stderr

@@ -4,9 +4,17 @@ or a whole recipe: ``python -m doublet.training --recipe FILE --out DIR`` (train
 import sys
 
 if __name__ == "__main__":  # not on import: spawn-started workers import this module
-    if any(a == "--recipe" or a.startswith("--recipe=") for a in sys.argv[1:]):
-        from doublet.training.recipe import main
-    else:
-        from doublet.training.train import main
+    try:
+        if any(a == "--recipe" or a.startswith("--recipe=") for a in sys.argv[1:]):
+            from doublet.training.recipe import main
+        else:
+            from doublet.training.train import main
+    except ModuleNotFoundError as e:  # one line, not a traceback
+        if e.name != "torch":
+            raise
+        from doublet.core.errors import NEEDS_TORCH
+
+        print(f"doublet train: error: {NEEDS_TORCH}", file=sys.stderr)
+        sys.exit(2)
 
     sys.exit(main())

@@ -777,11 +777,9 @@ def _train(rest: list[str]) -> int:
     import os
 
     if importlib.util.find_spec("torch") is None:
-        print(
-            "doublet: error: training needs torch: pip install -e '.[train]' "
-            "(it pins torch==2.13.0, the CPU build)",
-            file=sys.stderr,
-        )
+        from doublet.core.errors import NEEDS_TORCH
+
+        print(f"doublet: error: {NEEDS_TORCH}", file=sys.stderr)
         return 2
     os.execv(sys.executable, [sys.executable, "-m", "doublet.training", *rest])
     return 0  # not reached

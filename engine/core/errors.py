@@ -12,6 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# What a command of training says where torch is missing (doublet train, python -m
+# doublet.training): training is the only part that needs it.
+NEEDS_TORCH = ("training needs torch: pip install 'doublet[train]' (in a checkout: pip install "
+               "-e '.[train]'), which pins torch==2.13.0, the CPU build")  # fmt: skip
+
 
 def shown(v: Any, n: int = 40) -> str:
     """A value a user gave, for a message: as its JSON (a string in quotes: "2" is not 2),
