@@ -383,6 +383,14 @@ def test_values_are_checked_by_their_json_type_and_shown_as_json() -> None:
     for dice, shown in ((["3", 1], '"3"'), ([" 3", 1], '" 3"'), ([3.0, 1], "3.0")):
         err = s.answer({"cmd": "best", "position": START, "dice": dice})["error"]
         assert err == f"a die must be a number from 1 to 6, got {shown}"
+    # The command line takes a roll as one word too ("31", "3-1"); JSON keeps two numbers.
+    assert protocol.dice(["3-1"], text=True) == protocol.dice(["31"], text=True) == (3, 1)
+    assert protocol.dice(["6", "5"], text=True) == (6, 5)
+    for word in (["7-1"], ["3"], ["31x"], ["3--1"]):
+        with pytest.raises(DoubletError, match="dice must be two numbers"):
+            protocol.dice(word, text=True)
+    assert "dice must be two" in s.answer({"cmd": "best", "position": START,
+                                           "dice": ["31"]})["error"]  # fmt: skip
     cases = (({"cmd": "moves", "position": None, "dice": [3, 1]}, "got null"),
              ({"cmd": "cube", "position": START, "cube": {"value": 2, "owner": "me"}},
               'got "me"'),

@@ -131,7 +131,7 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
                 src.close()
         return 0
     usage = "usage: doublet moves POSITION [D1 D2] (or --batch FILE)"
-    if args.position is None or len(args.dice or []) not in (0, 2):
+    if args.position is None or len(args.dice or []) > 2:
         raise DoubletError(usage)
     board, variant, meta = parse_position(args.position, args.variant)
     pos = Position.checked(board, variant)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,7 +166,12 @@ def check_keys(req: dict[str, Any], keys: set[str], what: str,
 
 def dice(values: Any, text: bool = False) -> tuple[int, int]:
     """Two dice from a request's JSON (two numbers), or with `text` from the command
-    line's words ("3" "1"); InvalidDiceError naming the bad one."""
+    line's words ("3" "1", or one word: "31", "3-1"); InvalidDiceError naming the bad one."""
+    if text and isinstance(values, (list, tuple)) and len(values) == 1 and isinstance(
+            values[0], str):  # fmt: skip
+        one = re.fullmatch(r"\s*([1-6])\s*[-/,x]?\s*([1-6])\s*", values[0])
+        if one:
+            values = list(one.groups())
     if not isinstance(values, (list, tuple)) or len(values) != 2:
         raise InvalidDiceError(f"dice must be two numbers from 1 to 6, got {shown(values, 40)}")
     out = []
