@@ -465,6 +465,9 @@ def test_a_number_json_cannot_carry_is_refused(number: str) -> None:
     with pytest.raises(DoubletError, match=number.lstrip("-")[:3]):
         protocol.loads('{"cmd": "version", "id": ' + number + "}")
     assert protocol.loads('{"id": 1.5e300}')["id"] == 1.5e300
+    with pytest.raises(DoubletError, match='key "ply" twice in one object'):
+        protocol.loads('{"cmd": "best", "ply": 0, "position": {"ply": 1}, "ply": 2}')
+    assert protocol.loads('{"a": {"ply": 1}, "ply": 2}') == {"a": {"ply": 1}, "ply": 2}
     r = subprocess.run([sys.executable, "-m", "doublet", "engine"], text=True, timeout=300,
                        input=f'{{"cmd": "version", "id": {number}}}\n{{"cmd": "version", '
                        '"id": 2}\n', capture_output=True)  # fmt: skip

@@ -77,8 +77,8 @@ def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | No
             yield protocol.loads(line), None
         except json.JSONDecodeError as e:
             yield None, f"line is not JSON: {e.msg} at column {e.colno}"
-        except DoubletError as e:  # NaN, Infinity, 1e999
-            yield None, f"line holds a number a reply could not carry: {e}"
+        except DoubletError as e:  # NaN, Infinity, 1e999, a key twice
+            yield None, f"line refused: {e}"
         except RecursionError:
             yield None, "line is nested too deeply to read"
         except ValueError:  # an integer of thousands of digits

@@ -432,20 +432,32 @@ class Session:
 
 
 def _no_constant(name: str) -> Any:
-    raise DoubletError(f"{name} is not a JSON number")
+    raise DoubletError(f"it holds {name}, which is not a JSON number (a reply could not carry it)")
 
 
 def _finite(text: str) -> float:
     v = float(text)
     if not math.isfinite(v):
-        raise DoubletError(f"{text[:30]} is too large for a JSON number")
+        raise DoubletError(f"it holds {text[:30]}, too large for a JSON number (a reply could "
+                           "not carry it)")  # fmt: skip
     return v
+
+
+def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise DoubletError(f"it gives the key {shown(k, 30)} twice in one object: give it once")
+        out[k] = v
+    return out
 
 
 def loads(text: str | bytes) -> Any:
     """json.loads for a request: NaN, Infinity and numbers too large for a float are
-    refused (DoubletError), since a reply echoing them (an "id") would not be JSON."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    refused (DoubletError), since a reply echoing them (an "id") would not be JSON; so is
+    a key given twice in one object (JSON would keep the last silently)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite,
+                      object_pairs_hook=_no_twice)  # fmt: skip
 
 
 def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:

@@ -1036,9 +1036,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             doc = protocol.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
-        except DoubletError as e:  # NaN, Infinity, 1e999
-            raise ApiError(400, f"the request body holds a number a reply could not carry: "
-                           f"{e}") from None  # fmt: skip
+        except DoubletError as e:  # NaN, Infinity, 1e999, a key twice
+            raise ApiError(400, f"the request body is refused: {e}") from None
         except RecursionError:
             raise ApiError(400, "the request body is nested too deeply") from None
         except ValueError:
