@@ -377,6 +377,14 @@ def test_checked_keys_and_echoed_ids() -> None:
                                     "workers": 0})["error"]  # fmt: skip
 
 
+def test_an_acey_deucey_cube_asked_deeper_says_it_answers_at_1_ply() -> None:
+    """Found by a user-level review: ply 2 answered at ply 1 without a word."""
+    s = Session()
+    doc = s.answer({"cmd": "cube", "position": AD_START, "ply": 2})
+    assert doc["ply"] == 1 and "searched at 1 ply at most" in doc["stopped"]
+    assert "stopped" not in s.answer({"cmd": "cube", "position": AD_START, "ply": 1})
+
+
 def test_values_are_checked_by_their_json_type_and_shown_as_json() -> None:
     """A die is a number, not a string (as "ply" is); a bad value is shown as its JSON."""
     s = Session()

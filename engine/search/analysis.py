@@ -232,6 +232,9 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
     doc["cubeless_equity"] = round(float(equity(a.probs.astype(np.float32))), 6)
     doc["ply"] = a.ply
     doc["method"] = a.method
+    if not stopped and a.ply < ply and pos.variant != B.STANDARD:
+        stopped = (f"Acey-Deucey's cube decisions are searched at {a.ply} ply at most (a 1-2 "
+                   "can have over 800,000 plays)")  # fmt: skip
     if stopped:
         doc["stopped"] = stopped
     doc["state"] = state.to_json()
