@@ -230,7 +230,7 @@ class Session:
                 self.say(f"Position ID: {self.game.describe()}")
             else:
                 self.say(f"Position: {self.game.describe()}")
-            self.say(f"You rolled {dice[0]}-{dice[1]}.")
+            self.say(f"You rolled {max(dice)}-{min(dice)}.")  # the higher first, as written
 
     def score_text(self) -> str:
         s = self.series
@@ -333,7 +333,7 @@ class Session:
             g.roll()
         assert g.dice is not None
         d = g.dice
-        self.say(f"Doublet rolls {d[0]}-{d[1]}: ", end="")
+        self.say(f"Doublet rolls {max(d)}-{min(d)}: ", end="")
         play = engine_play(g, engine_depth(g.variant, self.ply, d))
         g.play(play)
         again = " and rolls again" if play.again else ""
