@@ -197,15 +197,15 @@ def _whole(req: dict[str, Any], key: str, default: int, lo: int | None = None,
     return v
 
 
-def _names_variant(position: Any) -> bool:
-    """Whether a position is a JSON board (a dict or its text) that names its variant:
-    then a session's default variant does not apply to it (a request's "variant" does)."""
+def _board_text(position: Any) -> Any:
+    """A JSON board given as its text, read (once) into its dict, so that whether it names
+    its variant can be seen; any other position as given (the parser says what is wrong)."""
     if isinstance(position, str) and position.lstrip().startswith("{"):
         try:
-            position = json.loads(position)
-        except ValueError:
-            return False  # the parser says what is wrong with it
-    return isinstance(position, dict) and position.get("variant") is not None
+            return json.loads(position)
+        except (ValueError, RecursionError):
+            pass
+    return position
 
 
 class Session:
@@ -261,10 +261,11 @@ class Session:
     def _position(self, req: dict[str, Any], cmd: str) -> tuple[Position, dict[str, Any]]:
         if "position" not in req:
             raise DoubletError(f"'{cmd}' needs a 'position'")
-        variant = req.get("variant")
-        if variant is None and not _names_variant(req["position"]):
+        position, variant = _board_text(req["position"]), req.get("variant")
+        named = isinstance(position, dict) and position.get("variant") is not None
+        if variant is None and not named:
             variant = self.defaults["variant"]  # a JSON board's own variant wins over it
-        board, variant, meta = parse_position(req["position"], variant)
+        board, variant, meta = parse_position(position, variant)
         return Position.checked(board, variant), meta
 
     # -- requests ----------------------------------------------------------------------------

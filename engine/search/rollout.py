@@ -586,12 +586,9 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
                 grew = True
             if not grew:
                 continue
-            if done < n_chunks and done > EVERY_CHUNK and done % (done // EVERY_CHUNK):
-                if deadline is not None and time.perf_counter() > deadline:
-                    trials = _assemble(settings, taken, k, job.cube)
-                    taken = [tuple(trials.columns())]
-                    stopped = f"the time budget ran out after {trials.n} trials"
-                    break
+            due = done == n_chunks or done <= EVERY_CHUNK or done % (done // EVERY_CHUNK) == 0
+            late = deadline is not None and time.perf_counter() > deadline
+            if not (due or late):
                 continue
             trials = _assemble(settings, taken, k, job.cube)
             taken = [tuple(trials.columns())]
@@ -599,11 +596,11 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
                 progress(trials.n, settings.trials, trials)
             if done == n_chunks:
                 break
-            if (settings.until_se > 0 and trials.n >= 2 * CHUNK
+            if (due and settings.until_se > 0 and trials.n >= 2 * CHUNK
                     and float(trials.running()[1].max()) <= settings.until_se):  # fmt: skip
                 stopped = f"the standard error reached {settings.until_se:g} ({trials.n} trials)"
                 break
-            if deadline is not None and time.perf_counter() > deadline:
+            if late:
                 stopped = f"the time budget ran out after {trials.n} trials"
                 break
     except KeyboardInterrupt:
