@@ -1234,24 +1234,53 @@ def test_a_checkpoint_that_cannot_be_written_is_one_error_and_keeps_the_last(
 
 
 _NO_TORCH = """
+import runpy
 import sys
 sys.modules["torch"] = None  # as if torch were not installed
-if sys.argv[1] == "module":
-    import runpy
-    sys.argv = ["doublet.training", "--help"]
-    runpy.run_module("doublet.training", run_name="__main__")
-else:
+how, args = sys.argv[1], sys.argv[2:]
+if how == "cli":
     from doublet.apps.cli import main
-    sys.exit(main(["train", "--help"]))
+    sys.exit(main(["train", *args]))
+sys.argv = [how, *args]
+runpy.run_module(how, run_name="__main__")
 """
 
 
-@pytest.mark.parametrize("how", ["module", "cli"])
-def test_training_without_torch_says_so_in_one_line(how: str) -> None:
-    """Found by a user-level review: `python -m doublet.training --help` without torch
-    was a ModuleNotFoundError traceback, and the install hint worked only in a checkout."""
-    r = subprocess.run([sys.executable, "-c", _NO_TORCH, how], capture_output=True, text=True,
-                       timeout=120)  # fmt: skip
-    assert r.returncode == 2, r.stderr
+def _without_torch(how: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _NO_TORCH, how, *args], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("how", "args"),
+    [
+        ("doublet.training", ["--config", "td-h80", "--out", "x"]),
+        ("cli", ["--config", "td-h80", "--out", "x"]),
+        ("doublet.training.prune", ["--help"]),
+        ("doublet.training.onesided", ["fit", "--help"]),
+        ("doublet.training.td_compare", ["--help"]),
+        ("doublet.training.distill", ["fit", "--model", "m.npz", "--data", "d", "--out", "o"]),
+    ],
+)
+def test_training_without_torch_says_so_in_one_line(how: str, args: list[str]) -> None:
+    """Found by user-level reviews: `python -m doublet.training` and its modules run
+    without torch ended in a ModuleNotFoundError traceback, and the install hint worked
+    only in a checkout."""
+    r = _without_torch(how, *args)
+    assert r.returncode == (1 if "distill" in how else 2), r.stderr  # its errors' status
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert "training needs torch: pip install 'doublet[train]' (in a checkout" in r.stderr
+    if how != "cli":
+        assert r.stderr.startswith("doublet train: error:" if how == "doublet.training"
+                                   else f"python -m {how}: error:" if "distill" not in how
+                                   else "error:"), r.stderr  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["doublet.training", "cli"])
+def test_training_usage_without_torch(how: str) -> None:
+    """`doublet train --help` without torch shows the usage, then the install that runs it
+    (a review found only the error line)."""
+    r = _without_torch(how, "--help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: doublet train") and "--resume" in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1].startswith("note: training needs torch")

@@ -12,9 +12,8 @@ if __name__ == "__main__":  # not on import: spawn-started workers import this m
     except ModuleNotFoundError as e:  # one line, not a traceback
         if e.name != "torch":
             raise
-        from doublet.core.errors import NEEDS_TORCH
+        from doublet.training.usage import without_torch
 
-        print(f"doublet train: error: {NEEDS_TORCH}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(without_torch(sys.argv[1:], "doublet train"))
 
     sys.exit(main())

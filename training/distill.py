@@ -56,6 +56,7 @@ fitted by ``--race``).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -69,6 +70,7 @@ import numpy as np
 
 from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
+from doublet.core.errors import NEEDS_TORCH
 from doublet.core.files import atomic_open, atomic_write, os_error_text, write_error
 from doublet.core.parallel import executor
 from doublet.nn.eval import (
@@ -546,6 +548,8 @@ def _run(args: argparse.Namespace) -> int:
                f"at {args.ply} ply")  # fmt: skip
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
+    if importlib.util.find_spec("torch") is None:  # one line, not a traceback
+        raise SystemExit(f"error: {NEEDS_TORCH}")
     model = load_model(args.model)
     for d in args.data:  # data of the model's variant only (sets made before session 23
         info = Path(d) / "info.json"  # do not record it: they are standard)

@@ -51,7 +51,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError as e:  # run without torch: one line, not a traceback
+    from doublet.training.usage import torch_missing
+
+    torch_missing(__name__, e, "python -m doublet.training.onesided")
 from tqdm import tqdm
 
 from doublet.core import board as B

@@ -33,8 +33,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+try:
+    import torch
+    from torch import nn
+except ModuleNotFoundError as e:  # run without torch: one line, not a traceback
+    from doublet.training.usage import torch_missing
+
+    torch_missing(__name__, e, "python -m doublet.training.prune")
 from tqdm import tqdm
 
 from doublet.core.board import STANDARD, flip, outcome

@@ -29,8 +29,14 @@ from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model
 from doublet.training import configs
 from doublet.training.arena import strength
-from doublet.training.td import OnlineTD
-from doublet.training.train import Trainer
+
+try:
+    from doublet.training.td import OnlineTD
+    from doublet.training.train import Trainer
+except ModuleNotFoundError as e:  # run without torch: one line, not a traceback
+    from doublet.training.usage import torch_missing
+
+    torch_missing(__name__, e, "python -m doublet.training.td_compare")
 
 
 def _cpu() -> float:

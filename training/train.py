@@ -26,7 +26,6 @@ with a model card model.md beside it.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import io
@@ -55,6 +54,7 @@ from doublet.training.configs import Config
 from doublet.training.model import TDNet, has_own_race_net
 from doublet.training.selfplay import Trajectory
 from doublet.training.td import Learner
+from doublet.training.usage import build_parser
 
 CURVE_FIELDS = (
     "games",
@@ -621,37 +621,6 @@ def _num(x: float, digits: int) -> float | str:
 # --------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="doublet train",
-        description="Self-play TD(lambda) training of a Doublet net (see training/train.py). "
-        "`python -m doublet.training ...` is the same command.",
-        epilog="A model's whole recipe (TD, pruning nets, data, fits, a gate, the export) "
-        "is the other form: doublet train --recipe FILE --out DIR [--dry-run] "
-        "(see --recipe FILE --help, and recipes/standard.toml).",
-    )
-    p.add_argument("--config", help=f"named config: {', '.join(configs.CONFIGS)}")
-    p.add_argument("--out", required=True, help="run directory (checkpoint, curve, model)")
-    p.add_argument("--games", type=int, help="train until this many games (default: config's)")
-    p.add_argument("--resume", action="store_true", help="go on from --out's checkpoint")
-    p.add_argument("--seed", type=int, help="seed (default: config's; fixed once started)")
-    p.add_argument("--init", metavar="MODEL",
-                   help="start from this model's weights instead of the config's init")  # fmt: skip
-    p.add_argument(
-        "--workers",
-        type=int,
-        help="self-play processes (default: config's; changes the speed, never the result)",
-    )
-    p.add_argument(
-        "--export",
-        metavar="PATH",
-        help="where to export the model (default OUT/model.npz), with a model card PATH.md",
-    )
-    p.add_argument("--no-export", action="store_true", help="do not export at the end")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:

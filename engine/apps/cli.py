@@ -777,10 +777,9 @@ def _train(rest: list[str]) -> int:
     import os
 
     if importlib.util.find_spec("torch") is None:
-        from doublet.core.errors import NEEDS_TORCH
+        from doublet.training.usage import without_torch  # torch-free
 
-        print(f"doublet: error: {NEEDS_TORCH}", file=sys.stderr)
-        return 2
+        return without_torch(rest, "doublet")
     os.execv(sys.executable, [sys.executable, "-m", "doublet.training", *rest])
     return 0  # not reached
 
