@@ -638,3 +638,20 @@ def test_the_text_loss_column_is_the_json_loss() -> None:
     losses = [float(r[-6]) for r in rows]  # loss, then win, wg, wbg, lg, lbg
     assert losses == [round(p["loss"], 3) + 0.0 for p in doc["plays"][: len(losses)]]
     assert all(v >= 0 for v in losses) and losses[0] == 0.0
+
+
+def test_version_and_the_protocols_documentation_come_with_the_package() -> None:
+    """A review found help texts citing docs/protocol.md and models/, which an installed
+    wheel lacks, and no `doublet --version`: the protocol's page is package data, printed
+    by `doublet engine --doc`, and --version names the models' folder."""
+    r = run("--version")
+    assert r.returncode == 0, r.stderr
+    first, models = r.stdout.splitlines()
+    assert first.startswith("doublet 0.") and "engine protocol 2" in first, first
+    assert Path(models.removeprefix("models: ")).joinpath("doublet-standard.npz").is_file()
+    r = run("engine", "--doc")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    for command in ("engine", "analyse", "eval"):
+        text = run(command, "--help").stdout
+        assert "docs/" not in text and "engine/" not in text and "models/" not in text, text

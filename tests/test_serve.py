@@ -306,7 +306,8 @@ def test_serve_without_the_web_extra(monkeypatch: pytest.MonkeyPatch, capsys: An
     )
     assert cli.main(["serve", "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert "doublet: error: doublet serve needs starlette: pip install -e '.[web]'" in err
+    assert "doublet: error: doublet serve needs starlette: pip install 'doublet[web]' (in a " in err
+    assert "checkout: pip install -e '.[web]')" in err
     code = (
         "import sys, doublet.apps.cli, doublet.apps.serve, doublet.games.game, "
         "doublet.games.steps; "

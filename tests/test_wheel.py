@@ -49,8 +49,11 @@ def test_the_wheel_holds_one_package_with_its_models_and_data(wheel: Path) -> No
         "doublet/apps/web/index.html",
         "doublet/training/train.py",
         "doublet/py.typed",
+        "doublet/apps/protocol.md",  # doublet engine --doc
     ):
         assert want in names, want
+    doc = zipfile.ZipFile(wheel).read("doublet/apps/protocol.md").decode()
+    assert doc.startswith("# The engine protocol")  # the page, not a link to it
 
 
 def test_the_wheel_analyses_from_another_folder(wheel: Path, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TextIO, TypeVar
 
 import numpy as np
 
+from doublet import __version__
 from doublet.apps import protocol, serve
 from doublet.apps import terminal as play
 from doublet.apps.report import ROWS as REVIEW_ROWS
@@ -561,7 +562,11 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
-    """The engine protocol (doublet.apps.protocol, docs/protocol.md) on stdin/stdout."""
+    """The engine protocol (doublet.apps.protocol, docs/protocol.md) on stdin/stdout; with
+    --doc, its documentation (shipped in the package)."""
+    if args.doc:
+        out.write(protocol_doc())
+        return 0
     announce_compile("searcher", "_analyse_root")
     session = protocol.Session()
     write, flush = out.write, out.flush
@@ -588,7 +593,8 @@ def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None
     if dice_help:
         p.add_argument("dice", nargs="*", help=dice_help)
     p.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
-    p.add_argument("--model", help="a model .npz (default: the shipped one in models/)")
+    p.add_argument("--model", help="a model .npz (default: the variant's shipped one; "
+                   "doublet --version names their folder)")  # fmt: skip
     p.add_argument("--json", action="store_true")
 
 
@@ -628,11 +634,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"doublet: error: {command + ': ' if command else ''}{message}\n")
 
 
+def protocol_doc() -> str:
+    """docs/protocol.md, as the package ships it (doublet/apps/protocol.md)."""
+    from importlib import resources
+
+    return resources.files("doublet.apps").joinpath("protocol.md").read_text(encoding="utf-8")
+
+
+def _version_text() -> str:
+    import numba
+
+    from doublet.nn.eval import MODELS_DIR
+
+    return (f"doublet {__version__} (engine protocol {protocol.PROTOCOL}; numpy "
+            f"{np.__version__}, numba {numba.__version__}, Python {sys.version.split()[0]})"
+            f"\nmodels: {MODELS_DIR}")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="doublet",
         description="Doublet: a backgammon engine (standard backgammon and Acey-Deucey).",
     )
+    parser.add_argument("--version", action="version", version=_version_text(),
+                        help="the versions, and where the shipped models are")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sub.add_parser(
@@ -662,7 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The net's five probabilities (win, win gammon, win backgammon, lose "
         "gammon, lose backgammon) and the cubeless equity for the side on roll, before it "
         "rolls, at --ply (0: the net itself). --json prints the engine protocol's eval reply "
-        "(docs/protocol.md).",
+        "(doublet engine --doc).",
     )
     _position_arguments(e)
     e.add_argument("--ply", type=int, default=protocol.ANALYSIS_PLY,
@@ -681,7 +706,7 @@ def build_parser() -> argparse.ArgumentParser:
         "words it). With dice: every legal play ranked by equity (cubeful at a match score "
         "or with an owned cube), with its five probabilities, its loss against the best "
         "play and the depth used; pip counts; the shots at each blot left by the best "
-        "play. --json prints the documented JSON (engine/search/analysis.py).",
+        "play. --json prints the documented JSON (its keys: doublet engine --doc).",
     )
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
     a.add_argument("--ply", type=int, default=None,
@@ -731,9 +756,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="One JSON request a line on stdin, one JSON reply a line on stdout: "
         '{"cmd": "best"|"analyse"|"eval"|"cube"|"moves"|"rollout"|"version"|"set"|"quit", '
         '"position": ..., "dice": [d1, d2], "ply": 0..4, ...}. Every request, reply, '
-        'default and error is in docs/protocol.md. A bad request gets {"error": ...} and '
-        "the engine goes on.",
+        "default and error is documented: doublet engine --doc prints it. A bad request gets "
+        '{"error": ...} and the engine goes on.',
     )
+    g.add_argument("--doc", action="store_true",
+                   help="print the protocol's documentation and exit")  # fmt: skip
     g.set_defaults(func=cmd_engine)
 
     r = sub.add_parser(

@@ -176,7 +176,10 @@ ANALYSE_BUDGET = 30.0  # seconds an analysis may search (doublet.search.analysis
 TEXT_LIMIT = 20_000  # hints with more plays than this read as their steps (see hint)
 WEB = Path(__file__).parent / "web"
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
-_WEB_EXTRA = "pip install -e '.[web]' (starlette and uvicorn)"
+_WEB_EXTRA = (
+    "pip install 'doublet[web]' (in a checkout: pip install -e '.[web]'), which "
+    "brings starlette and uvicorn"
+)
 _OWNERS = {"centered": -1, "mover": YOU, "opponent": ENGINE}
 
 # The HTTP API for programs (POST /api/best, ...): the engine protocol's commands, each
