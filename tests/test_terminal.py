@@ -431,7 +431,7 @@ def test_ctrl_c_and_a_closed_terminal_save_the_game(
     turn = t.expect(STANDARD_TURN)
     t.proc.send_signal(sig)
     t.expect(r"Game saved to ")
-    assert t.wait() == 0
+    assert t.wait() == 128 + sig  # as a shell reports it (a review found 0)
     assert Series.load(save).game.describe() == turn["pos"]
 
 
@@ -753,3 +753,25 @@ def test_a_new_game_moves_aside_only_a_saved_game(env: dict[str, str], tmp_path:
     compact.write_text('{"format":"doublet-game","version":2}')
     done = run_doublet(["--save", str(compact), "--ply", "0"], env, "quit\n")
     assert done.returncode == 0 and (tmp_path / "compact.previous.json").exists()
+
+
+def test_a_save_that_fails_on_leaving_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review found the last "Could not save" on the screen, not in doublet's error form:
+    it is one `doublet: error:` line on stderr, exit status 1; a save that works keeps
+    the status the session ended with (143 after SIGTERM)."""
+    import io
+
+    from doublet.apps.terminal import Session
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    series = Series.new(seed=1, starter=0)
+    s = Session(series, 0, blocked / "game.json", None, io.StringIO(), io.StringIO())
+    assert s.save_and_leave(143) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"doublet: error: could not save the game to {blocked / 'game.json'}: ")
+    assert len(err.strip().splitlines()) == 1 and f"{str(blocked)!r} is a file" in err
+    s = Session(series, 0, tmp_path / "game.json", None, io.StringIO(), io.StringIO())
+    assert s.save_and_leave(143) == 143 and Series.load(tmp_path / "game.json")

@@ -148,12 +148,17 @@ def default_save_path() -> Path:
 
 
 class Quit(Exception):
-    """The person leaves: `quit`, end of input, a hang-up or SIGTERM (Ctrl-C is
-    KeyboardInterrupt)."""
+    """The person leaves: `quit`, end of input (status 0), a hang-up or SIGTERM (status
+    128 + the signal's number, as a shell reports a process the signal ended; Ctrl-C is
+    KeyboardInterrupt, 130)."""
+
+    def __init__(self, status: int = 0) -> None:
+        super().__init__(status)
+        self.status = status
 
 
 def _hang_up(signum: int, frame: Any) -> None:
-    raise Quit
+    raise Quit(128 + signum)
 
 
 class Session:
@@ -316,8 +321,10 @@ class Session:
                 else:
                     self.person_turn()
                 self.autosave()
-        except (Quit, KeyboardInterrupt):
-            return self.save_and_leave()
+        except Quit as q:
+            return self.save_and_leave(q.status)
+        except KeyboardInterrupt:
+            return self.save_and_leave(128 + signal.SIGINT)
         except DoubletError:
             self.save_and_leave()  # the game so far is kept; the error is said after it
             raise
@@ -691,25 +698,31 @@ class Session:
             self.series.save(self.save_path)
         except OSError as e:
             if not self.save_failed:
-                self.say(f"(Cannot save the game to {self.save_path}: {e.strerror}. "
+                self.say(f"(Cannot save the game to {self.save_path}: "
+                         f"{write_error(self.save_path, e)}. "
                          "Playing on without saving.)")  # fmt: skip
                 self.save_failed = True
             return
         self.owns_save = True
 
-    def save_and_leave(self) -> int:
+    def save_and_leave(self, status: int = 0) -> int:
+        """Save the series and say how to go on; the exit status: `status` (0 for quit
+        and end of input, 128 + a signal's number for the signal that ended the session),
+        1 when the save failed (said on stderr as doublet's errors are)."""
         self.series.ply = self.ply
         try:
             self.series.save(self.save_path)
         except OSError as e:
-            self.say(f"\nCould not save the game to {self.save_path}: {e.strerror}")
+            with contextlib.suppress(OSError):  # stderr may be gone with the terminal
+                print(f"doublet: error: could not save the game to {self.save_path}: "
+                      f"{write_error(self.save_path, e)}", file=sys.stderr)  # fmt: skip
             return 1
         resume = "doublet play --resume"
         if self.save_path != default_save_path():
             resume += f" --save {self.save_path}"
         with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): saved all the same
             self.say(f"\nGame saved to {self.save_path}; {resume} continues it.")
-        return 0
+        return status
 
 
 # -- command line -----------------------------------------------------------------------
