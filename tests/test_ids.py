@@ -717,3 +717,31 @@ def test_match_id_game_states() -> None:
     with pytest.raises(InvalidPositionError, match="double is offered and the dice"):
         decode_match_id(_with_field(rolled, 12, 1, 1))
     assert decode_match_id(_with_field("cAkAAAAAAAAA", 12, 1, 1))["doubled"] == 1
+
+
+def _with_bits(match_id: str, **bits: tuple[int, int, int]) -> str:
+    """match_id with fields (start, width, value) set: IDs gnubg writes in those states."""
+    value = int.from_bytes(base64.b64decode(match_id), "little")
+    for start, width, v in bits.values():
+        value = value & ~(((1 << width) - 1) << start) | v << start
+    return base64.b64encode(value.to_bytes(9, "little")).decode()
+
+
+def test_a_match_ids_offers_and_a_game_not_started_are_said() -> None:
+    """A review found a Match ID's state fields accepted silently. gnubg 1.07 wrote
+    cBEAAAAAAAAA after the side on roll doubled (sGfwATDgc/ABMA, the doubler's view)."""
+    doubled = "sGfwATDgc/ABMA:cBEAAAAAAAAA"
+    _, _, meta = parse_position(doubled)
+    assert meta["gnubg_match"]["doubled"] == 1
+    assert meta["note"] == ("the match ID says the side on roll has doubled: the cube "
+                            "decision's take or pass answers it")  # fmt: skip
+    assert "note" not in parse_position("sGfwATDgc/ABMA:cAkAAAAAAAAA")[2]
+    resigned = _with_bits("cAkAAAAAAAAA", resigned=(13, 2, 2))
+    note = parse_position(f"sGfwATDgc/ABMA:{resigned}")[2]["note"]
+    assert "a resignation (gammon) is offered" in note and "does not judge" in note
+    no_game = _with_bits("cAkAAAAAAAAA", state=(8, 3, 0))
+    assert "no game is in play" in parse_position(f"sGfwATDgc/ABMA:{no_game}")[2]["note"]
+    both = parse_position(f"sGfwATDgc/ABMA:{resigned}", variant="acey-deucey")[2]["note"]
+    assert "resignation" in both and "unentered" in both  # the notes joined, none lost
+    xgid = parse_position("XGID=-b----E-C---eE---c-e----B-:1:1:1:D:0:0:0:0:10")[2]
+    assert xgid["note"].startswith("the XGID says a double is offered")

@@ -557,3 +557,51 @@ def test_a_gnubg_id_read_as_acey_deucey_carries_its_note() -> None:
     assert "play" in out and "carries no unentered checkers" in out["note"]
     plain = Session().answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0})
     assert "note" not in plain
+
+
+def test_null_is_the_default_for_every_key_but_match() -> None:
+    """A review found null the default for some keys ("time", "model") and an error for
+    others ("ply", "method", "seed"): it is the default throughout, as if left out; but
+    'match': null is money play (over an XGID's match), and a position is required."""
+    s = Session()
+    plain = s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0})
+    for key in ("time", "model", "variant", "method", "cube", "jacoby", "beavers"):
+        req = {"cmd": "best", "position": START, "dice": [3, 1], "ply": 0, key: None}
+        if key == "method":
+            req["cmd"] = "analyse"
+        got = s.answer(req)
+        assert "error" not in got, (key, got)
+    assert s.answer({"cmd": "eval", "position": START, "ply": None})["ply"] == 2
+    assert s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": 0,
+                     "time": None})["play"] == plain["play"]  # fmt: skip
+    roll = {"cmd": "rollout", "position": START, "dice": [3, 1], "trials": 36, "ply": 0,
+            "top": 1, "seed": None, "until_se": None, "truncate": None, "ray": None}  # fmt: skip
+    assert "error" not in s.answer(roll)
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:4:0:5:10"  # a 5-point match
+    assert s.answer({"cmd": "cube", "position": xgid, "ply": 0})["state"]["match"]
+    assert s.answer({"cmd": "cube", "position": xgid, "ply": 0, "match": None})["state"][
+        "match"] is None  # fmt: skip
+    assert "got null" in s.answer({"cmd": "eval", "position": None})["error"]
+    assert s.answer({"cmd": "eval", "position": START, "ply": 0, "id": None})["id"] is None
+
+
+def test_errors_do_not_echo_a_huge_input_whole() -> None:
+    """A review found errors that echoed a 50,000-character value (an unknown variant, a
+    model path, a Ray address, an object's unknown keys), and a model path too long for
+    the file system was an internal error."""
+    s = Session()
+    big = "Z" * 50_000
+    many = {f"k{i}": i for i in range(5_000)}
+    cases = [
+        ({"cmd": "eval", "position": START, "variant": big}, "unknown variant 'ZZZ"),
+        ({"cmd": "eval", "position": START, "variant": list(range(50_000))}, "unknown variant"),
+        ({"cmd": "eval", "position": START, "model": big}, "cannot be read: File name too long"),
+        ({"cmd": "eval", "position": START, "cube": many}, "'cube' has unknown keys ['k0'"),
+        ({"cmd": "eval", "position": START, "match": many}, "'match' has unknown keys"),
+        ({"cmd": "eval", "position": many}, "JSON board has unknown keys"),
+        ({"cmd": "eval", "position": START, **many}, "'eval' takes no 'k0'"),
+    ]
+    for req, words in cases:
+        err = s.answer(req)["error"]
+        assert words in err and len(err) < 400, (words, err[:200])
+        assert "internal error" not in err

@@ -23,7 +23,7 @@ from typing import Any
 from doublet import __version__
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
-from doublet.core.errors import DoubletError, InvalidDiceError, shown
+from doublet.core.errors import DoubletError, InvalidDiceError, key_list, shown
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id, variant_number
 from doublet.formats.position import Position
@@ -108,9 +108,11 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
                f"cube decisions by a cubeful search or Janowski's conversion (default "
                f"{DEFAULT_METHOD})"),
     "cube": ({"type": "object", "properties": {"value": {"type": "integer"},
-              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]}},
+              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]},
+              "limit": {"type": "integer"}},
               "additionalProperties": False},
-             "the cube (default: an XGID's, else centered at 1)"),
+             "the cube, and the largest value it may reach (default: an XGID's, else "
+             "centered at 1, no limit below 32768)"),
     "match": ({"type": ["object", "null"], "properties": {
                "length": {"type": "integer"}, "away": {"type": "array"},
                "score": {"type": "array"}, "crawford": {"type": "boolean"}},
@@ -153,13 +155,16 @@ class Bounds:
 ENGINE_LIMITS = Bounds()
 
 
+KEEP_NULL = ("match", "id", "position")  # null is a value here (a position is required)
+
+
 def check_keys(req: dict[str, Any], keys: set[str], what: str,
                listed: set[str] | None = None) -> None:  # fmt: skip
     """DoubletError naming the keys of `req` that `what` does not take, with the keys it
     does (`listed`, default `keys`): a typo is an error, not ignored."""
     unknown = set(req) - keys
     if unknown:
-        names = ", ".join(repr(k)[:30] for k in sorted(unknown, key=str))
+        names = key_list(sorted(unknown, key=str))[1:-1]
         raise DoubletError(f"{what} takes no {names}: its keys are "
                            f"{', '.join(sorted(keys if listed is None else listed))}")  # fmt: skip
 
@@ -294,6 +299,10 @@ class Session:
             return self.version()
         if cmd == "set":
             return self.set(req)
+        # null is the default, as if the key were left out (a review found it the default
+        # for some keys and an error for others); but 'match': null is money play, and
+        # the "id" is echoed as given (by the caller).
+        req = {k: v for k, v in req.items() if v is not None or k in KEEP_NULL}
         pos, meta = self._position(req, cmd)
         out = self._of_position(req, cmd, pos, meta)
         if meta.get("note"):  # a gnubg ID or XGID read as Acey-Deucey: what it cannot hold

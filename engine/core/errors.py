@@ -34,6 +34,14 @@ def clipped(text: str, n: int = 60) -> str:
     return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
 
 
+def key_list(names: Any, n: int = 6) -> str:
+    """Keys a user gave, for a message: ['a', 'b', ...], each cut to 30 characters, the
+    first n of them and how many more (an object with 5,000 keys is not echoed whole)."""
+    items = [repr(k)[:30] for k in names]
+    more = [f"... ({len(items) - n:,} more)"] if len(items) > n else []
+    return "[" + ", ".join(items[:n] + more) + "]"
+
+
 class DoubletError(ValueError):
     """Base class: bad input from a user, with a message meant for that user."""
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from doublet.core.errors import DoubletError
+from doublet.core.errors import DoubletError, clipped
 
 
 def _quiet(parent: int | None = None) -> None:
@@ -170,7 +170,7 @@ class RayExecutor(Executor):
                     ray.init(address=address, log_to_driver=False)
                 except (ConnectionError, ValueError, RuntimeError, TimeoutError) as e:
                     why = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-                    raise DoubletError(f"no Ray cluster to join at {address!r} ('local' "
+                    raise DoubletError(f"no Ray cluster to join at {clipped(address)} ('local' "
                                        f"starts one on this machine): {why}") from None  # fmt: skip
             _RAY_AT[:] = [address]
         self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))

@@ -65,7 +65,7 @@ from doublet.core.board import (
     flip,
     from_counts,
 )
-from doublet.core.errors import InvalidPositionError, clipped, shown
+from doublet.core.errors import InvalidPositionError, clipped, key_list, shown
 from doublet.core.jit import njit
 
 # ---------------------------------------------------------------------------
@@ -85,8 +85,9 @@ def variant_number(variant: object) -> int:
         and int(variant) in VARIANT_NAMES
     ):
         return int(variant)
+    what = clipped(variant) if isinstance(variant, str) else shown(variant)
     raise InvalidPositionError(
-        f"unknown variant {variant!r}: use 'standard' ({STANDARD}) or 'acey-deucey' ({ACEY_DEUCEY})"
+        f"unknown variant {what}: use 'standard' ({STANDARD}) or 'acey-deucey' ({ACEY_DEUCEY})"
     )
 
 
@@ -335,6 +336,9 @@ _XGID_FIELDS = (
 )
 _INT = re.compile(r"-?[0-9]+")
 _DICE_WORDS = {"D": "double", "B": "beaver", "R": "raccoon"}
+# The max cube field XG writes (log2: 1024), which no game reaches: Doublet takes 10 or
+# more as no limit, and a smaller value as the largest cube (doublet.cube.state).
+XGID_NO_LIMIT = 10
 _MAX_CUBE_EXPONENT = 15  # a cube of 32768: far past any real game, small enough to be sane
 
 
@@ -389,7 +393,7 @@ class XGID:
     score_o: int = 0  # the lowercase player's score
     crawford: int = 0  # match: 1 = Crawford game; money: bit 0 Jacoby, bit 1 beavers
     match_length: int = 0  # 0 = money play
-    max_cube: int = 10  # log2 of the largest cube (XG writes 10; gnubg ignores it)
+    max_cube: int = XGID_NO_LIMIT  # log2 of the largest cube (below 10 the cube honours it)
 
     def __post_init__(self) -> None:
         for name in (
@@ -424,6 +428,11 @@ class XGID:
             )
         if self.max_cube < 0:
             raise InvalidPositionError(f"XGID max cube must be >= 0, got {self.max_cube}")
+        if self.cube > self.max_cube < XGID_NO_LIMIT:
+            raise InvalidPositionError(
+                f"XGID cube {1 << self.cube} is above its max cube field ({self.max_cube}: "
+                f"{1 << min(self.max_cube, 62)})"
+            )
         for name, score in (
             ("uppercase player's", self.score_x),
             ("lowercase player's", self.score_o),
@@ -726,7 +735,7 @@ def board_from_json(
     unknown = sorted(str(k) for k in data if k not in _JSON_KEYS)
     if unknown:
         raise InvalidPositionError(
-            f"JSON board has unknown keys {unknown}: only {', '.join(_JSON_KEYS)}"
+            f"JSON board has unknown keys {key_list(unknown)}: only {', '.join(_JSON_KEYS)}"
         )
     for key in ("mover", "opponent"):
         if key not in data:
@@ -852,8 +861,11 @@ def parse_position(
     gnubg's match ID after a colon (``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``): meta then holds
     it as ``"match_id"``, its fields (``decode_match_id``) as ``"gnubg_match"`` and its
     dice, if rolled, as ``"roll"``; the position ID is the side on roll's, as gnubg
-    writes it.
+    writes it. ``meta["note"]`` also says what an ID holds that the analysis does not take
+    up: a Match ID's game not started, double or resignation offered; an XGID's double,
+    beaver or raccoon offered.
     """
+    notes: list[str] = []
     wanted = None if variant is None else variant_number(variant)
     if isinstance(text_or_obj, Mapping):
         board, v = board_from_json(text_or_obj, wanted)
@@ -887,6 +899,7 @@ def parse_position(
         meta = {"format": "gnubg", "match_id": match_id, "gnubg_match": fields,
                 "roll": fields["dice"]}  # fmt: skip
         fmt = "gnubg Position ID"
+        notes += _match_id_notes(fields)
     elif s[:5].upper() == "XGID=" or ":" in s:
         x = parse_xgid(s)
         board = np.array(x.board, dtype=np.int8)
@@ -905,6 +918,9 @@ def parse_position(
             "max_cube": x.max_cube,
         }
         fmt = "XGID"
+        if x.dice in _DICE_WORDS:
+            notes.append(f"the XGID says a {_DICE_WORDS[x.dice]} is offered: the cube decision's "
+                         "take or pass answers it")  # fmt: skip
     elif len(s) == 14:
         board = board_from_position_id(s)
         meta = {"format": "gnubg"}
@@ -918,12 +934,35 @@ def parse_position(
         )
     if v == ACEY_DEUCEY:
         validate(board, v)
-        meta["note"] = _NO_UNENTERED_NOTE.format(fmt=fmt)
+        notes.append(_NO_UNENTERED_NOTE.format(fmt=fmt))
+    if notes:
+        meta["note"] = "; ".join(notes)
     return board, v, meta
+
+
+_RESIGNS = ("", "single game", "gammon", "backgammon")
+
+
+def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
+    """What a Match ID says that an analysis does not take up: no game started, a double
+    or a resignation offered (gnubg writes these; the position is analysed as it stands)."""
+    notes = []
+    if fields["state"] == 0:
+        notes.append("the match ID says no game is in play: the position is analysed as if "
+                     "it were")  # fmt: skip
+    if fields["doubled"]:
+        notes.append("the match ID says the side on roll has doubled: the cube decision's "
+                     "take or pass answers it")  # fmt: skip
+    if fields["resigned"]:
+        notes.append(f"the match ID says a resignation ({_RESIGNS[fields['resigned']]}) is "
+                     "offered: Doublet does not judge resignations; the position is analysed "
+                     "as it stands")  # fmt: skip
+    return notes
 
 
 __all__ = [
     "XGID",
+    "XGID_NO_LIMIT",
     "board_from_json",
     "board_from_position_id",
     "board_to_json",
