@@ -62,6 +62,19 @@ def test_render_shows_the_board_and_the_plays() -> None:
     assert diagram(pos.board).count("\n") >= 12
 
 
+def test_a_limited_listing_writes_out_only_its_plays_and_counts_them_all() -> None:
+    """doublet analyse's text lists the best 20, and only those are written out (an
+    Acey-Deucey 1-2 of 865,132 plays took 154 s writing them all, 27 s now): the same
+    rows as the whole listing's first ones, the count and the rest said."""
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    whole = analyse_roll(pos, 3, 1, ply=0)
+    few = analyse_roll(pos, 3, 1, ply=0, limit=3)  # 3 * ONE_BY_ONE <= 16: one at a time
+    assert few["plays"] == whole["plays"][:3] and few["count"] == 16
+    text = render(few, pos.board, limit=20)
+    assert "16 legal plays" in text and "... 13 more (--all or --json shows them)" in text
+    assert render(whole, pos.board, limit=3).splitlines()[-2:] == text.splitlines()[-2:]
+
+
 def test_a_stop_is_never_left_for_the_next_search() -> None:
     """A Ctrl-C (the watchdog's interrupt) that comes during a search, 0 ply included,
     answers that search; deepen disarms the watchdog after it, so the next search runs

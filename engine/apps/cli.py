@@ -375,8 +375,11 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     dice = _roll(args, meta)
     if dice:
         d1, d2 = dice
+        # The text lists the best 20 (--all: every play), and only those are written out.
+        shown = None if args.json or args.all else 20
         doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, args.time,
-                                            iterative=True), model, pos.variant)  # fmt: skip
+                                            limit=shown, iterative=True),
+                       model, pos.variant)  # fmt: skip
     else:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
                                                 args.time, iterative=True),

@@ -342,7 +342,9 @@ def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | Non
     return Ranked(boards, again, probs, plies, eq, mwc, cubeless, order, cubeful, ply, stopped)
 
 
-# Plays formatted one at a time (notation.play_text) up to this many; more, all at once.
+# Plays formatted one at a time (notation.play_text) up to this many, or when they are
+# fewer than 1/ONE_BY_ONE of the roll's plays (the best 20 of an Acey-Deucey 1-2's
+# 865,132: writing them all took 120 s); else all at once (notation.describe_outcomes).
 ONE_BY_ONE = 4
 
 
@@ -351,7 +353,7 @@ def play_rows(pos: Position, d1: int, d2: int, r: Ranked,
     """The rows of the best `limit` plays (all: None), as analyse_roll documents them;
     only those plays are written out."""
     chosen = [int(i) for i in (r.order if limit is None else r.order[: max(0, limit)])]
-    if len(chosen) <= ONE_BY_ONE:
+    if len(chosen) <= ONE_BY_ONE or len(chosen) * ONE_BY_ONE <= len(r.boards):
         texts = {i: play_text(pos.board, r.boards[i], d1, d2, pos.variant, bool(r.again[i]))
                  for i in chosen}  # fmt: skip
     else:
@@ -565,7 +567,8 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
         kind = " by cubeful equity" + (
             " (money-equivalent; MWC beside it)" if "mwc" in plays[0] else ""
         )
-    out.append(f"{len(plays)} legal play{'s' if len(plays) != 1 else ''}{kind}:")
+    total = doc.get("count", len(plays))  # with a limit, the plays listed are the best few
+    out.append(f"{total:,} legal play{'s' if total != 1 else ''}{kind}:")
     out.append(f"  #  {'play':<{width}}  ply  equity   loss     win    wg    wbg    lg    lbg")
     for r in plays[:limit]:
         p = r["probabilities"]
@@ -576,8 +579,8 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
                    f"{r['loss'] + 0.0:6.3f}  {100 * p['win']:5.1f} {100 * p['win_gammon']:5.1f} "
                    f"{100 * p['win_backgammon']:5.1f} {100 * p['lose_gammon']:5.1f} "
                    f"{100 * p['lose_backgammon']:5.1f}{mwc}{again}")  # fmt: skip
-    if len(plays) > limit:
-        out.append(f"  ... {len(plays) - limit} more (--all or --json shows them)")
+    if total > min(limit, len(plays)):
+        out.append(f"  ... {total - min(limit, len(plays)):,} more (--all or --json shows them)")
     if doc["shots"]:
         s = ", ".join(f"{x['point']}: {x['rolls']}/36" for x in doc["shots"])
         out.append(f"shots at X's blots after the best play: {s}")
