@@ -326,29 +326,3 @@ def test_a_gnubg_match_id_gives_the_cube_and_score() -> None:
             assert not s.is_match and s.jacoby == bool(v["jacoby"])
     with pytest.raises(Exception, match="12 base64"):
         parse_position("4HPwATDgc/ABMA:cAkAAAAAAAA")
-
-
-def test_an_xgids_max_cube_field_stops_the_cube() -> None:
-    """A review found the XGID's max cube field ignored: a cube at the largest value was
-    offered a redouble. Below 10 (XG's own value, no limit) it is the log2 of the largest
-    cube; a cube above it is refused; the state writes it back and says it."""
-    start = "XGID=-b----E-C---eE---c-e----B-:2:1:1:00:0:0:0:0:"
-    board, _, meta = parse_position(start + "2")
-    s = CubeState.from_xgid(meta)
-    assert (s.value, s.owner, s.limit) == (4, "mover", 4)
-    assert not s.may_double() and s.why_no_double() == "the cube is at 4, the largest value"
-    assert s.to_json()["cube"] == {"value": 4, "owner": "mover", "limit": 4}
-    assert "(at most 4)" in s.describe()
-    assert s.xgid(board).endswith(":0:0:0:0:2")
-    assert from_request(s.to_json()) == s  # the reply's state reads back
-    assert CubeState.from_xgid(parse_position(start + "3")[2]).may_double()
-    for ten in ("10", "12"):  # no limit, as before: the state equals the plain one
-        assert CubeState.from_xgid(parse_position(start + ten)[2]) == CubeState.money(4, "mover")
-    with pytest.raises(Exception, match=r"XGID cube 4 is above its max cube field \(1: 2\)"):
-        parse_position(start + "1")
-    with pytest.raises(CubeError, match=r"the cube is at 4, above the largest value allowed"):
-        from_request({"cube": {"value": 4, "owner": "mover", "limit": 2}})
-    with pytest.raises(CubeError, match="the largest cube must be a power of 2"):
-        from_request({"cube": {"value": 2, "owner": "mover", "limit": 3}})
-    doubled = CubeState(2, "mover", limit=4)  # after its double to 4, no redouble
-    assert doubled.may_double() and not doubled.doubled().flipped().may_double()

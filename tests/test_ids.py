@@ -745,3 +745,16 @@ def test_a_match_ids_offers_and_a_game_not_started_are_said() -> None:
     assert "resignation" in both and "unentered" in both  # the notes joined, none lost
     xgid = parse_position("XGID=-b----E-C---eE---c-e----B-:1:1:1:D:0:0:0:0:10")[2]
     assert xgid["note"].startswith("the XGID says a double is offered")
+
+
+def test_an_xgids_max_cube_field_below_10_is_said_not_ignored() -> None:
+    """A review found the max cube field ignored silently. Doublet's cube model has no
+    limit below 32,768 (a limit would make the cube dead there, which its equities do
+    not model), so a field below 10 (XG writes 10) is said in the note; a cube above its
+    own max cube field is refused."""
+    start = "XGID=-b----E-C---eE---c-e----B-:2:1:1:00:0:0:0:0:"
+    note = parse_position(start + "2")[2]["note"]
+    assert note.startswith("the XGID's max cube field (2: a cube of at most 4) is not applied")
+    for ten in ("10", "12"):
+        assert "note" not in parse_position(start + ten)[2]
+    raises(parse_position, start + "1", match=["XGID cube 4 is above its max cube field (1: 2)"])

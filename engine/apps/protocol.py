@@ -108,11 +108,9 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
                f"cube decisions by a cubeful search or Janowski's conversion (default "
                f"{DEFAULT_METHOD})"),
     "cube": ({"type": "object", "properties": {"value": {"type": "integer"},
-              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]},
-              "limit": {"type": "integer"}},
+              "owner": {"type": "string", "enum": ["mover", "opponent", "centered"]}},
               "additionalProperties": False},
-             "the cube, and the largest value it may reach (default: an XGID's, else "
-             "centered at 1, no limit below 32768)"),
+             "the cube (default: an XGID's, else centered at 1)"),
     "match": ({"type": ["object", "null"], "properties": {
                "length": {"type": "integer"}, "away": {"type": "array"},
                "score": {"type": "array"}, "crawford": {"type": "boolean"}},

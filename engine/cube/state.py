@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from doublet.core.errors import CubeError, key_list, shown
-from doublet.formats.ids import XGID_NO_LIMIT, format_xgid
+from doublet.formats.ids import format_xgid
 
 OWNERS = ("centered", "mover", "opponent")
 MAX_CUBE = 1 << 15
@@ -45,7 +45,6 @@ class CubeState:
     crawford: bool = False  # this game is the Crawford game (match only)
     jacoby: bool = False  # money only: gammons count only after a double
     beavers: bool = False  # money only
-    limit: int = MAX_CUBE  # the largest value the cube may reach (an XGID's max cube field)
 
     def __post_init__(self) -> None:
         v = self.value
@@ -53,11 +52,6 @@ class CubeState:
             raise CubeError(
                 f"the cube value must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), got {shown(v)}"
             )
-        if not is_cube_value(self.limit):
-            raise CubeError(f"the largest cube must be a power of 2 (1, 2, 4, ... {MAX_CUBE}), "
-                            f"got {shown(self.limit)}")  # fmt: skip
-        if v > self.limit:
-            raise CubeError(f"the cube is at {v}, above the largest value allowed ({self.limit})")
         if self.owner not in OWNERS:
             raise CubeError(
                 f"the cube owner must be one of {', '.join(OWNERS)}, got {shown(self.owner)}"
@@ -142,19 +136,12 @@ class CubeState:
         index = {1: 0, -1: 1, 0: -1}
         flags = int(meta["crawford"])
         money = int(meta["match_length"]) == 0
-        state = cls.for_player(index[int(meta["turn"])], int(meta["match_length"]),
-                               1 << int(meta["cube"]), index[int(meta["cube_owner"])],
-                               (int(meta["score_x"]), int(meta["score_o"])),
-                               crawford=not money and bool(flags & 1),
-                               jacoby=money and bool(flags & 1),
-                               beavers=money and bool(flags & 2))  # fmt: skip
-        # The max cube field, the log2 of the largest cube: XG writes 10 (1024), which no
-        # game reaches, and Doublet takes 10 or more as no limit (MAX_CUBE); below 10 the
-        # cube stops there (a cube above it is refused by the XGID's parser).
-        top = int(meta.get("max_cube", XGID_NO_LIMIT))
-        if top >= XGID_NO_LIMIT or state.value > 1 << top:
-            return state
-        return replace(state, limit=1 << top)
+        return cls.for_player(index[int(meta["turn"])], int(meta["match_length"]),
+                              1 << int(meta["cube"]), index[int(meta["cube_owner"])],
+                              (int(meta["score_x"]), int(meta["score_o"])),
+                              crawford=not money and bool(flags & 1),
+                              jacoby=money and bool(flags & 1),
+                              beavers=money and bool(flags & 2))  # fmt: skip
 
     @classmethod
     def from_gnubg(cls, fields: Mapping[str, Any]) -> CubeState:
@@ -193,12 +180,12 @@ class CubeState:
     def may_double(self) -> bool:
         """Whether the rules let the mover double (or redouble) now."""
         return (not self.crawford and self.owner in ("centered", "mover")
-                and 2 * self.value <= self.limit)  # fmt: skip
+                and 2 * self.value <= MAX_CUBE)  # fmt: skip
 
     def why_no_double(self) -> str:
         if self.crawford:
             return "the Crawford game: nobody may double"
-        if 2 * self.value > self.limit:
+        if 2 * self.value > MAX_CUBE:
             return f"the cube is at {self.value}, the largest value"
         return "the opponent owns the cube"
 
@@ -218,16 +205,12 @@ class CubeState:
         n = self.length
         score = (n - self.away[0], n - self.away[1]) if n else (0, 0)
         flags = int(self.crawford) if n else int(self.jacoby) | 2 * int(self.beavers)
-        log2 = self.value.bit_length() - 1
-        top = XGID_NO_LIMIT if self.limit == MAX_CUBE else self.limit.bit_length() - 1
-        return format_xgid(board, 1, dice, cube=log2, cube_owner=owner, score_x=score[0],
-                           score_o=score[1], crawford=flags, match_length=n,
-                           max_cube=max(top, log2))  # fmt: skip
+        return format_xgid(board, 1, dice, cube=self.value.bit_length() - 1, cube_owner=owner,
+                           score_x=score[0], score_o=score[1], crawford=flags,
+                           match_length=n)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"cube": {"value": self.value, "owner": self.owner}}
-        if self.limit != MAX_CUBE:
-            doc["cube"]["limit"] = self.limit
         if self.is_match:
             doc["match"] = {"length": self.length, "away": list(self.away),
                             "crawford": self.crawford}  # fmt: skip
@@ -245,8 +228,6 @@ class CubeState:
         )
         if self.value == 1 and self.owner == "centered":
             cube = "cube centered at 1"
-        if self.limit != MAX_CUBE:
-            cube += f" (at most {self.limit})"
         if not self.is_match:
             rules = [r for r, on in (("Jacoby", self.jacoby), ("beavers", self.beavers)) if on]
             return f"money game, {cube}" + (f", {' and '.join(rules)}" if rules else "")
@@ -274,7 +255,7 @@ def away_from_score(length: int, score: Any) -> tuple[int, int]:
 
 
 def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeState:
-    """A cube state from the documented JSON keys (``cube``: {value, owner, limit}, ``match``:
+    """A cube state from the documented JSON keys (``cube``: {value, owner}, ``match``:
     {length, away, crawford} or null, ``jacoby``, ``beavers``), each key given overriding
     `base` (an XGID's own state; default: money, centered)."""
     s = base if base is not None else MONEY
@@ -285,12 +266,10 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
             raise CubeError(
                 f'\'cube\' is an object {{"value": 2, "owner": "mover"}}, got {shown(cube)}'
             )
-        unknown = set(cube) - {"value", "owner", "limit"}
+        unknown = set(cube) - {"value", "owner"}
         if unknown:
             names = key_list(sorted(unknown, key=str))
-            raise CubeError(f"'cube' has unknown keys {names}: use value, owner and limit")
-        if "limit" in cube:
-            fields["limit"] = cube["limit"]
+            raise CubeError(f"'cube' has unknown keys {names}: use value and owner")
         fields["value"] = cube.get("value", s.value if "owner" in cube else 1)
         fields["owner"] = cube.get("owner", "centered" if fields["value"] == 1 else s.owner)
         v = fields["value"]

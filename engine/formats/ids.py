@@ -336,8 +336,8 @@ _XGID_FIELDS = (
 )
 _INT = re.compile(r"-?[0-9]+")
 _DICE_WORDS = {"D": "double", "B": "beaver", "R": "raccoon"}
-# The max cube field XG writes (log2: 1024), which no game reaches: Doublet takes 10 or
-# more as no limit, and a smaller value as the largest cube (doublet.cube.state).
+# The max cube field XG writes (log2: 1024), which no game reaches. Doublet's cube model
+# has no limit (below 32,768): a smaller value is said in the position's note.
 XGID_NO_LIMIT = 10
 _MAX_CUBE_EXPONENT = 15  # a cube of 32768: far past any real game, small enough to be sane
 
@@ -393,7 +393,7 @@ class XGID:
     score_o: int = 0  # the lowercase player's score
     crawford: int = 0  # match: 1 = Crawford game; money: bit 0 Jacoby, bit 1 beavers
     match_length: int = 0  # 0 = money play
-    max_cube: int = XGID_NO_LIMIT  # log2 of the largest cube (below 10 the cube honours it)
+    max_cube: int = XGID_NO_LIMIT  # log2 of the largest cube (below 10: said in a note)
 
     def __post_init__(self) -> None:
         for name in (
@@ -918,6 +918,10 @@ def parse_position(
             "max_cube": x.max_cube,
         }
         fmt = "XGID"
+        if x.max_cube < XGID_NO_LIMIT:  # (XG writes 10)
+            notes.append(f"the XGID's max cube field ({x.max_cube}: a cube of at most "
+                         f"{1 << x.max_cube}) is not applied: the cube is valued as if it had "
+                         "no limit")  # fmt: skip
         if x.dice in _DICE_WORDS:
             notes.append(f"the XGID says a {_DICE_WORDS[x.dice]} is offered: the cube decision's "
                          "take or pass answers it")  # fmt: skip

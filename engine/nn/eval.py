@@ -138,13 +138,13 @@ def command_line(prog: str, argv: Sequence[str] | None) -> str:
 def load_model(path: str | os.PathLike[str]) -> Model:
     """Read a model `.npz`; ModelError says what is wrong with a bad file."""
     path = Path(path)
-    name = clipped(str(path))  # a path of 50,000 characters is not echoed whole
+    shown_path = clipped(str(path), 400)  # a path of 50,000 characters is not echoed whole
     try:
         there = path.exists()
     except OSError as e:  # a name too long for the file system...
-        raise ModelError(f"model file {name} cannot be read: {e.strerror or e}") from None
+        raise ModelError(f"model file {shown_path} cannot be read: {e.strerror or e}") from None
     if not there:
-        raise ModelError(f"model file {name} does not exist")
+        raise ModelError(f"model file {shown_path} does not exist")
     try:
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
@@ -165,14 +165,14 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         if isinstance(e, ValueError) and "allow_pickle" in why:  # numpy's guess for a
             # file that is no array at all (text...)
             why = "not an .npz archive"
-        raise ModelError(f"model file {name} is not a Doublet model ({why})") from None
+        raise ModelError(f"model file {shown_path} is not a Doublet model ({why})") from None
     if not isinstance(meta, dict):
-        raise ModelError(f"model file {name} is not a Doublet model (its meta is "
+        raise ModelError(f"model file {shown_path} is not a Doublet model (its meta is "
                          f"{type(meta).__name__}, not an object)")  # fmt: skip
     version = meta.get("encoder_version")
     if version not in N_INPUTS_BY_VERSION:
         raise ModelError(
-            f"model {name} was trained with encoder version {version!r}, but this engine "
+            f"model {shown_path} was trained with encoder version {version!r}, but this engine "
             f"encodes positions with version {ENCODER_VERSION} (and reads models of versions "
             f"{', '.join(map(str, N_INPUTS_BY_VERSION))}): retrain it (doublet train) or use "
             "a model made for this version"
@@ -183,11 +183,11 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         if (w1.shape != (n_inputs, h) or b1.shape != (h,) or w2.shape != (h, N_OUTPUTS)
                 or b2.shape != (N_OUTPUTS,)):  # fmt: skip
             raise ModelError(
-                f"model {name}: the {name} net's weights have inconsistent shapes "
+                f"model {shown_path}: the {name} net's weights have inconsistent shapes "
                 f"{w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} (inputs must be {n_inputs})"
             )
         if not all(np.isfinite(a).all() for a in (w1, b1, w2, b2)):
-            raise ModelError(f"model {name}: the {name} net has NaN or infinite weights")
+            raise ModelError(f"model {shown_path}: the {name} net has NaN or infinite weights")
     prune = nets[2] if len(nets) > 2 else None
     if prune is not None:
         w1, b1, w2, b2 = prune
@@ -195,7 +195,7 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         if (w1.shape != (N_PRUNE_INPUTS, h) or b1.shape != (h,) or w2.shape != (h, 1)
                 or b2.shape != (1,) or not all(np.isfinite(a).all() for a in prune)):  # fmt: skip
             raise ModelError(
-                f"model {name}: its pruning net's weights are not finite or have "
+                f"model {shown_path}: its pruning net's weights are not finite or have "
                 f"inconsistent shapes {w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} "
                 f"(inputs must be {N_PRUNE_INPUTS}, one output)"
             )

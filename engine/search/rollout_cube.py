@@ -41,7 +41,7 @@ import numpy as np
 from doublet.core.board import flip_all
 from doublet.core.dice import ROLL_WEIGHTS
 from doublet.cube import equity as E
-from doublet.cube.state import CubeState
+from doublet.cube.state import MAX_CUBE, CubeState
 from doublet.search.cubeful import _other, _scale, flip_probs, leaf_values
 
 _W = ROLL_WEIGHTS.astype(np.float64)
@@ -80,7 +80,7 @@ def _answer(view: CubeState, dt: float, dp: float) -> CubeState | None:
     if dt > dp:
         return None
     new = view.doubled()
-    if view.beavers and not view.is_match and dt < 0 and 4 * view.value <= view.limit:
+    if view.beavers and not view.is_match and dt < 0 and 4 * view.value <= MAX_CUBE:
         new = replace(new, value=4 * view.value)
     return new
 
