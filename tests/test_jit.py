@@ -45,6 +45,14 @@ def test_the_cache_folder_and_its_clean_up(tmp_path: Path) -> None:
     assert path.is_dir() and not old.exists()
 
 
-def test_announce_compile_only_when_not_cached(capsys) -> None:  # type: ignore[no-untyped-def]
-    jit.announce_compile("no_such_module", "no_such_kernel")
-    assert "compiling the numba kernels" in capsys.readouterr().err
+def test_announce_compile_only_when_not_cached(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    jit.announce_compile("no_such_module.no_such_kernel")
+    assert "compiling the numba kernels (first run only" in capsys.readouterr().err
+    # Some cached, one not (an evaluation's kernel after a first analysis of a roll,
+    # which compiled unannounced for 12 s): said too, as what it is.
+    monkeypatch.setattr(jit, "is_cached", lambda module, kernel: module != "searcher")
+    jit.announce_compile("movegen._outcomes", "searcher._vn_entry")
+    assert "compiling 1 more numba kernel this command needs" in capsys.readouterr().err
+    monkeypatch.setattr(jit, "is_cached", lambda module, kernel: True)
+    jit.announce_compile("movegen._outcomes", "searcher._vn_entry")
+    assert capsys.readouterr().err == ""

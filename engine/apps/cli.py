@@ -28,7 +28,7 @@ from doublet.apps.report import html_report
 from doublet.core import board as B
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open
-from doublet.core.jit import announce_compile, cache_base
+from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
@@ -197,7 +197,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     state = CubeState.from_meta(meta)
     model = _load_model(args.model, pos.variant)
     _check_ply(args.ply)
-    announce_compile("searcher", "_analyse_root")
+    announce_compile(*EVAL_KERNELS)
     # As the engine's eval: an XGID's or match ID's cube and score add the cube decision.
     if state.is_default:
         doc = _watched(lambda: evaluate_position(pos, args.ply, model, args.time,
@@ -371,8 +371,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     ply = args.ply if args.ply is not None else (
         protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
     _check_ply(ply)
-    announce_compile("searcher", "_analyse_root")
     dice = _roll(args, meta)
+    announce_compile(*(SEARCH_KERNELS if dice else EVAL_KERNELS))
     if dice:
         d1, d2 = dice
         # The text lists the best 20 (--all: every play), and only those are written out.
@@ -446,7 +446,7 @@ def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
     pos = Position(board, variant)
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
-    announce_compile("rollout", "_chunk")
+    announce_compile("rollout._chunk")
     dice = _roll(args, meta)
     doc = _rollout(args, pos, dice, state, model, args.select_ply)
     out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
@@ -527,7 +527,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
             raise DoubletError(f"cannot use {str(cache)!r} as the review cache folder: "
                                f"{why} (give --cache another folder, or --no-cache)"
                                ) from None  # fmt: skip
-    announce_compile("searcher", "_analyse_root")
+    announce_compile(*SEARCH_KERNELS)
     doc = review(match, games, args.ply, workers=args.workers, cache=cache,
                  progress=sys.stderr.isatty())  # fmt: skip
     if args.html:
@@ -570,7 +570,7 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     if args.doc:
         out.write(protocol_doc())
         return 0
-    announce_compile("searcher", "_analyse_root")
+    announce_compile(*SEARCH_KERNELS)
     session = protocol.Session()
     write, flush = out.write, out.flush
     for req, bad in _json_requests(_input_lines(sys.stdin)):

@@ -138,7 +138,7 @@ from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
 from doublet.core.files import write_error
-from doublet.core.jit import announce_compile
+from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.cube.state import MAX_LENGTH, CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.matfile import read_match
@@ -1314,7 +1314,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as e:
         raise DoubletError(f"cannot use {str(data)!r} for saved games: "
                            f"{write_error(data, e, folder=True)}") from None  # fmt: skip
-    announce_compile("searcher", "_analyse_root")
+    announce_compile(*SEARCH_KERNELS)
     # Bound to one address: answer only for it (and localhost); bound to all, for any.
     hosts = None if args.host in ("0.0.0.0", "::") else {"localhost", "127.0.0.1", "::1", args.host}
     app = create_app(data, args.ply, hosts=hosts)

@@ -80,7 +80,7 @@ from doublet.core import board as B
 from doublet.core.board import ACEY_DEUCEY, STANDARD
 from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
 from doublet.core.files import atomic_open, held_lock, write_error
-from doublet.core.jit import announce_compile
+from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
 from doublet.games.game import FORMAT, NO_RESIGN_NOW, RESULT_NAMES, Series
@@ -919,7 +919,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
             export_path.open("a", encoding="utf-8").close()
         except OSError as e:
             raise DoubletError(f"cannot write {args.export!r}: {e.strerror}") from None
-    announce_compile("searcher", "_analyse_root")
+    announce_compile(*SEARCH_KERNELS)
     session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit
         signal.signal(signal.SIGHUP, _hang_up)

@@ -101,12 +101,29 @@ def is_cached(module: str, kernel: str) -> bool:
     return any(NUMBA_CACHE.rglob(f"{module}.{kernel}-*.nbi"))
 
 
-def announce_compile(module: str = "movegen", kernel: str = "_outcomes") -> None:
-    """Say so on stderr when the kernels must be compiled (first run only)."""
-    if not is_cached(module, kernel):
+# The entry kernels of a search: numba compiles each on its first call, so one cached is
+# no sign of the other (a review found an evaluation right after the first analysis of a
+# roll compiling for 12 s unannounced). A command names those it surely calls.
+SEARCH_KERNELS = ("searcher._analyse_root_entry",)  # plays of a roll (and most commands)
+EVAL_KERNELS = ("searcher._vn_entry",)  # a position before the roll (eval, cube)
+
+
+def announce_compile(*kernels: str) -> None:
+    """Say so on stderr when any of `kernels` ("module.kernel", e.g. "movegen._outcomes",
+    the default) must be compiled: all of them on a first run, some later."""
+    kernels = kernels or ("movegen._outcomes",)
+    missing = [k for k in kernels if not is_cached(*k.split("."))]
+    if len(missing) == len(kernels):
         print(
             "doublet: compiling the numba kernels (first run only, about a minute); "
             "later runs start in about a second",
+            file=sys.stderr,
+            flush=True,
+        )
+    elif missing:
+        print(
+            f"doublet: compiling {len(missing)} more numba kernel"
+            f"{'s' if len(missing) > 1 else ''} this command needs (once; up to a minute)",
             file=sys.stderr,
             flush=True,
         )
