@@ -41,6 +41,7 @@ STANDARD = 0
 ACEY_DEUCEY = 1
 VARIANTS = {"standard": STANDARD, "acey-deucey": ACEY_DEUCEY}
 VARIANT_NAMES = {v: k for k, v in VARIANTS.items()}
+RESULT_NAMES = {1: "single game", 2: "gammon", 3: "backgammon"}  # by outcome()'s points
 
 # Game results, from the side that won.
 SINGLE, GAMMON, BACKGAMMON = 1, 2, 3

@@ -55,6 +55,7 @@ from doublet.core.board import (
     OPP_BAR,
     OPP_OFF,
     OPP_OUT,
+    RESULT_NAMES,
     SIZE,
     STANDARD,
     VARIANT_NAMES,
@@ -944,9 +945,6 @@ def parse_position(
     return board, v, meta
 
 
-_RESIGNS = ("", "single game", "gammon", "backgammon")
-
-
 def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
     """What a Match ID says that an analysis does not take up: no game started, a double
     or a resignation offered (gnubg writes these; the position is analysed as it stands)."""
@@ -958,7 +956,7 @@ def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
         notes.append("the match ID says the side on roll has doubled: the cube decision's "
                      "take or pass answers it")  # fmt: skip
     if fields["resigned"]:
-        notes.append(f"the match ID says a resignation ({_RESIGNS[fields['resigned']]}) is "
+        notes.append(f"the match ID says a resignation ({RESULT_NAMES[fields['resigned']]}) is "
                      "offered: Doublet does not judge resignations; the position is analysed "
                      "as it stands")  # fmt: skip
     return notes

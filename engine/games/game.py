@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from doublet.core import board as B
-from doublet.core.board import ACEY_DEUCEY, STANDARD, VARIANT_NAMES
+from doublet.core.board import ACEY_DEUCEY, RESULT_NAMES, STANDARD, VARIANT_NAMES
 from doublet.core.dice import game_roll as roll
 from doublet.core.errors import (
     DoubletError,
@@ -70,7 +70,6 @@ from doublet.search.choice import MAX_PLAY_PLY
 FORMAT = "doublet-game"
 FORMAT_VERSION = 2  # 2: the cube and matches; version 1 files (no cube) are read too
 READS_VERSIONS = (1, 2)
-RESULT_NAMES = {1: "single game", 2: "gammon", 3: "backgammon"}
 
 
 def _variant(v: int | str) -> int:
