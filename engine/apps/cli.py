@@ -362,6 +362,9 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
     return from_request(req, base)
 
 
+TEXT_PLAYS = 20  # the plays doublet analyse's text lists without --all
+
+
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
     board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
@@ -375,8 +378,9 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     announce_compile(*(SEARCH_KERNELS if dice else EVAL_KERNELS))
     if dice:
         d1, d2 = dice
-        # The text lists the best 20 (--all: every play), and only those are written out.
-        shown = None if args.json or args.all else 20
+        # The text lists the best TEXT_PLAYS (--all: every play), and only those are
+        # written out.
+        shown = None if args.json or args.all else TEXT_PLAYS
         doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, args.time,
                                             limit=shown, iterative=True),
                        model, pos.variant)  # fmt: skip
@@ -391,7 +395,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:
-        out.write(render(doc, np.array(pos.board), limit=10**9 if args.all else 20) + "\n")
+        out.write(render(doc, np.array(pos.board), limit=10**9 if args.all else TEXT_PLAYS)
+                  + "\n")  # fmt: skip
         if "note" in doc:
             out.write(f"Note: {doc['note']}\n")
         if args.rollout:
@@ -715,7 +720,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--ply", type=int, default=None,
                    help=f"search depth 0..{protocol.MAX_PLY} (default {protocol.ANALYSIS_PLY}; "
                    f"with --time, {protocol.MAX_PLY}: as deep as the time allows)")  # fmt: skip
-    a.add_argument("--all", action="store_true", help="list every play, not the best 20")
+    a.add_argument("--all", action="store_true", help=f"list every play, not the best {TEXT_PLAYS}")
     a.add_argument("--time", type=seconds, default=None, metavar="T",
                    help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
                    "time remains and answer with the deepest ply completed (default: no "
