@@ -15,6 +15,17 @@ os.environ["DOUBLET_REVIEW_CACHE"] = tempfile.mkdtemp(prefix="doublet-tests-revi
 atexit.register(shutil.rmtree, os.environ["DOUBLET_REVIEW_CACHE"], ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def no_compile_notice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notice that numba is compiling (doublet.core.jit: said once a process, on
+    stderr) stays out of the tests that run a command in this process and read its
+    stderr: which test would meet a kernel's first compile depends on their order.
+    tests/test_jit.py tests the notice itself."""
+    from doublet.core import jit
+
+    monkeypatch.setattr(jit, "_said", True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def warm_kernels() -> None:
     """Compile the engine's kernels (or load them from numba's disk cache) once, before

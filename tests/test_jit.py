@@ -10,6 +10,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import numba
 
 from doublet.core import jit
 
@@ -46,13 +49,42 @@ def test_the_cache_folder_and_its_clean_up(tmp_path: Path) -> None:
 
 
 def test_announce_compile_only_when_not_cached(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(jit, "_said", False)
     jit.announce_compile("no_such_module.no_such_kernel")
     assert "compiling the numba kernels (first run only" in capsys.readouterr().err
     # Some cached, one not (an evaluation's kernel after a first analysis of a roll,
     # which compiled unannounced for 12 s): said too, as what it is.
     monkeypatch.setattr(jit, "is_cached", lambda module, kernel: module != "searcher")
+    monkeypatch.setattr(jit, "_said", False)
     jit.announce_compile("movegen._outcomes", "searcher._vn_entry")
     assert "compiling 1 more numba kernel this command needs" in capsys.readouterr().err
     monkeypatch.setattr(jit, "is_cached", lambda module, kernel: True)
+    monkeypatch.setattr(jit, "_said", False)
     jit.announce_compile("movegen._outcomes", "searcher._vn_entry")
+    assert capsys.readouterr().err == ""
+
+
+def test_a_kernel_compiled_later_is_said_once(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A command's kernels that its announce_compile did not name (doublet play's
+    evaluation, a review's cube) are said when numba starts compiling them, once a
+    process; kernels found in the cache, and other packages' kernels, say nothing."""
+    monkeypatch.setattr(jit, "_said", False)
+    monkeypatch.setattr(jit, "is_cached", lambda module, kernel: True)
+    jit.announce_compile("movegen._outcomes")
+    assert capsys.readouterr().err == ""
+
+    def fresh(name: str, module: str) -> Any:
+        def kernel(x: int) -> int:
+            return x + 1
+
+        kernel.__module__, kernel.__qualname__ = module, name
+        return numba.njit(cache=False)(kernel)
+
+    fresh("theirs", "not_doublet.kernels")(1)  # another package's: nothing
+    assert capsys.readouterr().err == ""
+    first = fresh("first", "doublet.rules.fake")
+    assert first(1) == 2
+    assert "compiling numba kernels this command needs (once" in capsys.readouterr().err
+    assert first(2) == 3  # compiled: nothing more
+    assert fresh("second", "doublet.rules.fake")(1) == 2  # once a process
     assert capsys.readouterr().err == ""

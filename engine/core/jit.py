@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+import numba.core.event
 
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}
 # For kernels that allocate nothing and only use their callers' arrays (and views of
@@ -108,25 +109,65 @@ SEARCH_KERNELS = ("searcher._analyse_root_entry",)  # plays of a roll (and most 
 EVAL_KERNELS = ("searcher._vn_entry",)  # a position before the roll (eval, cube)
 
 
+_FIRST_RUN = (
+    "doublet: compiling the numba kernels (first run only, about a minute); "
+    "later runs start in about a second"
+)
+_LATER = (
+    "doublet: compiling numba kernels this command needs (once: later runs start at once; "
+    "up to a minute)"
+)
+_said = False  # this process said a compile already (announce_compile or the listener)
+
+
+def _say(text: str) -> None:
+    global _said
+    if not _said:
+        _said = True
+        print(text, file=sys.stderr, flush=True)
+
+
 def announce_compile(*kernels: str) -> None:
     """Say so on stderr when any of `kernels` ("module.kernel", e.g. "movegen._outcomes",
-    the default) must be compiled: all of them on a first run, some later."""
+    the default) must be compiled: all of them on a first run, some later. Either way,
+    from then on any of doublet's kernels that numba compiles (not found in the cache)
+    is said too, once, when it starts: a command's other kernels (an evaluation's in
+    doublet play, the cube's in a review) compile only when a path first reaches them."""
     kernels = kernels or ("movegen._outcomes",)
     missing = [k for k in kernels if not is_cached(*k.split("."))]
     if len(missing) == len(kernels):
-        print(
-            "doublet: compiling the numba kernels (first run only, about a minute); "
-            "later runs start in about a second",
-            file=sys.stderr,
-            flush=True,
-        )
+        _say(_FIRST_RUN)
     elif missing:
-        print(
-            f"doublet: compiling {len(missing)} more numba kernel"
-            f"{'s' if len(missing) > 1 else ''} this command needs (once; up to a minute)",
-            file=sys.stderr,
-            flush=True,
+        plural = "s" if len(missing) > 1 else ""
+        _say(
+            f"doublet: compiling {len(missing)} more numba kernel{plural} this command "
+            "needs (once; up to a minute)"
         )
+    notice_compiles()
+
+
+class _CompileNotice(numba.core.event.Listener):
+    """numba fires "numba:compile" only when it compiles, never on a load from the cache."""
+
+    def on_start(self, event: Any) -> None:
+        func = getattr(event.data.get("dispatcher"), "py_func", None)
+        if str(getattr(func, "__module__", None) or "").startswith("doublet."):
+            _say(_LATER)
+
+    def on_end(self, event: Any) -> None:
+        pass
+
+
+_notice: _CompileNotice | None = None
+
+
+def notice_compiles() -> None:
+    """From now on, say on stderr (once) when numba starts compiling one of doublet's
+    kernels (announce_compile calls it)."""
+    global _notice
+    if _notice is None:
+        _notice = _CompileNotice()
+        numba.core.event.register("numba:compile", _notice)
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
