@@ -16,13 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, STANDARD, flip, has_contact
+from doublet.core.board import ACEY_DEUCEY, MY_OFF, OPP_OFF, SIZE, STANDARD, flip, has_contact
 from doublet.core.errors import ModelError
-from doublet.nn.encode import encode, encode_raw
+from doublet.nn.encode import N_INPUTS, encode, encode_raw
 from doublet.nn.eval import (
     Model,
     Player,
     _equity,
+    _evaluate_near,
+    _near_base,
     _sigmoid_layer,
     default_model,
     equity,
@@ -70,6 +72,39 @@ def test_evaluate_equals_the_plain_forward_pass(variant: int) -> None:
         assert np.abs(g - plain_forward(xi, net)).max() < 2e-6
     if variant == STANDARD:
         assert races > 5  # both nets were used
+
+
+@pytest.mark.parametrize("variant", [STANDARD, ACEY_DEUCEY])
+def test_a_play_valued_from_the_position_before_it(variant: int) -> None:
+    """_evaluate_near (the search's 0-ply values of a roll's plays): each play's
+    position from the sums of the position before it (both seen by the side to roll
+    next), against the plain forward pass; a base far from the position gives the same
+    values too (only the rows that differ are added)."""
+    m = _model()
+    nh = m.contact[1].shape[0]
+    x, xb = np.zeros(N_INPUTS, np.float32), np.zeros(N_INPUTS, np.float32)
+    hb, hidden = np.zeros(nh, np.float32), np.zeros(2 * nh, np.float32)
+    flipped, out = np.zeros(SIZE, np.int8), np.zeros(5, np.float32)
+    rng = np.random.default_rng(4)
+    checked = 0
+    for parent in random_positions(60, variant, seed=31):
+        if not has_contact(parent):
+            continue
+        _near_base(flip(parent), m.contact, xb, hb, flipped)
+        d1, d2 = (int(d) for d in rng.integers(1, 7, 2))
+        for after, again in zip(*legal_outcomes(parent, d1, d2, variant), strict=True):
+            view = after if again else flip(after)
+            if not has_contact(view):
+                continue
+            _evaluate_near(view, m.contact, x, hidden, flipped, xb, hb, out)
+            assert np.abs(out - plain_forward(encode(view[None])[0], m.contact)).max() < 2e-6
+            checked += 1
+            last = view
+    assert checked > 200
+    # From a base that is not near at all: still the same values.
+    _near_base(random_positions(1, variant, seed=2)[0], m.contact, xb, hb, flipped)
+    _evaluate_near(last, m.contact, x, hidden, flipped, xb, hb, out)
+    assert np.abs(out - plain_forward(encode(last[None])[0], m.contact)).max() < 2e-6
 
 
 def test_probabilities_are_consistent_with_the_shipped_model() -> None:

@@ -316,14 +316,48 @@ def _forward(x, net, hidden, out):
     hidden: (>= 2H,) float32 scratch. Sums only over the nonzero inputs; the five output
     sums run side by side (each still adds the hidden units in order)."""
     w1, b1, w2, b2 = net
+    _input_sums(x, w1, b1, hidden)
+    _output(hidden, b1.shape[0], w2, b2, out)
+
+
+@njit(**NO_REFCOUNT)
+def _input_sums(x, w1, b1, h):
+    """h[:H] = b1 + x w1, the hidden units' sums before the sigmoid, adding only the rows
+    of the nonzero inputs."""
     nh = b1.shape[0]
     for j in range(nh):
-        hidden[j] = b1[j]
+        h[j] = b1[j]
     for i in range(x.shape[0]):
         v = x[i]
         if v != 0.0:
             for j in range(nh):
+                h[j] += v * w1[i, j]
+
+
+@njit(**NO_REFCOUNT)
+def _forward_from(x, xb, hb, net, hidden, out):
+    """_forward(x, net, hidden, out) from another position's inputs xb and their sums hb
+    (_input_sums): only the rows of the inputs that differ are added, (x - xb) times each.
+    A play's position and the position before it, both seen by the side to roll next,
+    differ in about 18 of the 227 contact inputs (the refset's plays), where a position
+    has about 42 nonzero ones. The same probabilities up to float32 rounding (the sums
+    run in another order; tests/test_eval.py)."""
+    w1, b1, w2, b2 = net
+    nh = b1.shape[0]
+    for j in range(nh):
+        hidden[j] = hb[j]
+    for i in range(x.shape[0]):
+        v = x[i] - xb[i]
+        if v != 0.0:
+            for j in range(nh):
                 hidden[j] += v * w1[i, j]
+    _output(hidden, nh, w2, b2, out)
+
+
+@njit(**NO_REFCOUNT)
+def _output(hidden, nh, w2, b2, out):
+    """out = the five probabilities from the hidden sums hidden[:nh] (hidden[nh:2nh]:
+    scratch): the sigmoid layer, the output sums, their sigmoids, made consistent."""
     _sigmoid_layer(hidden, nh)
     s0, s1, s2, s3, s4 = b2[0], b2[1], b2[2], b2[3], b2[4]
     for j in range(nh):
@@ -516,6 +550,23 @@ def _evaluate_one(b, contact, race, x, hidden, flipped, out):
         _forward(x, contact, hidden, out)
     else:
         _forward(x, race, hidden, out)
+
+
+@njit(**NO_REFCOUNT)
+def _near_base(b, contact, xb, hb, flipped):
+    """xb = b's inputs and hb = their sums in the contact net (_input_sums): the base
+    _evaluate_near moves from. flipped: (SIZE,) int8 scratch."""
+    _encode_into(b, xb, flipped, HITS_OPEN, ESCAPES)
+    _input_sums(xb, contact[0], contact[1], hb)
+
+
+@njit(**NO_REFCOUNT)
+def _evaluate_near(b, contact, x, hidden, flipped, xb, hb, out):
+    """_evaluate_one(b, ...) of a position b with contact, from _near_base's xb and hb of a
+    position near it (_forward_from): the search values a roll's plays from the position
+    before it, seen by the side to roll next."""
+    _encode_into(b, x, flipped, HITS_OPEN, ESCAPES)
+    _forward_from(x, xb, hb, contact, hidden, out)
 
 
 @njit(**NO_REFCOUNT)
