@@ -651,7 +651,42 @@ def test_version_and_the_protocols_documentation_come_with_the_package() -> None
     assert Path(models.removeprefix("models: ")).joinpath("doublet-standard.npz").is_file()
     r = run("engine", "--doc")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert r.stdout == (ROOT / "engine" / "apps" / "protocol.md").read_text(encoding="utf-8")
     for command in ("engine", "analyse", "eval"):
         text = run(command, "--help").stdout
         assert "docs/" not in text and "engine/" not in text and "models/" not in text, text
+    # The training usage names no folder of the tree but the recipe's, saying so.
+    text = " ".join(run("train", "--help").stdout.split())
+    assert "training/" not in text and "source tree, not in the package" in text, text
+
+
+def test_the_progress_line_says_what_a_long_analysis_is_at(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """On a terminal a search that takes more than PROGRESS_AFTER shows a progress line;
+    writing out the plays of a roll with more than MANY_PLAYS (an Acey-Deucey 1-2 can
+    have 865,132: 17 s to name its best 20, minutes for all) says that instead of
+    "searching", and Ctrl-C is not offered there (nothing to answer with yet)."""
+    from doublet.apps import cli
+    from doublet.core.board import STANDARD
+    from doublet.formats.position import Position
+    from doublet.search import analysis
+    from doublet.search.watch import watchdog
+
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(analysis, "MANY_PLAYS", 3)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    real = analysis.play_rows
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(0.35)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "play_rows", slow)
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    doc = cli._watched(lambda: analysis.analyse_roll(pos, 3, 1, limit=2), None, STANDARD)
+    err = capsys.readouterr().err
+    assert "writing out the best 2 of 16 plays: 0 s" in err and "Ctrl-C" not in err, err
+    assert len(doc["plays"]) == 2 and doc["count"] == 16
+    assert watchdog(analysis.searcher(None, STANDARD)).phase == ""  # cleared after
+    monkeypatch.setattr(analysis, "MANY_PLAYS", 20_000)  # a plain search: "searching"
+    cli._watched(lambda: analysis.analyse_roll(pos, 3, 1, limit=2), None, STANDARD)
+    assert "searching 0 ply" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 What this module checks:
 
-- docs/protocol.md documents every command and every key of KEYS, and the defaults of
+- engine/apps/protocol.md documents every command and every key of KEYS, and the defaults of
   DEFAULTS; the OpenAPI description served at /api/openapi.json takes exactly the keys
   of each command (less cmd and model).
 - Keys: a key a command does not take is an error naming it and the keys it takes,
@@ -43,7 +43,7 @@ from doublet.formats.position import Position
 from doublet.search.analysis import BEST_KEYS, analyse_roll, searcher, watchdog
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "protocol.md"
+DOC = ROOT / "engine" / "apps" / "protocol.md"
 START = "4HPwATDgc/ABMA"
 AD_START = {"variant": "acey-deucey", "mover": [15] + [0] * 25, "opponent": [15] + [0] * 25}
 

@@ -22,11 +22,13 @@ def build_parser() -> argparse.ArgumentParser:
     """`doublet train` (= ``python -m doublet.training``): a self-play TD run."""
     p = argparse.ArgumentParser(
         prog="doublet train",
-        description="Self-play TD(lambda) training of a Doublet net (see training/train.py). "
+        description="Self-play TD(lambda) training of a Doublet net (doublet.training.train). "
         "`python -m doublet.training ...` is the same command.",
         epilog="A model's whole recipe (TD, pruning nets, data, fits, a gate, the export) "
-        "is the other form: doublet train --recipe FILE --out DIR [--dry-run] "
-        "(see --recipe FILE --help, and recipes/standard.toml).",
+        "is the other form: doublet train --recipe FILE --out DIR [--dry-run] (see "
+        "--recipe FILE --help). The shipped model's recipe is in the project's source tree, "
+        "not in the package: it reads the tree's test and benchmark data (a clone's "
+        "recipes/standard.toml).",
     )
     p.add_argument("--config", help=f"named config: {', '.join(configs.CONFIGS)}")
     p.add_argument("--out", required=True, help="run directory (checkpoint, curve, model)")

@@ -260,6 +260,7 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
     s = searcher(model, variant)
     dog = watchdog(s)
     dog.interrupted = False
+    dog.phase = ""
     box: dict[str, Any] = {}
     finished = threading.Event()  # not Thread.join: an interrupted join can return early
 
@@ -277,7 +278,11 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
     try:
         while not finished.wait(0.1):
             spent = time.perf_counter() - start
-            if spent > PROGRESS_AFTER:
+            if spent > PROGRESS_AFTER and dog.phase:  # the search is done
+                sys.stderr.write(f"\r\033[K{dog.phase}: {spent:.0f} s ")
+                sys.stderr.flush()
+                shown = True
+            elif spent > PROGRESS_AFTER:
                 done = f", {dog.done} ply done" if dog.done >= 0 else ""
                 sys.stderr.write(f"\rsearching {dog.ply} ply{done}: "
                                  f"{(int(s.stats[0]) - evals0) / 1e6:.1f} M positions, "
@@ -285,6 +290,8 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
                 sys.stderr.flush()
                 shown = True
     except KeyboardInterrupt:
+        if dog.phase:  # the search is over and its plays are being written: just stop
+            raise
         dog.interrupt()
         finished.wait()
     finally:
@@ -570,7 +577,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
-    """The engine protocol (doublet.apps.protocol, docs/protocol.md) on stdin/stdout; with
+    """The engine protocol (doublet.apps.protocol, engine/apps/protocol.md) on stdin/stdout; with
     --doc, its documentation (shipped in the package)."""
     if args.doc:
         out.write(protocol_doc())
@@ -643,7 +650,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def protocol_doc() -> str:
-    """docs/protocol.md, as the package ships it (doublet/apps/protocol.md)."""
+    """The protocol's document (engine/apps/protocol.md in the tree, doublet/apps/protocol.md
+    in the package)."""
     from importlib import resources
 
     return resources.files("doublet.apps").joinpath("protocol.md").read_text(encoding="utf-8")

@@ -3,7 +3,7 @@
 ``doublet engine`` reads a request a line on stdin and writes each reply as a line on
 stdout; ``doublet serve`` answers the same requests (without ``cmd``: the path names it)
 at ``POST /api/best``, ``/api/analyse``, ``/api/eval``, ``/api/cube`` and ``/api/moves``.
-docs/protocol.md documents every request, reply, default and error; the tables below
+engine/apps/protocol.md documents every request, reply, default and error; the tables below
 (KEYS, DEFAULTS) are what it describes and what the tests check it against.
 
 A Session holds a client's defaults (``{"cmd": "set", ...}``) and the models it loaded.
@@ -77,12 +77,12 @@ SUMMARIES = {
     "set": "change this session's defaults",
     "quit": "end the session",
 }  # fmt: skip
-# What "set" changes, and the value of each before it does (None: see docs/protocol.md).
+# What "set" changes, and the value of each before it does (None: see engine/apps/protocol.md).
 DEFAULTS: dict[str, Any] = {"ply": ANALYSIS_PLY, "time": None, "model": None, "variant": None,
                             "method": DEFAULT_METHOD}  # fmt: skip
 
 
-# Each key's JSON schema and meaning (docs/protocol.md says more; the HTTP API's OpenAPI
+# Each key's JSON schema and meaning (engine/apps/protocol.md says more; the HTTP API's OpenAPI
 # description is built from these).
 _BOARD = {"type": "object", "description": 'a JSON board: {"variant", "mover": [26 counts], '
           '"opponent": [26 counts]}'}  # fmt: skip

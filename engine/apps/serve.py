@@ -223,12 +223,12 @@ def openapi() -> dict[str, Any]:
                      "description": protocol.KEY_SCHEMAS[k][1]} for k in keys}  # fmt: skip
         body = {"type": "object", "properties": props, "required": ["position"],
                 "additionalProperties": False}  # fmt: skip
-        reply = {"description": "the reply (docs/protocol.md)",
+        reply = {"description": "the reply (`doublet engine --doc`)",
                  "content": _json({"type": "object"})}  # fmt: skip
         paths[f"/api/{cmd}"] = {"post": {
             "summary": protocol.SUMMARIES[cmd],
             "description": f"The engine protocol's {cmd!r} request without its 'cmd' "
-                           "(docs/protocol.md has the reply's keys).",
+                           "(`doublet engine --doc` has the reply's keys).",
             "requestBody": {"required": True, "content": _json(body)},
             "responses": {"200": reply, **errors},
         }}  # fmt: skip

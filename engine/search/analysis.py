@@ -342,6 +342,11 @@ def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | Non
     return Ranked(boards, again, probs, plies, eq, mwc, cubeless, order, cubeful, ply, stopped)
 
 
+# Writing out the plays of a roll with more than this (an Acey-Deucey 1-2 can have
+# 865,132: 17 s to name its best 20, about 2 minutes for all of them in --json) shows on
+# the progress line (the Watchdog's phase) instead of the search.
+MANY_PLAYS = 20_000
+
 # Plays formatted one at a time (notation.play_text) up to this many, or when they are
 # fewer than 1/ONE_BY_ONE of the roll's plays (the best 20 of an Acey-Deucey 1-2's
 # 865,132: writing them all took 120 s); else all at once (notation.describe_outcomes).
@@ -409,7 +414,17 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     doc["dice"] = [d1, d2]
     if r.stopped:
         doc["stopped"] = r.stopped
-    doc["plays"] = play_rows(pos, d1, d2, r, limit)
+    total = len(r.order)
+    listed = total if limit is None else min(total, max(0, limit))
+    dog = watchdog(searcher(model, pos.variant)) if total > MANY_PLAYS else None
+    if dog is not None:  # naming even a few of them builds the roll's notation tables
+        some = f"the best {listed:,} of " if listed < total else ""
+        dog.phase = f"writing out {some}{total:,} plays"
+    try:
+        doc["plays"] = play_rows(pos, d1, d2, r, limit)
+    finally:
+        if dog is not None:
+            dog.phase = ""
     if limit is not None:
         doc["count"] = len(r.order)
     doc["shots"] = blot_shots(r.boards[r.order[0]], pos.variant)

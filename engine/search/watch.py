@@ -20,7 +20,9 @@ class Watchdog:
     Searcher then raises BudgetExceeded. ``fired`` says the stop is on (the cubeful
     search's nodes ask: stopping); once ``interrupted``, every arming fires at once until
     the flag is cleared (the CLI clears it before each command's search). ``ply`` and
-    ``done`` say what the search is at (for a progress line)."""
+    ``done`` say what the search is at, ``phase`` what the work is at after it when that
+    takes long (writing out the plays of a roll that has hundreds of thousands): for a
+    progress line."""
 
     def __init__(self, s: Searcher) -> None:
         self.s = s
@@ -29,6 +31,7 @@ class Watchdog:
         self.interrupted = False
         self.fired = False
         self.ply = self.done = -1
+        self.phase = ""
         self.thread: threading.Thread | None = None
 
     def arm(self, deadline: float) -> None:
