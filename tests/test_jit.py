@@ -88,3 +88,23 @@ def test_a_kernel_compiled_later_is_said_once(capsys, monkeypatch) -> None:  # t
     assert first(2) == 3  # compiled: nothing more
     assert fresh("second", "doublet.rules.fake")(1) == 2  # once a process
     assert capsys.readouterr().err == ""
+
+
+def test_is_cached_counts_only_this_copys_kernels(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """numba files each source folder's kernels under a subfolder named from its path:
+    another checkout of the same sources shares the cache folder (its name comes from
+    the sources) but not the subfolder, and its kernels are no sign of this copy's (a
+    fresh clone's first run said "compiling ... this command needs", not "first run")."""
+    from numba.core.caching import _CacheLocator
+
+    monkeypatch.setattr(jit, "NUMBA_CACHE", tmp_path)
+    (src,) = [f for f in jit.kernel_sources() if f.stem == "searcher"]
+    other = tmp_path / _CacheLocator.get_suitable_cache_subpath("/elsewhere/search/searcher.py")
+    other.mkdir()
+    (other / "searcher._analyse_root_entry-600.py311.nbi").write_bytes(b"")
+    assert not jit.is_cached("searcher", "_analyse_root_entry")
+    mine = tmp_path / _CacheLocator.get_suitable_cache_subpath(str(src))
+    mine.mkdir()
+    (mine / "searcher._analyse_root_entry-600.py311.nbi").write_bytes(b"")
+    assert jit.is_cached("searcher", "_analyse_root_entry")
+    assert not jit.is_cached("searcher", "_vn_entry")

@@ -98,8 +98,17 @@ NUMBA_CACHE = _setup_cache()
 
 def is_cached(module: str, kernel: str) -> bool:
     """Has <module>.py's <kernel> (module: its file name, e.g. "searcher") been compiled
-    into the current cache?"""
-    return any(NUMBA_CACHE.rglob(f"{module}.{kernel}-*.nbi"))
+    into the current cache for this copy of doublet? numba keeps each source folder's
+    kernels in a subfolder named from the folder's path, so another checkout of the same
+    sources (which shares the cache's source hash) does not count."""
+    from numba.core.caching import _CacheLocator
+
+    for f in kernel_sources():
+        if f.stem == module:
+            sub = NUMBA_CACHE / _CacheLocator.get_suitable_cache_subpath(str(f))
+            if any(sub.glob(f"{module}.{kernel}-*.nbi")):
+                return True
+    return False
 
 
 # The entry kernels of a search: numba compiles each on its first call, so one cached is
