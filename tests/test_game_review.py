@@ -282,6 +282,27 @@ def test_an_acey_deucey_game_reviews() -> None:
                 assert "cube" not in e
 
 
+def same(got: Any, want: Any) -> bool:
+    """got == want, numbers within 1e-5: the search's float32 sums may run in another
+    order (session 31 values a roll's plays from the position before them), which moves
+    a figure written to 6 decimals by a unit of the last one."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(same(got[k], want[k]) for k in want)
+        )
+    if isinstance(want, list):
+        return (
+            isinstance(got, list)
+            and len(got) == len(want)
+            and all(same(g, w) for g, w in zip(got, want, strict=True))
+        )
+    if isinstance(want, float) and not isinstance(got, bool):
+        return isinstance(got, (int, float)) and abs(got - want) <= 1e-5
+    return bool(got == want)
+
+
 @pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
 def test_the_match_review_is_unchanged(path: Path) -> None:
     saved = json.loads((DATA / "review_matches_ply0.json").read_text())[path.name]
@@ -289,7 +310,9 @@ def test_the_match_review_is_unchanged(path: Path) -> None:
     doc = json.loads(json.dumps(review(match, games, ply=0)))
     # Later additions (luck, verdict counts, each error's XGID) aside, it is the same.
     for p, old in zip(doc["players"], saved["players"], strict=True):
-        assert {k: p[k] for k in old} == old
-    assert [{k: e[k] for k in old} for e, old in zip(doc["errors"], saved["errors"],
-                                                     strict=True)] == saved["errors"]  # fmt: skip
+        assert same({k: p[k] for k in old}, old), (p, old)
+    got = [{k: e[k] for k in old} for e, old in zip(doc["errors"], saved["errors"], strict=True)]
+    for e, old in zip(got, saved["errors"], strict=True):
+        assert same(e, old), (e, old)
     assert len(doc["errors"]) == len(saved["errors"])
+    assert not same(1.0, 1.00002) and same({"a": [1.0, "x"]}, {"a": [1.000001, "x"]})
