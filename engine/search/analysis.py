@@ -64,7 +64,7 @@ from doublet.formats.notation import describe_outcomes, play_text
 from doublet.formats.position import Position
 from doublet.nn.eval import Model, default_model, equity
 from doublet.rules.movegen import shots
-from doublet.search.choice import best_index, ranking
+from doublet.search.choice import ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
 from doublet.search.searcher import BudgetExceeded, Limits, Searcher
 from doublet.search.watch import Watchdog, watchdog
@@ -317,11 +317,9 @@ class Ranked(NamedTuple):
 
 def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
                state: CubeState = MONEY, budget: float | None = None,
-               cubeful: bool | None = None, iterative: bool = False,
-               top: bool = False) -> Ranked:  # fmt: skip
+               cubeful: bool | None = None, iterative: bool = False) -> Ranked:  # fmt: skip
     """Every legal play of d1-d2 searched (within the budget: deepen) and ranked as
-    analyse_roll documents; nothing is formatted. With `top` at money with the cube
-    centred, `order` holds the best play only (the kernel's choice, its one equity)."""
+    analyse_roll documents; nothing is formatted."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -330,11 +328,6 @@ def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | Non
     boards, again, probs, plies = found
     if cubeful is None:
         cubeful = not state.is_default
-    if top and not cubeful:  # the engine's best at money: the kernel's choice, one equity
-        i = best_index(probs, plies)
-        eq = np.full(len(plies), np.nan)
-        eq[i] = float(equity(probs[i]))
-        return Ranked(boards, again, probs, plies, eq, None, eq, [i], False, ply, stopped)
     eq, mwc = play_equities(s, boards, again, probs, state if cubeful else None)
     cubeless = np.asarray(equity(probs), dtype=np.float64).reshape(-1) if cubeful else eq
     # The plays searched deepest come first, by equity; then the rest by their 0-ply equity.
@@ -441,14 +434,33 @@ def best_play(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None
               cubeful: bool | None = None, iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """The best play of d1-d2 (the first row of analyse_roll, only it written out): the
     engine's ``best`` reply, its row's BEST_KEYS, ``stopped`` when the search stopped
-    short, and ``position_id`` (standard)."""
-    r = rank_plays(pos, d1, d2, ply, model, state, budget, cubeful, iterative, top=True)
-    (top,) = play_rows(pos, d1, d2, r, 1)
-    reply = {k: top[k] for k in BEST_KEYS if k in top}
-    if r.stopped:
-        reply["stopped"] = r.stopped
-    if "position_id" in top:
-        reply["position_id"] = top["position_id"]
+    short, and ``position_id`` (standard). Ranked by cubeless equity (money with the
+    cube centred, or `cubeful` False), only the chosen play is copied out of the search
+    (Searcher.chosen: the engine's hot path)."""
+    if cubeful is None:
+        cubeful = not state.is_default
+    if cubeful:
+        r = rank_plays(pos, d1, d2, ply, model, state, budget, cubeful, iterative)
+        (row,) = play_rows(pos, d1, d2, r, 1)
+        reply = {k: row[k] for k in BEST_KEYS if k in row}
+        stopped, pid = r.stopped, row.get("position_id")
+    else:
+        check_in_play(pos.board, pos.variant)
+        s = searcher(model, pos.variant)
+        b = pos.board
+        found, _, stopped = deepen(s, lambda n, m, _: s.chosen(b, d1, d2, Limits(ply=n), m),
+                                   ply, budget, iterative)  # fmt: skip
+        after, again, probs, plied = found
+        reply = {"play": play_text(pos.board, after, d1, d2, pos.variant, again),
+                 "equity": round(float(equity(probs)), 6), "again": again,
+                 "probabilities": _probs(probs), "ply": plied}  # fmt: skip
+        mover, opponent = B.counts(after)
+        reply["board"] = {"mover": mover, "opponent": opponent}
+        pid = position_id(B.flip(after)) if pos.variant == B.STANDARD else None
+    if stopped:
+        reply["stopped"] = stopped
+    if pid is not None:
+        reply["position_id"] = pid
     return reply
 
 

@@ -705,6 +705,7 @@ class Searcher:
         self._flat = (tuple(self.nets), tuple(self.bo), tuple(self.cache))
         self._generations: dict[tuple[int, float, int, bool], int] = {}  # each setting's generation
         self._numbers = itertools.count(1)  # fresh generations (cache.gen starts at 0)
+        self._made: dict[Limits, tuple] = {}  # _settings' for each Limits
         self._allocate(capacity)
 
     def _allocate(self, capacity: int) -> None:
@@ -714,26 +715,33 @@ class Searcher:
         self.result_probs = np.zeros((capacity, N_OUTPUTS), np.float32)
         self.result_ply = np.zeros(capacity, np.int64)
 
-    def _settings(self, limits: Limits) -> Settings:
-        """The kernels' settings for these limits. Cached values deeper than 0 ply depend
-        on the inner filter and pruning, so the cache keys values with the generation of
-        those settings (a new one for settings not seen since the last clear_cache)."""
-        keep = 0 if self.model.prune is None else max(0, limits.pruning())
-        prune_all = limits.pruning_all()  # races and crashed positions too (1 ply)
-        inner = (limits.inner_keep, limits.inner_width, keep, prune_all)
+    def _settings(self, limits: Limits) -> tuple:
+        """The kernels' settings for these limits (a Settings as a plain tuple, made once
+        for each Limits). Cached values deeper than 0 ply depend on the inner filter and
+        pruning, so the cache keys values with the generation of those settings (a new
+        one for settings not seen since the last clear_cache)."""
+        made = self._made.get(limits)
+        if made is None:
+            keep = 0 if self.model.prune is None else max(0, limits.pruning())
+            prune_all = limits.pruning_all()  # races and crashed positions too (1 ply)
+            made = self._made[limits] = (
+                (limits.inner_keep, limits.inner_width, keep, prune_all),
+                tuple(Settings(int(self.variant), self.use_bearoff, int(keep),
+                               int(limits.root_keep), float(limits.root_width),
+                               int(limits.inner_keep), float(limits.inner_width),
+                               int(limits.screen_keep), float(limits.screen_width),
+                               prune_all)))  # fmt: skip
+        inner, cfg = made
         gen = self._generations.get(inner)
         if gen is None:
             gen = self._generations[inner] = next(self._numbers)
         self.cache.gen[0] = gen
-        return Settings(int(self.variant), self.use_bearoff, int(keep), int(limits.root_keep),
-                        float(limits.root_width), int(limits.inner_keep),
-                        float(limits.inner_width), int(limits.screen_keep),
-                        float(limits.screen_width), prune_all)  # fmt: skip
+        return cfg
 
     def _args(self, limits: Limits) -> tuple:
         """(nets, bo, cfg, ws, cache) as the plain tuples the entry kernels take."""
         nets, bo, cache = self._flat
-        return nets, bo, tuple(self._settings(limits)), self._flat_ws, cache
+        return nets, bo, self._settings(limits), self._flat_ws, cache
 
     def _budget(self, max_evals: int) -> None:
         """Let the kernels evaluate at most max_evals more positions (0: no limit): the
@@ -831,6 +839,17 @@ class Searcher:
         at limits.ply: the best equity among the plays searched deepest."""
         n = self._root(board, d1, d2, limits)
         return int(_best_index(self.result_probs, self.result_ply, n))
+
+    def chosen(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits(),
+               max_evals: int = 0) -> tuple[np.ndarray, bool, np.ndarray, int]:  # fmt: skip
+        """The play best() picks, alone: (the board after it (SIZE,) in the mover's view,
+        whether the mover rolls again, the mover's probabilities after it (5,), the ply it
+        was searched to), copied out of the buffers; what analyse gives for that index,
+        without copying the roll's other plays. max_evals as in analyse."""
+        n = self._root(board, d1, d2, limits, max_evals)
+        i = int(_best_index(self.result_probs, self.result_ply, n))
+        return (self.ws.outs[0, i].copy(), bool(self.ws.agains[0, i]),
+                self.result_probs[i].copy(), int(self.result_ply[i]))  # fmt: skip
 
 
 @njit
