@@ -55,6 +55,7 @@ from doublet.core.board import (
 from doublet.core.errors import InvalidPositionError
 from doublet.formats.ids import (
     XGID,
+    _valid,
     board_from_json,
     board_from_position_id,
     board_to_json,
@@ -680,6 +681,57 @@ def test_validate_errors() -> None:
     validate(pos({6: 5}, {19: 5}, my_out=10, opp_out=10), ACEY_DEUCEY)
     raises(board_to_json, pos({}, {}), match=["both sides have borne off all 15"])
     raises(board_to_json, STARTING, "nackgammon", match=["unknown variant 'nackgammon'"])
+
+
+def _accepted(b: Board, variant: int) -> bool:
+    """validate's own rules (its Python path: a board of another integer type)."""
+    try:
+        validate(b.astype(np.int16), variant)
+    except InvalidPositionError:
+        return False
+    return True
+
+
+def test_the_validity_kernel_is_validates_rules() -> None:
+    """validate's fast path (_valid, for int8 boards) accepts exactly what its rules do:
+    valid boards of both variants, each with one to three counts changed or with a
+    checker moved anywhere; and the rules' edge cases (a finished game, both finished,
+    closed boards against the bar, unentered checkers beside borne-off ones)."""
+    rng = np.random.default_rng(5)
+    with open(DATA / "gnubg_refset.jsonl") as f:
+        refset = [json.loads(line)["pid"] for line in f][::7]
+    boards = [(board_from_position_id(pid), STANDARD) for pid in refset]
+    with open(DATA / "acey_deucey.jsonl") as f:
+        ad = [json.loads(line)["position"] for line in f]
+    boards += [(from_counts(p["mover"], p["opponent"]), ACEY_DEUCEY) for p in ad[::5]]
+    closed = pos({p: 2 for p in range(1, 7)} | {13: 2}, {p: 2 for p in range(19, 25)} | {12: 2},
+                 my_bar=1, opp_bar=1)  # fmt: skip
+    edge = [pos({6: 5}, {19: 5}, my_out=4), pos({6: 5}, {19: 5}, my_out=10, opp_out=10),
+            pos({}, {19: 15}), pos({}, {}), closed, STARTING]  # fmt: skip
+    boards += [(b, v) for b in edge for v in (STANDARD, ACEY_DEUCEY)]
+    assert not _accepted(closed, STANDARD) and not _accepted(pos({}, {}), STANDARD)
+    seen = {True: 0, False: 0}
+    for b, v in boards:
+        for trial in range(40):
+            c = b.copy()
+            if trial % 2:  # counts changed
+                for i in rng.integers(0, len(c), size=int(rng.integers(1, 4))):
+                    c[i] = np.int8(int(c[i]) + int(rng.choice([-2, -1, 1, 2])))
+            elif trial:  # a checker of either side moved anywhere on the board
+                side = int(rng.choice([1, -1]))
+                held = [i for i in range(26) if side * c[i] > 0]
+                if held:
+                    c[rng.choice(held)] -= side
+                    c[int(rng.integers(1, 25))] += side
+            want = _accepted(c, v)
+            assert bool(_valid(c, v)) == want, (c.tolist(), v)
+            seen[want] += 1
+            if want:
+                validate(c, v)
+            else:
+                with pytest.raises(InvalidPositionError):
+                    validate(c, v)
+    assert min(seen.values()) > 2000, seen
 
 
 def test_parse_position_errors() -> None:

@@ -99,6 +99,9 @@ def validate(board: Board, variant: int | str = STANDARD) -> None:
     the side on roll, as the board stores them.
     """
     variant = variant_number(variant)
+    if isinstance(board, np.ndarray) and board.dtype == np.int8 and board.shape == (SIZE,) and (
+            _valid(board, variant)):  # fmt: skip
+        return  # the kernel's check of the rules below, which say what is wrong when it fails
     if not isinstance(board, np.ndarray) or board.shape != (SIZE,) or board.dtype.kind not in "iu":
         got = (
             f"{board.dtype} array of shape {board.shape}"
@@ -163,6 +166,41 @@ def validate(board: Board, variant: int | str = STANDARD) -> None:
             "both sides have checkers on the bar against closed home boards (points 1-6 of "
             "both sides hold 2 or more checkers each): this position cannot arise"
         )
+
+
+@njit
+def _valid(b, variant):
+    """Whether validate accepts the int8 board b, checked rule by rule as validate checks
+    them (validate's fast path: when this is False, validate finds and names the fault)."""
+    if b[OPP_BAR] > 0:
+        return False
+    if b[MY_BAR] < 0 or b[MY_OFF] < 0 or b[OPP_OFF] < 0 or b[MY_OUT] < 0 or b[OPP_OUT] < 0:
+        return False
+    if variant == STANDARD and (b[MY_OUT] != 0 or b[OPP_OUT] != 0):
+        return False
+    mine = int(b[MY_BAR]) + int(b[MY_OUT])
+    theirs = -int(b[OPP_BAR]) + int(b[OPP_OUT])
+    for p in range(1, 25):
+        v = int(b[p])
+        if v > 0:
+            mine += v
+        else:
+            theirs -= v
+    for in_play, off, out in ((mine, int(b[MY_OFF]), int(b[MY_OUT])),
+                              (theirs, int(b[OPP_OFF]), int(b[OPP_OUT]))):  # fmt: skip
+        if in_play > CHECKERS or off != CHECKERS - in_play:
+            return False
+        if variant == ACEY_DEUCEY and off > 0 and out > 0:
+            return False
+    if b[MY_OFF] == CHECKERS and b[OPP_OFF] == CHECKERS:
+        return False
+    if b[MY_BAR] > 0 and b[OPP_BAR] < 0:
+        closed = True
+        for p in range(1, 7):
+            closed = closed and b[p] >= 2 and b[25 - p] <= -2
+        if closed:
+            return False
+    return True
 
 
 def check_in_play(board: Board, variant: int = STANDARD) -> None:

@@ -70,6 +70,7 @@ from doublet.core.board import (
     Boards,
 )
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
+from doublet.core.jit import njit
 from doublet.rules.movegen import check_dice, legal_outcomes
 from doublet.rules.paths import NOT_AN_OUTCOME, play_path
 
@@ -391,22 +392,157 @@ def play_text(before: Board, after: Board, d1: int, d2: int, variant: int = STAN
               again: bool = False) -> str:  # fmt: skip
     """``format_play`` for one legal outcome (as the search gives it) without finding the
     roll's other plays: one path of single-die moves from ``before`` to ``after``
-    (doublet.rules.paths.play_path), written as gnubg writes it. Standard backgammon
-    (Acey-Deucey goes through format_play). IllegalPlayError when no path of the roll's
-    dice reaches ``after``; unlike format_play it does not check that a longer play was
-    possible."""
+    (doublet.rules.paths.play_path), written as gnubg writes it (_text_into, the kernel
+    of _gnubg_text). Standard backgammon (Acey-Deucey goes through format_play).
+    IllegalPlayError when no path of the roll's dice reaches ``after``; unlike
+    format_play it does not check that a longer play was possible."""
     if variant != STANDARD:
         return format_play(before, after, d1, d2, variant, again)
     check_dice(d1, d2)
     if again:
         raise IllegalPlayError(f"not a legal outcome of {max(d1, d2)}-{min(d1, d2)} here")
-    start = np.asarray(before, np.int8)
-    path = np.empty((4, 2), np.int64)
-    n = play_path(start, np.asarray(after, np.int8), d1, d2, path)
-    if n == NOT_AN_OUTCOME:
+    out = np.empty(_TEXT_BYTES, np.uint8)
+    n = _play_text_into(np.asarray(before, np.int8), np.asarray(after, np.int8), d1, d2, out)
+    if n < 0:
         raise IllegalPlayError(f"not a legal outcome of {max(d1, d2)}-{min(d1, d2)} here")
-    moves = path[:n].tolist()
-    return _gnubg_text(tuple(start.tolist()), tuple((s, d) for s, d in moves))
+    return out[:n].tobytes().decode("ascii")
+
+
+# The longest text _text_into writes: four parts of at most "bar/22*/16*/10*/4*" (one
+# checker) or "13/7*(4)" each, with spaces: well under 64 bytes.
+_TEXT_BYTES = 64
+
+
+@njit
+def _play_text_into(before, after, d1, d2, out):
+    """play_path and _text_into in one call: the length of the text of the standard play
+    of d1-d2 from before to after written into out (0: no play), or -1 when after is not
+    an outcome of the roll."""
+    path = np.empty((4, 2), np.int64)
+    n = play_path(before, after, d1, d2, path)
+    if n == NOT_AN_OUTCOME:
+        return -1
+    return _text_into(before, path, n, out)
+
+
+@njit
+def _is_blot(before, p):
+    return 1 <= p <= 24 and before[p] < 0
+
+
+@njit
+def _put_point(out, k, code):
+    """Writes a point's text (off, in, bar or its number) at out[k:]; the end."""
+    if code == 0:
+        for c in (111, 102, 102):  # "off"
+            out[k] = c
+            k += 1
+    elif code == _CODE_IN:
+        out[k] = 105  # "in"
+        out[k + 1] = 110
+        k += 2
+    elif code == _CODE_BAR:
+        out[k] = 98  # "bar"
+        out[k + 1] = 97
+        out[k + 2] = 114
+        k += 3
+    else:
+        if code >= 10:
+            out[k] = 48 + code // 10
+            k += 1
+        out[k] = 48 + code % 10
+        k += 1
+    return k
+
+
+@njit
+def _text_into(before, path, n, out):
+    """_gnubg_text's steps for a standard play of n single-die moves path[:n] (source,
+    destination; the bar MY_BAR, off 0) from before, the text written as ASCII into out;
+    returns its length. Standard only: no unentered checkers, so no _bar_high."""
+    # The rows (source code, destination), sorted from high to low (insertion sort).
+    rs = np.empty(4, np.int64)
+    rd = np.empty(4, np.int64)
+    for i in range(n):
+        s = path[i, 0]
+        rs[i] = _CODE_BAR if s == MY_BAR else (_CODE_IN if s == MY_OUT else s)
+        rd[i] = path[i, 1]
+    for i in range(1, n):
+        s, d = rs[i], rd[i]
+        j = i - 1
+        while j >= 0 and (rs[j] < s or (rs[j] == s and rd[j] < d)):
+            rs[j + 1] = rs[j]
+            rd[j + 1] = rd[j]
+            j -= 1
+        rs[j + 1] = s
+        rd[j + 1] = d
+    arr = np.full(16, -1, np.int64)
+    src = np.full(4, -1, np.int64)  # -1: no row (gnubg's moves joined into another)
+    dst = np.empty(4, np.int64)
+    for i in range(4):
+        dst[i] = 4 * i + 1
+        if i < n:
+            arr[4 * i] = rs[i]
+            arr[4 * i + 1] = rd[i]
+            src[i] = 4 * i
+    # Combine moves of a single checker (a blot hit on the way keeps its point).
+    for i in range(4):
+        for j in range(i, 4):
+            if src[i] >= 0 and src[j] >= 0 and arr[dst[i]] == arr[src[j]]:
+                if _is_blot(before, arr[dst[i]]):
+                    dst[i] += 1
+                arr[dst[i]] = arr[dst[j]]
+                src[j] = -1
+    ls = np.empty(4, np.int64)
+    ld = np.empty(4, np.int64)
+    m = 0
+    for i in range(4):
+        if src[i] >= 0:
+            ls[m] = src[i]
+            ld[m] = dst[i]
+            m += 1
+    # Combine identical moves, and write each part.
+    used = np.zeros(4, np.bool_)
+    marked = np.zeros(_CODE_BAR + 1, np.bool_)
+    k = 0
+    for i in range(m):
+        if used[i]:
+            continue
+        si, di = ls[i], ld[i]
+        count = 1
+        for j in range(i + 1, m):
+            if not used[j] and ld[j] - ls[j] == di - si:
+                same = True
+                for t in range(di - si + 1):
+                    if arr[si + t] != arr[ls[j] + t]:
+                        same = False
+                        break
+                if same:
+                    count += 1
+                    used[j] = True
+        if k > 0:
+            out[k] = 32  # " "
+            k += 1
+        k = _put_point(out, k, arr[si])
+        for t in range(si + 1, di):
+            out[k] = 47  # "/"
+            k = _put_point(out, k + 1, arr[t])
+            out[k] = 42  # "*"
+            k += 1
+            marked[arr[t]] = True
+        last = arr[di]
+        out[k] = 47
+        k = _put_point(out, k + 1, last)
+        if last != 0 and _is_blot(before, last) and not marked[last]:
+            out[k] = 42
+            k += 1
+            marked[last] = True
+        if count > 1:
+            out[k] = 40  # "("
+            out[k + 1] = 48 + count
+            out[k + 2] = 41  # ")"
+            k += 3
+    return k
 
 
 def describe_outcomes(
