@@ -692,7 +692,7 @@ def _accepted(b: Board, variant: int) -> bool:
     return True
 
 
-def test_the_validity_kernel_is_validates_rules() -> None:
+def test_the_validity_kernel_agrees_with_validates_rules() -> None:
     """validate's fast path (_valid, for int8 boards) accepts exactly what its rules do:
     valid boards of both variants, each with one to three counts changed or with a
     checker moved anywhere; and the rules' edge cases (a finished game, both finished,

@@ -1,0 +1,147 @@
+"""Which teacher values blitz and crashed positions best, judged by GNU Backgammon 1.07 at
+2 ply (issue 24: what to fit the net to next).
+
+    python benchmarks/teacher.py [--cases 40] [--top 6] [--trials 144] [--ply 1]
+                                 [--workers 2] [--seed 3] [--out FILE.npz]
+
+The decisions: refset decisions (tests/data/gnubg_refset.jsonl) with more than one legal
+play that are not races and are crashed (gnubg's class) or have a checker on the bar
+(tag ``bar``), `--cases` of them drawn with `--seed`; in each, the `--top` plays that gnubg
+2 ply values best (fewer where a decision has fewer). Each position after one of those
+plays is valued for the mover by:
+
+- the net at 0 ply (the baseline: what the net says today);
+- Doublet's search, V2 of the position after the play (what `analyse --ply 2` ranks by);
+- a rollout of `--trials` trials with `--ply`-ply checker play (doublet.search.rollout:
+  luck adjusted, seed 7, a decision's plays on the same dice, `--workers` processes).
+
+The judge is benchmarks/data/gnubg2_all_refset.jsonl.gz (benchmarks/fair_judge.py: gnubg
+1.07's 2-ply equity of every legal play). Printed for all the positions, for those of
+crashed decisions and for the others: the mean absolute difference to the judge with its
+mean (the bias: below 0, the teacher values the mover's position lower than gnubg); the
+same after removing each decision's mean difference ("centred": how well the teacher
+tells a decision's plays apart); and the mean loss, by the judge, of the play each
+teacher would choose among the top plays, with its standard error. `--out` keeps the
+values (rows: case, play index, judge, net, search, rollout, rollout's standard error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from doublet.core.parallel import shared_executor
+from doublet.formats.ids import board_from_position_id
+from doublet.nn.eval import default_model, equity
+from doublet.search.analysis import searcher
+from doublet.search.rollout import RolloutSettings, rollout
+from doublet.search.searcher import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+REFSET = ROOT / "tests" / "data" / "gnubg_refset.jsonl"
+JUDGE = ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz"
+ROLLOUT_SEED = 7
+NAMES = ("net, 0 ply", "search, 2 ply", "rollout")
+
+
+def decisions(n: int, seed: int) -> list[tuple[dict, list[float]]]:
+    """The sampled decisions (case, the judge's equity of each legal play)."""
+    cases = {}
+    with open(REFSET) as f:
+        for line in f:
+            c = json.loads(line)
+            if c["n_legal"] > 1 and c["class"] != "race" and (
+                    c["class"] == "crashed" or "bar" in c["tags"]):  # fmt: skip
+                cases[c["case"]] = c
+    judge = {}
+    with gzip.open(JUDGE, "rt") as f:
+        for line in f:
+            r = json.loads(line)
+            if r["case"] in cases:
+                judge[r["case"]] = r["equities"]
+    ids = sorted(judge)
+    rng = np.random.default_rng(seed)
+    pick = sorted(rng.choice(ids, size=min(n, len(ids)), replace=False).tolist())
+    return [(cases[i], judge[i]) for i in pick]
+
+
+def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (case, play index, judge, net, search, rollout, rollout se) and whether each
+    is of a crashed decision."""
+    model = default_model(0)
+    s = searcher(model, 0)
+    ex = shared_executor(args.workers)
+    settings = RolloutSettings(trials=args.trials, ply=args.ply, seed=ROLLOUT_SEED, luck=True)
+    rows, crashed = [], []
+    t0 = time.perf_counter()
+    todo = decisions(args.cases, args.seed)
+    for n, (c, eqs) in enumerate(todo, 1):
+        order = np.argsort(-np.array(eqs), kind="stable")[: args.top]
+        # The position after a play is the opponent's to roll: its values, negated, are the
+        # mover's (cubeless money equity).
+        after = np.array([board_from_position_id(c["legal"][i]) for i in order])
+        net = [-float(equity(s.evaluate(b, Limits(ply=0)))) for b in after]
+        deep = [-float(equity(s.evaluate(b, Limits(ply=2)))) for b in after]
+        ro, se = rollout(model, after, settings, ex).equity()
+        for k, i in enumerate(order):
+            rows.append((c["case"], i, eqs[i], net[k], deep[k], -float(ro[k]), float(se[k])))
+            crashed.append(c["class"] == "crashed")
+        print(f"  {n}/{len(todo)} decisions, {time.perf_counter() - t0:.0f} s", file=sys.stderr,
+              flush=True)  # fmt: skip
+    return np.array(rows, float).reshape(-1, 7), np.array(crashed, bool)
+
+
+def _loss(r: np.ndarray, col: int) -> float:
+    """The judge's loss of the play that column `col` values best, among one decision's."""
+    return float(r[:, 2].max() - r[np.argmax(r[:, col]), 2])
+
+
+def report(rows: np.ndarray, crashed: np.ndarray) -> None:
+    print(f"{'':34}{'MAE':>8}{'bias':>9}{'centred':>9}{'choice loss mEq':>20}")
+    for label, mask in (("all", np.ones(len(rows), bool)), ("crashed decisions", crashed),
+                        ("the others (a checker on the bar)", ~crashed)):  # fmt: skip
+        r = rows[mask]
+        if not len(r):
+            continue
+        case = r[:, 0]
+        cases = np.unique(case)
+        print(f"{label}: {len(r)} positions, {len(cases)} decisions, rollout standard error "
+              f"{r[:, 6].mean():.4f} on average")  # fmt: skip
+        for col, name in zip((3, 4, 5), NAMES, strict=True):
+            d = r[:, col] - r[:, 2]
+            centred = np.concatenate([d[case == u] - d[case == u].mean() for u in cases])
+            loss = np.array([_loss(r[case == u], col) for u in cases]) * 1000
+            se = loss.std(ddof=1) / np.sqrt(len(loss)) if len(loss) > 1 else float("nan")
+            print(f"  {name:<32}{np.abs(d).mean():>8.4f}{d.mean():>+9.4f}"
+                  f"{np.abs(centred).mean():>9.4f}{loss.mean():>11.2f} ± {se:.2f}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", type=int, default=40, help="decisions drawn")
+    ap.add_argument("--top", type=int, default=6, help="plays of each (gnubg 2 ply's best)")
+    ap.add_argument("--trials", type=int, default=144, help="rollout trials")
+    ap.add_argument("--ply", type=int, default=1, choices=(0, 1), help="rollout's checker play")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=3, help="the draw of the decisions")
+    ap.add_argument("--out", type=Path, help="keep the values (.npz)")
+    args = ap.parse_args()
+    print(f"machine: {platform.machine()}, command: benchmarks/teacher.py {' '.join(sys.argv[1:])}")
+    t = time.perf_counter()
+    rows, crashed = value(args)
+    if args.out:
+        np.savez(args.out, rows=rows, crashed=crashed)
+    print(f"{time.perf_counter() - t:.0f} s; judge: gnubg 1.07 2 ply (fair_judge.py); rollouts "
+          f"of {args.trials} trials, {args.ply}-ply play")  # fmt: skip
+    report(rows, crashed)
+
+
+if __name__ == "__main__":
+    main()
