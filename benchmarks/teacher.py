@@ -3,6 +3,7 @@
 
     python benchmarks/teacher.py [--cases 40] [--top 6] [--trials 144] [--ply 1]
                                  [--workers 2] [--seed 3] [--out FILE.npz]
+    python benchmarks/teacher.py --level [--deep-every 10]
 
 The decisions: refset decisions (tests/data/gnubg_refset.jsonl) with more than one legal
 play that are not races and are crashed (gnubg's class) or have a checker on the bar
@@ -23,6 +24,12 @@ same after removing each decision's mean difference ("centred": how well the tea
 tells a decision's plays apart); and the mean loss, by the judge, of the play each
 teacher would choose among the top plays, with its standard error. `--out` keeps the
 values (rows: case, play index, judge, net, search, rollout, rollout's standard error).
+
+`--level`: the net's level against the judge on every legal play of every refset decision
+(no rollouts): the mean difference (bias) and mean absolute difference of the net at 0
+ply, and of the 2-ply search on every `--deep-every`-th decision, by the decision's
+class (gnubg's: contact, crashed, race) and, for contact and crashed, with a checker on
+the bar or not.
 """
 
 from __future__ import annotations
@@ -98,6 +105,40 @@ def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows, float).reshape(-1, 7), np.array(crashed, bool)
 
 
+def level(args: argparse.Namespace) -> None:
+    """--level: the net's and the 2-ply search's bias against the judge, by class."""
+    model = default_model(0)
+    s = searcher(model, 0)
+    with open(REFSET) as f:
+        cases = {c["case"]: c for c in (json.loads(line) for line in f) if c["n_legal"] > 1}
+    groups: dict[str, list[tuple[float, float, float]]] = {}
+    with gzip.open(JUDGE, "rt") as f:
+        judged = [json.loads(line) for line in f]
+    t0 = time.perf_counter()
+    for n, r in enumerate(judged):
+        c = cases[r["case"]]
+        deep = n % args.deep_every == 0
+        kind = c["class"] if c["class"] == "race" else (
+            f"{c['class']}, {'bar' if 'bar' in c['tags'] else 'no bar'}")  # fmt: skip
+        for pid, judge in zip(c["legal"], r["equities"], strict=True):
+            b = board_from_position_id(pid)
+            net = -float(equity(s.evaluate(b, Limits(ply=0))))
+            two = -float(equity(s.evaluate(b, Limits(ply=2)))) if deep else float("nan")
+            groups.setdefault(kind, []).append((judge, net, two))
+    which = "every decision" if args.deep_every == 1 else f"every {args.deep_every}th decision"
+    print(f"{time.perf_counter() - t0:.0f} s; every legal play of {len(judged)} refset decisions; "
+          f"the 2-ply search on {which}")  # fmt: skip
+    print(f"{'class':<20}{'plays':>8}{'net bias':>10}{'net MAE':>9}{'2-ply plays':>13}"
+          f"{'2-ply bias':>12}{'2-ply MAE':>11}")  # fmt: skip
+    for kind in sorted(groups):
+        g = np.array(groups[kind])
+        d0 = g[:, 1] - g[:, 0]
+        two = g[~np.isnan(g[:, 2])]
+        d2 = two[:, 2] - two[:, 0]
+        print(f"{kind:<20}{len(g):>8}{d0.mean():>+10.4f}{np.abs(d0).mean():>9.4f}{len(two):>13}"
+              f"{d2.mean():>+12.4f}{np.abs(d2).mean():>11.4f}")  # fmt: skip
+
+
 def _loss(r: np.ndarray, col: int) -> float:
     """The judge's loss of the play that column `col` values best, among one decision's."""
     return float(r[:, 2].max() - r[np.argmax(r[:, col]), 2])
@@ -132,7 +173,16 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=3, help="the draw of the decisions")
     ap.add_argument("--out", type=Path, help="keep the values (.npz)")
+    ap.add_argument("--level", action="store_true",
+                    help="the net's bias on every refset play, by class (no rollouts)")  # fmt: skip
+    ap.add_argument("--deep-every", type=int, default=10,
+                    help="--level: the 2-ply search on every Nth decision")  # fmt: skip
     args = ap.parse_args()
+    if args.level:
+        print(f"machine: {platform.machine()}, command: benchmarks/teacher.py "
+              f"{' '.join(sys.argv[1:])}")  # fmt: skip
+        level(args)
+        return
     print(f"machine: {platform.machine()}, command: benchmarks/teacher.py {' '.join(sys.argv[1:])}")
     t = time.perf_counter()
     rows, crashed = value(args)
