@@ -3,6 +3,7 @@
 
     python benchmarks/teacher.py [--cases 40] [--top 6] [--trials 144] [--ply 1]
                                  [--workers 2] [--seed 3] [--out FILE.npz]
+                                 [--distill-trials 288]
     python benchmarks/teacher.py --level [--deep-every 10]
 
 The decisions: refset decisions (tests/data/gnubg_refset.jsonl) with more than one legal
@@ -14,7 +15,10 @@ plays is valued for the mover by:
 - the net at 0 ply (the baseline: what the net says today);
 - Doublet's search, V2 of the position after the play (what `analyse --ply 2` ranks by);
 - a rollout of `--trials` trials with `--ply`-ply checker play (doublet.search.rollout:
-  luck adjusted, seed 7, a decision's plays on the same dice, `--workers` processes).
+  luck adjusted, seed 7, a decision's plays on the same dice, `--workers` processes);
+- with `--distill-trials N`, also the rollouts `distill data --rollout-trials N` makes
+  (doublet.training.rollout: 0-ply play, the race net's value at the end of contact, no
+  luck adjustment, one process).
 
 The judge is benchmarks/data/gnubg2_all_refset.jsonl.gz (benchmarks/fair_judge.py: gnubg
 1.07's 2-ply equity of every legal play). Printed for all the positions, for those of
@@ -23,7 +27,8 @@ mean (the bias: below 0, the teacher values the mover's position lower than gnub
 same after removing each decision's mean difference ("centred": how well the teacher
 tells a decision's plays apart); and the mean loss, by the judge, of the play each
 teacher would choose among the top plays, with its standard error. `--out` keeps the
-values (rows: case, play index, judge, net, search, rollout, rollout's standard error).
+values (rows: case, play index, judge, net, search, rollout, rollout's standard error,
+distill's rollout or NaN).
 
 `--level`: the net's level against the judge on every legal play of every refset decision
 (no rollouts): the mean difference (bias) and mean absolute difference of the net at 0
@@ -44,18 +49,20 @@ from pathlib import Path
 
 import numpy as np
 
+from doublet.core.board import has_contact
 from doublet.core.parallel import shared_executor
 from doublet.formats.ids import board_from_position_id
 from doublet.nn.eval import default_model, equity
 from doublet.search.analysis import searcher
 from doublet.search.rollout import RolloutSettings, rollout
 from doublet.search.searcher import Limits
+from doublet.training.rollout import RaceRollout, Rollout
 
 ROOT = Path(__file__).resolve().parent.parent
 REFSET = ROOT / "tests" / "data" / "gnubg_refset.jsonl"
 JUDGE = ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz"
 ROLLOUT_SEED = 7
-NAMES = ("net, 0 ply", "search, 2 ply", "rollout")
+NAMES = ("net, 0 ply", "search, 2 ply", "rollout", "distill's rollout")
 
 
 def decisions(n: int, seed: int) -> list[tuple[dict, list[float]]]:
@@ -80,12 +87,14 @@ def decisions(n: int, seed: int) -> list[tuple[dict, list[float]]]:
 
 
 def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
-    """Rows (case, play index, judge, net, search, rollout, rollout se) and whether each
-    is of a crashed decision."""
+    """Rows (case, play index, judge, net, search, rollout, rollout se, distill's rollout)
+    and whether each is of a crashed decision."""
     model = default_model(0)
     s = searcher(model, 0)
     ex = shared_executor(args.workers)
     settings = RolloutSettings(trials=args.trials, ply=args.ply, seed=ROLLOUT_SEED, luck=True)
+    contact_ro, race_ro = Rollout(model), RaceRollout(model)
+    distill_rng = np.random.default_rng(11)
     rows, crashed = [], []
     t0 = time.perf_counter()
     todo = decisions(args.cases, args.seed)
@@ -97,12 +106,17 @@ def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
         net = [-float(equity(s.evaluate(b, Limits(ply=0)))) for b in after]
         deep = [-float(equity(s.evaluate(b, Limits(ply=2)))) for b in after]
         ro, se = rollout(model, after, settings, ex).equity()
+        distill = [float("nan")] * len(after)
+        if args.distill_trials:
+            distill = [-float(equity((contact_ro if has_contact(b) else race_ro)(
+                b, args.distill_trials, distill_rng))) for b in after]  # fmt: skip
         for k, i in enumerate(order):
-            rows.append((c["case"], i, eqs[i], net[k], deep[k], -float(ro[k]), float(se[k])))
+            rows.append((c["case"], i, eqs[i], net[k], deep[k], -float(ro[k]), float(se[k]),
+                         distill[k]))  # fmt: skip
             crashed.append(c["class"] == "crashed")
         print(f"  {n}/{len(todo)} decisions, {time.perf_counter() - t0:.0f} s", file=sys.stderr,
               flush=True)  # fmt: skip
-    return np.array(rows, float).reshape(-1, 7), np.array(crashed, bool)
+    return np.array(rows, float).reshape(-1, 8), np.array(crashed, bool)
 
 
 def level(args: argparse.Namespace) -> None:
@@ -155,7 +169,9 @@ def report(rows: np.ndarray, crashed: np.ndarray) -> None:
         cases = np.unique(case)
         print(f"{label}: {len(r)} positions, {len(cases)} decisions, rollout standard error "
               f"{r[:, 6].mean():.4f} on average")  # fmt: skip
-        for col, name in zip((3, 4, 5), NAMES, strict=True):
+        for col, name in zip((3, 4, 5, 7), NAMES, strict=True):
+            if np.isnan(r[:, col]).any():
+                continue
             d = r[:, col] - r[:, 2]
             centred = np.concatenate([d[case == u] - d[case == u].mean() for u in cases])
             loss = np.array([_loss(r[case == u], col) for u in cases]) * 1000
@@ -173,6 +189,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=3, help="the draw of the decisions")
     ap.add_argument("--out", type=Path, help="keep the values (.npz)")
+    ap.add_argument("--distill-trials", type=int, default=0,
+                    help="also distill data's rollouts of this many trials")  # fmt: skip
     ap.add_argument("--level", action="store_true",
                     help="the net's bias on every refset play, by class (no rollouts)")  # fmt: skip
     ap.add_argument("--deep-every", type=int, default=10,

@@ -870,8 +870,8 @@ def _rollout_reference(model, start: np.ndarray, dice: np.ndarray, prune_keep: i
                        ) -> np.ndarray:  # fmt: skip
     """doublet.training.rollout.Rollout in plain Python, trial by trial with the same dice: both
     sides play the best 0-ply play (among the pruning net's best prune_keep, besides the
-    exact ones, when it is > 0) until the game ends, a pure bear-off or the end of
-    contact, valued at 0 ply from the start side's view."""
+    exact ones, when it is > 0 and the position is not crashed) until the game ends, a
+    pure bear-off or the end of contact, valued at 0 ply from the start side's view."""
     from doublet.nn.eval import equity, prune_scores
     from doublet.rules.bearoff import is_bearoff
     from doublet.training.rollout import MAX_MOVES
@@ -887,7 +887,7 @@ def _rollout_reference(model, start: np.ndarray, dice: np.ndarray, prune_keep: i
             outs, _ = legal_outcomes(b, int(dice[t, m, 0]), int(dice[t, m, 1]))
             views = [flip(a) for a in outs]
             cand = list(range(len(views)))
-            if 0 < prune_keep < len(views):
+            if 0 < prune_keep < len(views) and not crashed(b):  # crashed: unpruned
                 exact = [i for i in cand if outcome(views[i]) or is_bearoff(views[i])]
                 rest = [i for i in cand if i not in exact]
                 rating = -prune_scores(np.array([views[i] for i in rest]), model.prune)
@@ -910,7 +910,10 @@ def test_contact_rollout_equals_a_plain_reference() -> None:
     traj = sp.game(model.contact, model.race, 3, 0)
     starts = [pos({24: 2, 13: 5, 8: 3, 6: 5}, {24: 2, 13: 5, 8: 3, 6: 5})]
     starts += [b for b in traj.boards if outcome(b) == 0 and has_contact(b)][5::12]
-    assert len(starts) >= 3
+    # a crashed position (gnubg's class: the side on roll has 5 checkers in play beside
+    # its 1- and 2-points), whose plays the pruning net does not pick
+    starts.append(pos({1: 4, 2: 6, 5: 2, 8: 2, 20: 1}, {24: 2, 22: 2, 18: 3, 13: 4, 12: 2, 7: 2}))
+    assert crashed(starts[-1]) and len(starts) >= 4
     for prune_on in (False, True):
         r = Rollout(model, prune=prune_on)
         for k, b in enumerate(starts):

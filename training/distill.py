@@ -41,13 +41,16 @@ leaves the contact net as it is.
 The contact net on rollouts (``--rollout-trials T``): ``data`` keeps every
 POSITION_EVERY-th position with contact of each game and values it by a rollout of T
 trials to the end of contact (doublet.training.rollout.Rollout: both sides at 0 ply with the
-pruning net, the race net's value when contact is broken, every roll stratified). These
+pruning net, except in crashed positions since session 32, the race net's value when
+contact is broken, every roll stratified). These
 are the value of the net's own play rather than its search's estimate of it. With
 ``--only crashed,bar`` the set is every position with contact of those kinds instead of
 a sample (gnubg's crashed class; a checker on either bar). Session 19 fitted the net to
 such a set and it got worse on the refset (benchmarks/HISTORY.md): the net's own play
-is a poor teacher where it plays worst. ``--only`` without ``--rollout-trials`` makes
-the same kinds of set valued by the search instead (every such position of the chunk's
+is a poor teacher where it plays worst (and until session 32 the rollouts' pruning net
+picked its plays in crashed positions too, which valued them about 0.05 lower still).
+``--only`` without ``--rollout-trials`` makes the same kinds of set valued by the search
+instead (every such position of the chunk's
 games, at ``--ply``). A plain
 ``fit`` then moves the contact net alone when M has a race net of its own (that one is
 fitted by ``--race``).

@@ -2,7 +2,9 @@
 
 Both sides play on at 0 ply, each play chosen by cubeless equity with the exact bear-off
 database wherever a position is a pure bear-off (and, with a pruning net, only the
-ROLLOUT_PRUNE_KEEP plays it rates best are judged by the main net), until a trial ends:
+ROLLOUT_PRUNE_KEEP plays it rates best are judged by the main net, except in crashed
+positions, which the search never prunes either: the pruning net ranks their plays
+poorly), until a trial ends:
 
 - at the end of the game, or a pure bear-off: its exact database probabilities;
 - ``RaceRollout`` (race positions): nothing else, so the value is the play's own;
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from doublet.core.board import SIZE, STANDARD, flip_into, has_contact, outcome
+from doublet.core.board import SIZE, STANDARD, crashed, flip_into, has_contact, outcome
 from doublet.core.jit import njit
 from doublet.nn.encode import N_INPUTS
 from doublet.nn.eval import (
@@ -64,7 +66,10 @@ def _choose(b, d1, d2, contact, race, prune, prune_keep, bo, acc, tmp, scratch, 
     n = _outcomes(b, d1, d2, STANDARD, acc, tmp, scratch)
     if n < 0:
         return n
-    pruning = prune_keep > 0 and n > prune_keep
+    # Crashed positions unpruned, as in the search (doublet.search.searcher): pruned, the
+    # rollouts valued the positions after the plays of 16 crashed refset decisions 0.098
+    # below gnubg 1.07 2 ply on average, unpruned 0.052 (benchmarks/HISTORY.md, session 32).
+    pruning = prune_keep > 0 and n > prune_keep and not crashed(b)
     for i in range(n):
         picked[i] = 1
     if pruning:
