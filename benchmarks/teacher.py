@@ -40,8 +40,6 @@ the bar or not.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import platform
 import sys
 import time
@@ -59,31 +57,23 @@ from doublet.search.searcher import Limits
 from doublet.training.rollout import RaceRollout, Rollout
 
 ROOT = Path(__file__).resolve().parent.parent
-REFSET = ROOT / "tests" / "data" / "gnubg_refset.jsonl"
-JUDGE = ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz"
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.fair_judge import FairJudge, decisions  # noqa: E402
+
 ROLLOUT_SEED = 7
 NAMES = ("net, 0 ply", "search, 2 ply", "rollout", "distill's rollout")
 
 
-def decisions(n: int, seed: int) -> list[tuple[dict, list[float]]]:
+def sample(n: int, seed: int) -> list[tuple[dict, list[float]]]:
     """The sampled decisions (case, the judge's equity of each legal play)."""
-    cases = {}
-    with open(REFSET) as f:
-        for line in f:
-            c = json.loads(line)
-            if c["n_legal"] > 1 and c["class"] != "race" and (
-                    c["class"] == "crashed" or "bar" in c["tags"]):  # fmt: skip
-                cases[c["case"]] = c
-    judge = {}
-    with gzip.open(JUDGE, "rt") as f:
-        for line in f:
-            r = json.loads(line)
-            if r["case"] in cases:
-                judge[r["case"]] = r["equities"]
-    ids = sorted(judge)
+    judge = FairJudge()
+    cases = {c["case"]: c for c in decisions() if c["class"] != "race" and (
+             c["class"] == "crashed" or "bar" in c["tags"])}  # fmt: skip
+    ids = sorted(cases)
     rng = np.random.default_rng(seed)
     pick = sorted(rng.choice(ids, size=min(n, len(ids)), replace=False).tolist())
-    return [(cases[i], judge[i]) for i in pick]
+    return [(cases[i], [judge.table[i][pid] for pid in cases[i]["legal"]]) for i in pick]
 
 
 def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
@@ -97,7 +87,7 @@ def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
     distill_rng = np.random.default_rng(11)
     rows, crashed = [], []
     t0 = time.perf_counter()
-    todo = decisions(args.cases, args.seed)
+    todo = sample(args.cases, args.seed)
     for n, (c, eqs) in enumerate(todo, 1):
         order = np.argsort(-np.array(eqs), kind="stable")[: args.top]
         # The position after a play is the opponent's to roll: its values, negated, are the
@@ -123,18 +113,16 @@ def level(args: argparse.Namespace) -> None:
     """--level: the net's and the 2-ply search's bias against the judge, by class."""
     model = default_model(0)
     s = searcher(model, 0)
-    with open(REFSET) as f:
-        cases = {c["case"]: c for c in (json.loads(line) for line in f) if c["n_legal"] > 1}
+    cases = {c["case"]: c for c in decisions()}
+    judged = FairJudge().table  # case -> {position after a play: the judge's equity}
     groups: dict[str, list[tuple[float, float, float]]] = {}
-    with gzip.open(JUDGE, "rt") as f:
-        judged = [json.loads(line) for line in f]
     t0 = time.perf_counter()
-    for n, r in enumerate(judged):
-        c = cases[r["case"]]
+    for n, (case, table) in enumerate(judged.items()):
+        c = cases[case]
         deep = n % args.deep_every == 0
         kind = c["class"] if c["class"] == "race" else (
             f"{c['class']}, {'bar' if 'bar' in c['tags'] else 'no bar'}")  # fmt: skip
-        for pid, judge in zip(c["legal"], r["equities"], strict=True):
+        for pid, judge in table.items():
             b = board_from_position_id(pid)
             net = -float(equity(s.evaluate(b, Limits(ply=0))))
             two = -float(equity(s.evaluate(b, Limits(ply=2)))) if deep else float("nan")

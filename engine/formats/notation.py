@@ -432,15 +432,11 @@ def _is_blot(before, p):
 
 @njit
 def _put_point(out, k, code):
-    """Writes a point's text (off, in, bar or its number) at out[k:]; the end."""
+    """Writes a point's text (off, bar or its number) at out[k:]; the end."""
     if code == 0:
         for c in (111, 102, 102):  # "off"
             out[k] = c
             k += 1
-    elif code == _CODE_IN:
-        out[k] = 105  # "in"
-        out[k + 1] = 110
-        k += 2
     elif code == _CODE_BAR:
         out[k] = 98  # "bar"
         out[k + 1] = 97
@@ -465,7 +461,7 @@ def _text_into(before, path, n, out):
     rd = np.empty(4, np.int64)
     for i in range(n):
         s = path[i, 0]
-        rs[i] = _CODE_BAR if s == MY_BAR else (_CODE_IN if s == MY_OUT else s)
+        rs[i] = _CODE_BAR if s == MY_BAR else s
         rd[i] = path[i, 1]
     for i in range(1, n):
         s, d = rs[i], rd[i]

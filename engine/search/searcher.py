@@ -834,10 +834,12 @@ class Searcher:
         self._rolls_agains = np.zeros(rows, np.int8)
         self._rolls_probs = np.zeros((rows, N_OUTPUTS), np.float32)
 
-    def best(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits()) -> int:
+    def best(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits(),
+             max_evals: int = 0) -> int:  # fmt: skip
         """Index (into the outcomes of the roll, as analyse lists them) of the play chosen
-        at limits.ply: the best equity among the plays searched deepest."""
-        n = self._root(board, d1, d2, limits)
+        at limits.ply: the best equity among the plays searched deepest. max_evals as in
+        analyse."""
+        n = self._root(board, d1, d2, limits, max_evals)
         return int(_best_index(self.result_probs, self.result_ply, n))
 
     def chosen(self, board: np.ndarray, d1: int, d2: int, limits: Limits = Limits(),
@@ -846,8 +848,7 @@ class Searcher:
         whether the mover rolls again, the mover's probabilities after it (5,), the ply it
         was searched to), copied out of the buffers; what analyse gives for that index,
         without copying the roll's other plays. max_evals as in analyse."""
-        n = self._root(board, d1, d2, limits, max_evals)
-        i = int(_best_index(self.result_probs, self.result_ply, n))
+        i = self.best(board, d1, d2, limits, max_evals)
         return (self.ws.outs[0, i].copy(), bool(self.ws.agains[0, i]),
                 self.result_probs[i].copy(), int(self.result_ply[i]))  # fmt: skip
 
