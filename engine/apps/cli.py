@@ -23,6 +23,7 @@ import numpy as np
 from doublet import __version__
 from doublet.apps import protocol, serve
 from doublet.apps import terminal as play
+from doublet.apps.fastpath import FastBest
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
@@ -64,26 +65,32 @@ def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | No
     """(request, None) for each non-blank JSON line, or (None, error) for a bad one: not
     UTF-8, not JSON, nested too deeply, or holding a number too long to read."""
     for raw in lines:
-        if isinstance(raw, bytes):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                yield None, f"line is not UTF-8 text (byte {e.start + 1} is {raw[e.start]:#04x})"
-                continue
-        else:
-            line = raw
-        if not line.strip():
-            continue
+        read = _json_request(raw)
+        if read is not None:
+            yield read
+
+
+def _json_request(raw: str | bytes) -> tuple[Any, str | None] | None:
+    """_json_requests of one line: None when it is blank."""
+    if isinstance(raw, bytes):
         try:
-            yield protocol.loads(line), None
-        except json.JSONDecodeError as e:
-            yield None, f"line is not JSON: {e.msg} at column {e.colno}"
-        except DoubletError as e:  # NaN, Infinity, 1e999, a key twice
-            yield None, f"line refused: {e}"
-        except RecursionError:
-            yield None, "line is nested too deeply to read"
-        except ValueError:  # an integer of thousands of digits
-            yield None, "line holds a number with too many digits"
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return None, f"line is not UTF-8 text (byte {e.start + 1} is {raw[e.start]:#04x})"
+    else:
+        line = raw
+    if not line.strip():
+        return None
+    try:
+        return protocol.loads(line), None
+    except json.JSONDecodeError as e:
+        return None, f"line is not JSON: {e.msg} at column {e.colno}"
+    except DoubletError as e:  # NaN, Infinity, 1e999, a key twice
+        return None, f"line refused: {e}"
+    except RecursionError:
+        return None, "line is nested too deeply to read"
+    except ValueError:  # an integer of thousands of digits
+        return None, "line holds a number with too many digits"
 
 
 def _batch_lines(lines: Iterator[str | bytes], variant: str | None) -> Iterator[str]:
@@ -584,18 +591,38 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     announce_compile(*SEARCH_KERNELS)
     session = protocol.Session()
+    fast = FastBest(session)
     write, flush = out.write, out.flush
-    for req, bad in _json_requests(_input_lines(sys.stdin)):
-        if bad:
-            reply: dict[str, Any] = {"error": bad}
-        elif isinstance(req, dict) and req.get("cmd") == "quit" and (
-                set(req) <= protocol.KEYS["quit"]):  # fmt: skip
+    for raw in _input_lines(sys.stdin):
+        reply = engine_reply(session, fast, raw)
+        if reply is QUIT:
             break
-        else:
-            reply = session.answer(req)
-        write(json.dumps(reply) + "\n")
-        flush()
+        if isinstance(reply, str):
+            write(reply)
+            flush()
     return 0
+
+
+QUIT = object()  # engine_reply's answer to {"cmd": "quit"}
+
+
+def engine_reply(session: protocol.Session, fast: FastBest, raw: str | bytes) -> object:
+    """doublet engine's answer to one input line: the reply line (with its newline),
+    None for a blank line, or QUIT. A standard best at 0 or 1 ply is read and written in
+    kernels (FastBest), anything else by the session."""
+    if isinstance(raw, bytes):
+        answer = fast.reply(raw)
+        if answer is not None:
+            return answer.decode("ascii")
+    read = _json_request(raw)
+    if read is None:
+        return None
+    req, bad = read
+    if bad:
+        return json.dumps({"error": bad}) + "\n"
+    if isinstance(req, dict) and req.get("cmd") == "quit" and set(req) <= protocol.KEYS["quit"]:
+        return QUIT
+    return json.dumps(session.answer(req)) + "\n"
 
 
 def _hex(side: list[int]) -> str:
