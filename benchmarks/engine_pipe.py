@@ -10,7 +10,8 @@ request written to the engine's stdin (``{"cmd": "best", "position": ID, "dice":
 d2], "ply": n}``) and timed from the write to the reading of its reply line; the reply
 is checked (a play, no error). Rows:
 
-- Doublet through the pipe (`python -m doublet engine`, the installed package);
+- Doublet through the pipe (`python -m doublet engine`, the installed package), taking
+  turns with gnubg's pipe case by case (the order swapped every case);
 - GNU Backgammon through a pipe, benchmarks/gnubg_pipe.py (one JSON line in, one out;
   findbestmove cubeless, deterministic, pruning nets, one thread): run by this Python
   with the `gnubg` extra (the PyPI module 1.1.0a16, the "normal" move filter), the
@@ -19,19 +20,25 @@ is checked (a play, no error). Rows:
   row shows the module's overhead more than its search);
 - Doublet in-process on the same cases: the search alone (Searcher.best, the search's
   cache kept between decisions as the engine keeps it), and the whole protocol without
-  the pipe (the request's JSON read, doublet.apps.protocol.Session.answer, the reply's
-  JSON written: parsing, validation and formatting on top of the search); and gnubg
+  the pipe (doublet.apps.cli.engine_reply, what doublet engine does with each line: a
+  standard best at 0 or 1 ply read and written by the fast path's kernels,
+  doublet.apps.fastpath, any other request parsed, validated and answered by
+  doublet.apps.protocol.Session and its reply written by json.dumps); and gnubg
   in-process (the `gnubg` extra, the PyPI
   module, with benchmarks/vs_gnubg.py's settings) when it is installed: what the pipe
   adds to each. These rows run alone, one decision after another, so their caches stay
   warm;
-- Doublet's protocol in-process once more, timed inside the alternation below (right
-  after each pipe request, in this process), and the paired median of pipe minus
-  in-process, case by case: what the pipe itself adds when both see the same machine.
-  Between two requests through the pipe the other processes run (gnubg, this one), and a
-  search that starts with cold CPU caches is slower: a 1-ply search measured 0.50 ms
-  median with warm caches and 0.70 ms after 64 MB of other memory was written before
-  each one (session 26); the rows that run alone do not see that.
+- A second pass on as many other cases (the engines' caches have not seen them) in which
+  this process also answers each request in-process (engine_reply, as above) between
+  the two pipes' turns: Doublet's and gnubg's pipes with a third process's search
+  between requests (a harsher machine: each request starts with colder CPU caches; a
+  1-ply search measured 0.50 ms median with warm caches and 0.70 ms after 64 MB of
+  other memory was written before each one, session 26), the in-process times, and the
+  paired median of pipe minus in-process, case by case: what the pipe itself adds when
+  both see the same machine. Until session 33 this was the only pass, and its Doublet
+  and gnubg rows were the headline; the headline is now the first pass, the two pipes
+  taking turns with nothing else between them, as a client that waits for each reply
+  sees them.
 
 Both processes keep their evaluation caches between requests, as a client sees them.
 Before the timed requests each process answers 20 untimed ones (loading, compiling).
@@ -49,6 +56,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -62,6 +70,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.vs_gnubg import _hop  # noqa: E402
+from doublet.apps.cli import engine_reply  # noqa: E402
+from doublet.apps.fastpath import FastBest  # noqa: E402
 from doublet.apps.protocol import Session  # noqa: E402
 from doublet.core import board as B  # noqa: E402
 from doublet.core.board import STANDARD  # noqa: E402
@@ -155,17 +165,23 @@ def main() -> None:
                     help="Debian's gnubg 1.07 binary (default: on PATH, else "
                     "/usr/games)")  # fmt: skip
     ap.add_argument("--no-inprocess", action="store_true", help="skip the in-process rows")
+    ap.add_argument("--engine", default=f"{sys.executable} -m doublet engine",
+                    help="the command of the engine through the pipe (default: this "
+                    "Python's doublet; e.g. another checkout's, to compare two versions in "
+                    "one run: 'env PYTHONPATH=DIR python -m doublet engine')")  # fmt: skip
     args = ap.parse_args()
 
     with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
         cases = [json.loads(line) for line in f]
     cases = [c for c in cases if c["n_legal"] > 1]
     rng = np.random.default_rng(args.seed)
-    idx = np.sort(rng.choice(len(cases), size=min(args.cases, len(cases)), replace=False))
-    cases = [cases[i] for i in idx]
+    n = min(args.cases, len(cases) // 2)
+    drawn = rng.choice(len(cases), size=2 * n, replace=False)
+    others = [cases[i] for i in np.sort(drawn[n:])]  # the second pass's (with in-process)
+    cases = [cases[i] for i in np.sort(drawn[:n])]
     warm = cases[:WARMUP]
 
-    doublet = Pipe([sys.executable, "-m", "doublet", "engine"])
+    doublet = Pipe(shlex.split(args.engine))
     server = str(ROOT / "benchmarks" / "gnubg_pipe.py")
     gnubgs: list[tuple[str, Pipe]] = []  # (row name, pipe)
     try:
@@ -191,6 +207,9 @@ def main() -> None:
           f"{'same play':>11}")  # fmt: skip
     model = default_model()
     searcher = Searcher(model)
+    inprocess = not args.no_inprocess
+    paired = Session()  # the in-process engine that answers between the pipes' turns
+    paired_fast = FastBest(paired)
     for ply in args.plies:
         chooser = GnubgChooser(ply) if gnubg_module is not None else None
 
@@ -206,63 +225,73 @@ def main() -> None:
             doublet.request(req)
             for _, g in gnubgs:
                 g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
-        # Doublet and the first gnubg (the PyPI module's) take turns, case by case, the
-        # order swapped every case, so that both see the machine in the same state (a
-        # pipe's round trip depends on where the scheduler puts the processes and on how
-        # long they slept); gnubg 1.07 (10 ms a call) runs on its own afterwards.
-        d_times, d_after, d_replies, paired_times = [], [], [], []
-        paired = Session() if not args.no_inprocess else None
-        for req in requests[:WARMUP] if paired is not None else ():
-            paired.answer(req)  # as the engine was warmed above
-        g_times: list[list[float]] = [[] for _ in gnubgs]
-        agree = [0] * len(gnubgs)
-        g_replies: list[list[Any]] = [[] for _ in gnubgs]
+        for req in requests[:WARMUP] if inprocess else ():  # warmed as the engine was
+            engine_reply(paired, paired_fast, json.dumps(req).encode())
 
-        def ask(
-            k: int,
-            c: dict[str, Any],
-            ply: int = ply,
-            g_times: list[list[float]] = g_times,
-            g_replies: list[list[Any]] = g_replies,
-        ) -> None:
-            name, g = gnubgs[k]
-            reply, dt = g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
-            if "error" in reply:
-                raise SystemExit(f"{name}: {reply}")
-            g_times[k].append(dt)
-            g_replies[k].append(reply["move"])
+        def alternate(cases: list[dict[str, Any]], with_inprocess: bool, ply: int = ply) -> Any:
+            """Doublet and the first gnubg (the PyPI module's) take turns, case by case, the
+            order swapped every case, so that both see the machine in the same state (a
+            pipe's round trip depends on where the scheduler puts the processes and on how
+            long they slept); with_inprocess, this process answers each request in-process
+            too, right after Doublet's pipe: (Doublet's times, its replies, gnubg's times,
+            its moves, the in-process times)."""
+            d_times, d_replies, g_times, g_moves, paired_times = [], [], [], [], []
+            for n, c in enumerate(cases):
+                req = {"cmd": "best", "position": c["pid"], "dice": c["dice"], "ply": ply}
+                ask = {"position_id": c["pid"], "dice": c["dice"], "ply": ply}
+                for turn in (0, 1, 2) if n % 2 else (1, 2, 0):
+                    if turn == 0 and gnubgs:
+                        reply, dt = gnubgs[0][1].request(ask)
+                        if "error" in reply:
+                            raise SystemExit(f"{gnubgs[0][0]}: {reply}")
+                        g_times.append(dt)
+                        g_moves.append(reply["move"])
+                    elif turn == 1:
+                        reply, dt = doublet.request(req)
+                        if "error" in reply or "play" not in reply:
+                            raise SystemExit(f"doublet engine: {reply}")
+                        d_times.append(dt)
+                        d_replies.append(reply)
+                    elif turn == 2 and with_inprocess:
+                        line = (json.dumps(req) + "\n").encode()
+                        t = time.perf_counter()
+                        engine_reply(paired, paired_fast, line)
+                        paired_times.append(time.perf_counter() - t)
+            return d_times, d_replies, g_times, g_moves, paired_times
 
-        for n, (c, req) in enumerate(zip(cases, requests, strict=True)):
-            if gnubgs and n % 2:
-                ask(0, c)
-            reply, dt = doublet.request(req)
-            if "error" in reply or "play" not in reply:
-                raise SystemExit(f"doublet engine: {reply}")
-            d_times.append(dt)
-            d_after.append(reply["position_id"])
-            d_replies.append(reply)
-            if paired is not None:  # the protocol in-process, in the same alternation
-                line = json.dumps(req)
-                t = time.perf_counter()
-                json.dumps(paired.answer(json.loads(line)))
-                paired_times.append(time.perf_counter() - t)
-            if gnubgs and not n % 2:
-                ask(0, c)
-        for k in range(1, len(gnubgs)):
-            for c in cases:
-                ask(k, c)
-        for k in range(len(gnubgs)):
-            mine = zip(cases, g_replies[k], d_after, strict=True)
-            agree[k] = sum(after(c, m) == pid for c, m, pid in mine)
-        rows = [(name, g_times[k], agree[k]) for k, (name, _) in enumerate(gnubgs)]
-        base = rows[0][1] if rows else None
+        def agreed(cases: list[dict[str, Any]], moves: list[Any], replies: list[Any]) -> int:
+            mine = zip(cases, moves, replies, strict=True)
+            return sum(after(c, m) == r["position_id"] for c, m, r in mine)
+
         print(f"{ply} ply")
+        # The headline: the two pipes alone, taking turns.
+        d_times, d_replies, g0_times, g0_moves, _ = alternate(cases, False)
+        rows = [(gnubgs[0][0], g0_times, agreed(cases, g0_moves, d_replies))] if gnubgs else []
+        for name, g in gnubgs[1:]:  # gnubg 1.07 (10 ms a call) on its own afterwards
+            times, moves = [], []
+            for c in cases:
+                reply, dt = g.request({"position_id": c["pid"], "dice": c["dice"], "ply": ply})
+                if "error" in reply:
+                    raise SystemExit(f"{name}: {reply}")
+                times.append(dt)
+                moves.append(reply["move"])
+            rows.append((name, times, agreed(cases, moves, d_replies)))
+        base = rows[0][1] if rows else None
         print(row("  Doublet, pipe (doublet engine)", d_times, base))
         for name, times, agree in rows:
             print(row("  " + name, times, base) + f"{agree:>7} / {len(cases)}")
-        if paired is not None:
-            print(row("  Doublet, in-process, alternating", paired_times, base))
-            adds = 1000 * np.median(np.array(d_times) - np.array(paired_times))
+        if inprocess:
+            # Again on the other cases (the engines' caches have not seen them), with this
+            # process answering each request in-process between the two pipes' turns: a
+            # harsher machine (a third process's search between requests) and, paired
+            # case by case, what the pipe itself adds.
+            d2_times, _, g2_times, _, paired_times = alternate(others, True)
+            base2 = g2_times or None
+            print(row("  Doublet pipe, in-process between", d2_times, base2))
+            if gnubgs:
+                print(row("  gnubg 1.1 pipe, in-process between", g2_times, base2))
+            print(row("  Doublet, in-process, alternating", paired_times, base2))
+            adds = 1000 * np.median(np.array(d2_times) - np.array(paired_times))
             print(f"  {'the pipe adds (paired median)':<36}{adds:>10.3f}")
         if ply == args.plies[0]:
             print(row("  floor: Python, no work, pipe", floor_times(requests, d_replies[0]),
@@ -280,10 +309,11 @@ def main() -> None:
             # Searcher: forget its cache, or this row would find every answer there.
             shared_searcher(None, STANDARD).clear_cache()
             session, times = Session(), []
-            for req in requests:  # the protocol without the pipe: parse, search, reply, JSON
-                line = json.dumps(req)
+            fast = FastBest(session)
+            for req in requests:  # the protocol without the pipe: what the engine does
+                line = (json.dumps(req) + "\n").encode()
                 t = time.perf_counter()
-                json.dumps(session.answer(json.loads(line)))
+                engine_reply(session, fast, line)
                 times.append(time.perf_counter() - t)
             print(row("  Doublet, in-process (the protocol)", times, None))
             if chooser is not None:
