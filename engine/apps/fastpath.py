@@ -26,20 +26,10 @@ import math
 
 import numpy as np
 
-from doublet.core.board import (
-    CHECKERS,
-    MY_BAR,
-    MY_OFF,
-    MY_OUT,
-    OPP_BAR,
-    OPP_OFF,
-    OPP_OUT,
-    SIZE,
-    STANDARD,
-    flip_into,
-)
+from doublet.apps.protocol import ENGINE_LIMITS, Session
+from doublet.core.board import MY_BAR, MY_OUT, OPP_BAR, OPP_OUT, SIZE, STANDARD, flip_into
 from doublet.core.jit import njit
-from doublet.formats.ids import _PID_OK, _pid_board, _pid_key, _valid
+from doublet.formats.ids import _PID_OK, _in_play, _pid_board, _pid_key, _valid
 from doublet.formats.notation import _play_text_into
 from doublet.nn.eval import _equity
 from doublet.search.analysis import EVALS_PER_SECOND, searcher
@@ -250,22 +240,8 @@ def _read_best(line, default_ply, board, fields):
         return False
     if fields[_F_PLY] > 1:
         return False
-    if _pid_board(data, board) != _PID_OK or not _valid(board, STANDARD):
-        return False
-    # In play (check_in_play): neither side has borne off all, and the opponent's checkers
-    # are not all on the bar against a home board with no point made.
-    if board[MY_OFF] == CHECKERS or board[OPP_OFF] == CHECKERS:
-        return False
-    if board[OPP_BAR] < 0:
-        others = False
-        made = False
-        for p in range(1, 25):
-            others = others or board[p] < 0
-        for p in range(1, 7):
-            made = made or board[p] >= 2
-        if not others and not made:
-            return False
-    return True
+    return _pid_board(data, board) == _PID_OK and _valid(board, STANDARD) and _in_play(
+        board, STANDARD)  # fmt: skip
 
 
 @njit
@@ -431,10 +407,7 @@ class FastBest:
     """The fast path of one protocol Session (doublet engine's): reply(line) is the
     reply's bytes, or None when the general path must answer the line."""
 
-    def __init__(self, session: object) -> None:
-        from doublet.apps.protocol import ENGINE_LIMITS, Session
-
-        assert isinstance(session, Session)
+    def __init__(self, session: Session) -> None:
         self.session = session
         self.serves = session.bounds == ENGINE_LIMITS
         self.board = np.empty(SIZE, np.int8)

@@ -203,6 +203,23 @@ def _valid(b, variant):
     return True
 
 
+@njit
+def _in_play(b, variant):
+    """Whether check_in_play accepts the valid int8 board b, checked as check_in_play
+    checks it (its fast path, and doublet engine's fast path's check)."""
+    if b[MY_OFF] == CHECKERS or b[OPP_OFF] == CHECKERS:
+        return False
+    if variant == STANDARD and b[OPP_BAR] < 0:
+        for p in range(1, 25):
+            if b[p] < 0:
+                return True
+        for p in range(1, 7):
+            if b[p] >= 2:
+                return True
+        return False
+    return True
+
+
 def check_in_play(board: Board, variant: int = STANDARD) -> None:
     """InvalidPositionError unless a valid board (validate) is a position before a roll
     that a game can reach, seen by the side on roll, with the opponent having moved last:
@@ -217,6 +234,8 @@ def check_in_play(board: Board, variant: int = STANDARD) -> None:
     The front ends (analysis, the engine protocol, doublet moves/eval) check it; boards
     inside the engine (after a play, in the mover's view) need not meet it."""
     b = np.asarray(board)
+    if b.dtype == np.int8 and b.shape == (SIZE,) and _in_play(b, variant):
+        return  # the kernel's check of the rules below, which say what is wrong when it fails
     for idx, side in ((MY_OFF, "the side on roll"), (OPP_OFF, "the opponent")):
         if int(b[idx]) == CHECKERS:
             raise InvalidPositionError(
