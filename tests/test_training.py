@@ -60,6 +60,7 @@ from doublet.core.board import (  # noqa: E402
     has_contact,
     outcome,
 )
+from doublet.core.dice import stream  # noqa: E402
 from doublet.core.errors import TrainingError  # noqa: E402
 from doublet.games.duplicate import play_match, random_player  # noqa: E402
 from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
@@ -72,6 +73,7 @@ from doublet.nn.eval import (  # noqa: E402
     save_model,
 )
 from doublet.rules.movegen import legal_outcomes  # noqa: E402
+from doublet.search.rollout import RolloutSettings, rollout  # noqa: E402
 from doublet.search.searcher import Limits, Searcher  # noqa: E402
 from doublet.training import checkpoint, configs, distill, prune  # noqa: E402
 from doublet.training.model import TDNet  # noqa: E402
@@ -1049,6 +1051,41 @@ def test_contact_rollout_data_of_one_kind(tmp_path: Path) -> None:
         with pytest.raises(SystemExit, match="--only takes"):
             distill.main(["data", "--model", str(src), "--out", str(tmp_path / "y"), "--ply",
                           "0", "--only", "bar", "--workers", "1", *extra])  # fmt: skip
+
+
+def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
+    """--rollout-ply P (with --rollout-trials T): the same positions as the 0-ply rollout
+    set, each valued instead by the analysis rollout (doublet.search.rollout: P-ply
+    play, luck-adjusted, to the end of the game) of T trials on dice of its own, drawn in
+    order from the chunk's stream; P is part of the data (resuming under another is
+    refused), and it must be 0 or 1 and go with --rollout-trials."""
+    src = ROOT / "models" / "doublet-standard.npz"
+    base = ["data", "--model", str(src), "--rollout-trials", "3", "--workers", "1",
+            "--chunks", "1", "--only", "bar"]  # fmt: skip
+    assert distill.main([*base, "--out", str(tmp_path / "plain")]) == 0
+    out = tmp_path / "analysis"
+    assert distill.main([*base, "--out", str(out), "--rollout-ply", "0"]) == 0
+    assert json.loads((out / "info.json").read_text())["rollout_ply"] == 0
+    model = load_model(src)
+    rng = stream(1, 0, 55)
+    with (
+        np.load(tmp_path / "plain" / "chunk-00000.npz") as a,
+        np.load(out / "chunk-00000.npz") as z,
+    ):
+        assert np.array_equal(z["boards"], a["boards"]) and len(z["boards"]) > 0
+        for b, got in zip(z["boards"], z["probs"], strict=True):
+            settings = RolloutSettings(trials=3, ply=0, luck=True, seed=int(rng.integers(2**31)))
+            want = rollout(model, b, settings).probabilities()[0]
+            np.testing.assert_allclose(got, want, atol=1e-6)
+        assert not np.allclose(z["probs"], a["probs"])  # another teacher
+    with pytest.raises(SystemExit, match="other settings"):
+        distill.main([*base, "--out", str(out), "--rollout-ply", "1"])
+    with pytest.raises(SystemExit, match="other settings"):
+        distill.main([*base, "--out", str(out)])
+    for bad in (["--rollout-ply", "2"], ["--rollout-ply", "1", "--rollout-trials", "0"]):
+        with pytest.raises(SystemExit, match=r"--rollout-ply must be 0\.\.1"):
+            distill.main([*base, "--out", str(tmp_path / "x"), *bad])
+    assert not (tmp_path / "x").exists()
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ from doublet.nn.eval import (
     save_model,
     with_step,
 )
+from doublet.search.rollout import MAX_ROLLOUT_PLY, RolloutSettings
+from doublet.search.rollout import rollout as analysis_rollout
 from doublet.search.searcher import MAX_PLY, Limits, Searcher
 from doublet.training.rollout import RaceRollout, Rollout
 from doublet.training.selfplay import SelfPlay
@@ -120,7 +122,8 @@ def _init(model: Model | str, epsilon: float = 0.0) -> None:
 
 
 def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float = 0.0,
-                  only: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+                  only: tuple[str, ...] = (), rollout_ply: int = -1
+                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of rollout chunk c.
 
     race: every position without contact of RACE_GAMES_PER_CHUNK games, each rolled out
@@ -130,6 +133,9 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     search, is below min_equity in size (for contact, the near-even positions, where no
     cube decision is close; for races, those where no gammon is at stake). With `only`
     (contact; kinds of ONLY), every position with contact of one of those kinds instead.
+    rollout_ply 0 or 1 (contact): each position is valued instead by the analysis
+    rollout (doublet.search.rollout: rollout_ply-ply play, luck-adjusted, to the end of
+    the game), on dice of its own.
     """
     model, sp = _STATE["model"], _STATE["selfplay"]
     key = "race_rollout" if race else "contact_rollout"
@@ -150,7 +156,14 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     if min_equity > 0:
         s, zero = _STATE["searcher"], Limits(ply=0)
         boards = [b for b in boards if abs(float(equity(s.evaluate(b, zero)))) >= min_equity]
-    out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
+    if rollout_ply >= 0 and not race:
+        out = np.empty((len(boards), 5), np.float32)
+        for i, b in enumerate(boards):
+            settings = RolloutSettings(trials=trials, ply=rollout_ply, luck=True,
+                                       seed=int(rng.integers(2**31)))  # fmt: skip
+            out[i] = analysis_rollout(model, b, settings).probabilities()[0]
+    else:
+        out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
     return np.array(boards, np.int8).reshape(-1, SIZE), out
 
 
@@ -170,8 +183,8 @@ def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
 
 
 def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0,
-          candidates: int = 0, min_equity: float = 0.0, only: tuple[str, ...] = ()
-          ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+          candidates: int = 0, min_equity: float = 0.0, only: tuple[str, ...] = (),
+          rollout_ply: int = -1) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
     chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0).
 
@@ -182,7 +195,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
         return rollout_chunk(seed, c, race_trials, race=True, min_equity=min_equity)
     if rollout_trials > 0:
         return rollout_chunk(seed, c, rollout_trials, race=False, min_equity=min_equity,
-                             only=only)  # fmt: skip
+                             only=only, rollout_ply=rollout_ply)  # fmt: skip
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = stream(seed, c, 99)
     every = POSITION_EVERY * max(candidates, 1)
@@ -206,7 +219,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
 
 
 def _chunk_task(job: tuple[str, Model, float],
-                args: tuple[int, int, int, int, int, int, float, tuple[str, ...]]
+                args: tuple[int, int, int, int, int, int, float, tuple[str, ...], int]
                 ) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
     """A task of doublet.core.parallel's executors: job (its token, the model and the
     epsilon, set up once a process) and the chunk's arguments."""
@@ -214,16 +227,16 @@ def _chunk_task(job: tuple[str, Model, float],
     if _STATE.get("token") != token:
         _init(model, epsilon)
         _STATE["token"] = token
-    seed, c, ply, race_trials, rollout_trials, candidates, min_equity, only = args
+    seed, c, ply, race_trials, rollout_trials, candidates, min_equity, only, rollout_ply = args
     boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
-                          only)  # fmt: skip
+                          only, rollout_ply)  # fmt: skip
     return c, boards, probs
 
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
               race_trials: int = 0, rollout_trials: int = 0, epsilon: float = 0.0,
               candidates: int = 0, ray: str | None = None, min_equity: float = 0.0,
-              only: tuple[str, ...] = ()) -> int:  # fmt: skip
+              only: tuple[str, ...] = (), rollout_ply: int = -1) -> int:  # fmt: skip
     """Make the chunks not yet in `out`, on `workers` local processes or, with `ray` (an
     address, "auto" or "local"), as Ray tasks (doublet.core.parallel); the number of
     positions made."""
@@ -241,6 +254,9 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         raise SystemExit(f"error: --only takes {' and '.join(ONLY)} (comma-separated), and "
                          "goes with search targets or --rollout-trials (not --race-trials "
                          "or --candidates)")  # fmt: skip
+    if rollout_ply != -1 and (rollout_trials <= 0 or not 0 <= rollout_ply <= MAX_ROLLOUT_PLY):
+        raise SystemExit(f"error: --rollout-ply must be 0..{MAX_ROLLOUT_PLY}, and goes with "
+                         "--rollout-trials")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
         raise SystemExit("error: --race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
@@ -268,11 +284,14 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         info["min_equity"] = min_equity
     if only:
         info["only"] = list(only)
+    if rollout_ply >= 0:
+        info["rollout_ply"] = rollout_ply
     info["model_digest"] = digest(model)  # the weights: a path can hold another model
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
-        blank = {"epsilon": 0.0, "candidates": 0, "min_equity": 0.0, "only": []}
+        blank = {"epsilon": 0.0, "candidates": 0, "min_equity": 0.0, "only": [],
+                 "rollout_ply": -1}  # fmt: skip
         if "model_digest" not in old:  # a set made before digests were recorded
             blank["model_digest"] = info["model_digest"]
         # The same weights under another path are the same model; another model at the
@@ -295,12 +314,14 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     what = f"{ply}-ply targets"
     if race_trials > 0 or rollout_trials > 0:
         what = f"race rollouts x{race_trials}" if race_trials else f"rollouts x{rollout_trials}"
+        if rollout_ply >= 0:
+            what += f" at {rollout_ply} ply"
     bar = tqdm(total=chunks, initial=chunks - len(todo), desc=what, unit="chunk")
     t0 = time.perf_counter()
     with executor(workers, ray) as ex:
         job = ex.shared((uuid.uuid4().hex, model, epsilon))
         tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
-                        only)) for c in todo]  # fmt: skip
+                        only, rollout_ply)) for c in todo]  # fmt: skip
         for _, (c, boards, probs) in ex.map(_chunk_task, tasks):
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs)
@@ -460,6 +481,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--rollout-trials", type=int, default=0,
                    help="contact positions only, valued by rollouts of this many trials "
                         "to the end of contact")  # fmt: skip
+    d.add_argument("--rollout-ply", type=int, default=-1,
+                   help="with --rollout-trials: value each position by the analysis rollout "
+                        "(doublet.search.rollout: this ply's play, 0 or 1, luck-adjusted, "
+                        "to the end of the game) instead of 0-ply trials to the end of "
+                        "contact")  # fmt: skip
     d.add_argument("--epsilon", type=float, default=0.0,
                    help="the games play a uniformly random play on this share of rolls, "
                         "for positions off the net's own path (0: none)")  # fmt: skip
@@ -545,9 +571,12 @@ def _run(args: argparse.Namespace) -> int:
         n = make_data(args.model, args.out, args.chunks, args.ply, args.seed, args.workers,
                       args.race_trials, args.rollout_trials, args.epsilon,
                       args.candidates, args.ray, args.min_equity,
-                      tuple(k.strip() for k in args.only.split(",") if k.strip()))  # fmt: skip
+                      tuple(k.strip() for k in args.only.split(",") if k.strip()),
+                      args.rollout_ply)  # fmt: skip
         how = (f"by race rollouts ({args.race_trials} trials)" if args.race_trials else
-               f"by rollouts ({args.rollout_trials} trials)" if args.rollout_trials else
+               f"by rollouts ({args.rollout_trials} trials"
+               + (f", {args.rollout_ply} ply)" if args.rollout_ply >= 0 else ")")
+               if args.rollout_trials else
                f"at {args.ply} ply")  # fmt: skip
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
