@@ -1,10 +1,10 @@
 """Which teacher values blitz and crashed positions best, judged by GNU Backgammon 1.07 at
 2 ply (issue 24: what to fit the net to next).
 
-    python benchmarks/teacher.py [--cases 40] [--top 6] [--trials 144] [--ply 1]
+    python benchmarks/teacher.py [--model M] [--cases 40] [--top 6] [--trials 144] [--ply 1]
                                  [--workers 2] [--seed 3] [--out FILE.npz]
                                  [--distill-trials 288]
-    python benchmarks/teacher.py --level [--deep-every 10]
+    python benchmarks/teacher.py --level [--deep-every 10] [--model M]
 
 The decisions: refset decisions (tests/data/gnubg_refset.jsonl) with more than one legal
 play that are not races and are crashed (gnubg's class) or have a checker on the bar
@@ -50,7 +50,7 @@ import numpy as np
 from doublet.core.board import has_contact
 from doublet.core.parallel import shared_executor
 from doublet.formats.ids import board_from_position_id
-from doublet.nn.eval import default_model, equity
+from doublet.nn.eval import default_model, equity, load_model
 from doublet.search.analysis import searcher
 from doublet.search.rollout import RolloutSettings, rollout
 from doublet.search.searcher import Limits
@@ -79,7 +79,7 @@ def sample(n: int, seed: int) -> list[tuple[dict, list[float]]]:
 def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
     """Rows (case, play index, judge, net, search, rollout, rollout se, distill's rollout)
     and whether each is of a crashed decision."""
-    model = default_model(0)
+    model = load_model(args.model) if args.model else default_model(0)
     s = searcher(model, 0)
     ex = shared_executor(args.workers)
     settings = RolloutSettings(trials=args.trials, ply=args.ply, seed=ROLLOUT_SEED, luck=True)
@@ -111,7 +111,7 @@ def value(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
 
 def level(args: argparse.Namespace) -> None:
     """--level: the net's and the 2-ply search's bias against the judge, by class."""
-    model = default_model(0)
+    model = load_model(args.model) if args.model else default_model(0)
     s = searcher(model, 0)
     cases = {c["case"]: c for c in decisions()}
     judged = FairJudge().table  # case -> {position after a play: the judge's equity}
@@ -175,6 +175,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=144, help="rollout trials")
     ap.add_argument("--ply", type=int, default=1, choices=(0, 1), help="rollout's checker play")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--model", help="model .npz (default: the shipped one)")
     ap.add_argument("--seed", type=int, default=3, help="the draw of the decisions")
     ap.add_argument("--out", type=Path, help="keep the values (.npz)")
     ap.add_argument("--distill-trials", type=int, default=0,

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("torch")
 
 from doublet.nn.eval import default_model, load_model
-from doublet.training import recipe
+from doublet.training import distill, recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "doublet-standard.npz"
@@ -171,6 +171,12 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = 5\n", "to is the path"),
     (f"[[step]]\nname = 'p'\nkind = 'fit'\nmodel = '{MODEL}'\ndata = '{MODEL}'\nlr = -1\n",
      "lr is above 0"),
+    (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\nrollout_ply = 2\n",
+     "rollout_ply is the rollouts' checker play, 0 or 1"),
+    (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\nonly = ['blitz']\n",
+     "only is a list of the kinds 'crashed', 'bar'"),
+    (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\nonly = 'bar'\n",
+     "only is a list of the kinds"),
 ])  # fmt: skip
 def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
@@ -179,6 +185,26 @@ def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: s
     assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("recipe: error:") and message in err and err.count("\n") == 1, err
+
+
+def test_a_data_step_of_one_kind_valued_by_the_analysis_rollout(tmp_path: Path) -> None:
+    """A data step's only and rollout_ply reach distill data: the same chunk as the
+    command line's."""
+    path = tmp_path / "kinds.toml"
+    path.write_text(f"[[step]]\nname = 'bar'\nkind = 'data'\nmodel = '{MODEL}'\n"
+                    "chunks = 1\nrollout_trials = 2\nrollout_ply = 0\nonly = ['bar']\n"
+                    "workers = 1\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "run")]) == 0
+    direct = tmp_path / "direct"
+    assert distill.main(["data", "--model", str(MODEL), "--out", str(direct), "--chunks", "1",
+                         "--rollout-trials", "2", "--rollout-ply", "0", "--only", "bar",
+                         "--workers", "1"]) == 0  # fmt: skip
+    info = json.loads((tmp_path / "run" / "bar" / "info.json").read_text())
+    assert info["only"] == ["bar"] and info["rollout_ply"] == 0
+    name = "chunk-00000.npz"
+    with np.load(tmp_path / "run" / "bar" / name) as a, np.load(direct / name) as b:
+        assert len(a["boards"]) > 0
+        assert np.array_equal(a["boards"], b["boards"]) and np.array_equal(a["probs"], b["probs"])
 
 
 def test_the_refset_judge_gives_the_benchmarks_figure() -> None:

@@ -21,7 +21,8 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
     name = "data"
     kind = "data"                # positions and their values: distill data
     model = "prune"              # chunks, ply, seed, epsilon, candidates, race_trials,
-    chunks = 400                 # rollout_trials, min_equity, workers
+    chunks = 400                 # rollout_trials, rollout_ply, min_equity, only (a list:
+                                 # ["crashed", "bar"]), workers
 
     [[step]]
     name = "fit"
@@ -89,7 +90,10 @@ from typing import Any
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write, os_error_text
 
-_DATA = "model chunks ply seed epsilon candidates race_trials rollout_trials min_equity workers"
+_DATA = (
+    "model chunks ply seed epsilon candidates race_trials rollout_trials rollout_ply "
+    "min_equity only workers"
+)
 _GATE = (
     "model against games seed margin_se pubeval_games pubeval_min judge refset judge_ply "
     "judge_margin cube cube_ply cube_margin"
@@ -230,6 +234,13 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
         return "is above 0"
     if key == "epsilon" and not (0 <= value < 1 if kind == "data" else 0 <= value <= 1):
         return "is a share of the rolls, 0 to 1" + (" (below 1)" if kind == "data" else "")
+    if key == "rollout_ply" and not (whole and 0 <= value <= 1):
+        return "is the rollouts' checker play, 0 or 1"
+    if key == "only":
+        from doublet.training.distill import ONLY
+
+        if not (isinstance(value, list) and value and all(v in ONLY for v in value)):
+            return f"is a list of the kinds {', '.join(map(repr, ONLY))}"
     if key == "race" and not isinstance(value, bool):
         return "is true or false"
     if key == "to" and not (isinstance(value, str) and value):
@@ -479,9 +490,11 @@ class Pipeline:
         argv = ["data", "--model", str(self.model(step.get("model"))), "--out",
                 str(self.folder(step))]  # fmt: skip
         for key in ("chunks", "ply", "seed", "epsilon", "candidates", "race_trials",
-                    "rollout_trials", "min_equity", "workers"):  # fmt: skip
+                    "rollout_trials", "rollout_ply", "min_equity", "workers"):  # fmt: skip
             if step.get(key) is not None:
                 argv += ["--" + key.replace("_", "-"), str(step.get(key))]
+        if step.get("only") is not None:
+            argv += ["--only", ",".join(step.get("only"))]
         self._call(distill.main, argv, f"step {step.name!r} (data)")
         chunks = sorted(self.folder(step).glob("chunk-*.npz"))
         return {"chunks": len(chunks)}
