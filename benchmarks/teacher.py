@@ -126,19 +126,24 @@ def level(args: argparse.Namespace) -> None:
             b = board_from_position_id(pid)
             net = -float(equity(s.evaluate(b, Limits(ply=0))))
             two = -float(equity(s.evaluate(b, Limits(ply=2)))) if deep else float("nan")
-            groups.setdefault(kind, []).append((judge, net, two))
+            groups.setdefault(kind, []).append((judge, net, two, n))
     which = "every decision" if args.deep_every == 1 else f"every {args.deep_every}th decision"
     print(f"{time.perf_counter() - t0:.0f} s; every legal play of {len(judged)} refset decisions; "
           f"the 2-ply search on {which}")  # fmt: skip
-    print(f"{'class':<20}{'plays':>8}{'net bias':>10}{'net MAE':>9}{'2-ply plays':>13}"
-          f"{'2-ply bias':>12}{'2-ply MAE':>11}")  # fmt: skip
+    print("centred: each play's difference less its decision's mean difference (what a "
+          "choice among the plays sees)")  # fmt: skip
+    print(f"{'class':<20}{'plays':>8}{'net bias':>10}{'net MAE':>9}{'centred':>9}"
+          f"{'2-ply plays':>13}{'2-ply bias':>12}{'2-ply MAE':>11}")  # fmt: skip
     for kind in sorted(groups):
         g = np.array(groups[kind])
         d0 = g[:, 1] - g[:, 0]
+        case = g[:, 3]
+        centred = np.concatenate([d0[case == u] - d0[case == u].mean() for u in np.unique(case)])
         two = g[~np.isnan(g[:, 2])]
         d2 = two[:, 2] - two[:, 0]
-        print(f"{kind:<20}{len(g):>8}{d0.mean():>+10.4f}{np.abs(d0).mean():>9.4f}{len(two):>13}"
-              f"{d2.mean():>+12.4f}{np.abs(d2).mean():>11.4f}")  # fmt: skip
+        print(f"{kind:<20}{len(g):>8}{d0.mean():>+10.4f}{np.abs(d0).mean():>9.4f}"
+              f"{np.abs(centred).mean():>9.4f}{len(two):>13}{d2.mean():>+12.4f}"
+              f"{np.abs(d2).mean():>11.4f}")  # fmt: skip
 
 
 def _loss(r: np.ndarray, col: int) -> float:
