@@ -1086,6 +1086,27 @@ def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
         with pytest.raises(SystemExit, match=r"--rollout-ply must be 0\.\.1"):
             distill.main([*base, "--out", str(tmp_path / "x"), *bad])
     assert not (tmp_path / "x").exists()
+    # --candidates K as well: for each such position, the positions after the K plays
+    # the 0-ply search rates best for a random roll, rolled out together on one set of
+    # dice (the differences between a decision's plays), in place of the position.
+    cands = tmp_path / "candidates"
+    assert distill.main([*base, "--out", str(cands), "--rollout-ply", "0", "--candidates",
+                         "2"]) == 0  # fmt: skip
+    with np.load(tmp_path / "plain" / "chunk-00000.npz") as a:
+        parents = a["boards"]
+    rng, s = stream(1, 0, 55), Searcher(model)
+    boards, probs = [], []
+    for b in parents:
+        group = distill._candidates(s, b, 2, rng)
+        assert 0 < len(group) <= 2
+        settings = RolloutSettings(trials=3, ply=0, luck=True, seed=int(rng.integers(2**31)))
+        boards += group
+        probs.append(rollout(model, np.array(group), settings).probabilities())
+    with np.load(cands / "chunk-00000.npz") as z:
+        assert np.array_equal(z["boards"], np.array(boards, np.int8))
+        np.testing.assert_allclose(z["probs"], np.concatenate(probs), atol=1e-6)
+    with pytest.raises(SystemExit, match="--candidates must be 0 or more"):
+        distill.main([*base, "--out", str(tmp_path / "y"), "--candidates", "2"])
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:

@@ -73,9 +73,10 @@ import numpy as np
 
 from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
-from doublet.core.errors import NEEDS_TORCH
+from doublet.core.errors import NEEDS_TORCH, InvalidPositionError
 from doublet.core.files import atomic_open, atomic_write, os_error_text, write_error
 from doublet.core.parallel import executor
+from doublet.formats.ids import check_in_play
 from doublet.nn.eval import (
     Model,
     ModelError,
@@ -122,7 +123,7 @@ def _init(model: Model | str, epsilon: float = 0.0) -> None:
 
 
 def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float = 0.0,
-                  only: tuple[str, ...] = (), rollout_ply: int = -1
+                  only: tuple[str, ...] = (), rollout_ply: int = -1, candidates: int = 0
                   ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of rollout chunk c.
 
@@ -135,7 +136,10 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     (contact; kinds of ONLY), every position with contact of one of those kinds instead.
     rollout_ply 0 or 1 (contact): each position is valued instead by the analysis
     rollout (doublet.search.rollout: rollout_ply-ply play, luck-adjusted, to the end of
-    the game), on dice of its own.
+    the game), on dice of its own; with candidates k > 0 as well, each selected
+    position gives instead the positions after the k plays the 0-ply search rates best
+    for a random roll (_candidates), rolled out together on the same dice, so that the
+    differences between a decision's plays are measured more closely than their values.
     """
     model, sp = _STATE["model"], _STATE["selfplay"]
     key = "race_rollout" if race else "contact_rollout"
@@ -157,14 +161,30 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
         s, zero = _STATE["searcher"], Limits(ply=0)
         boards = [b for b in boards if abs(float(equity(s.evaluate(b, zero)))) >= min_equity]
     if rollout_ply >= 0 and not race:
-        out = np.empty((len(boards), 5), np.float32)
-        for i, b in enumerate(boards):
+        parents, boards, values = boards, [], []
+        for b in parents:  # its group: b, or the positions after its candidates
+            group = [b]
+            if candidates > 0:
+                group = [v for v in _candidates(_STATE["searcher"], b, candidates, rng)
+                         if _in_play(v)]  # fmt: skip
             settings = RolloutSettings(trials=trials, ply=rollout_ply, luck=True,
                                        seed=int(rng.integers(2**31)))  # fmt: skip
-            out[i] = analysis_rollout(model, b, settings).probabilities()[0]
+            if group:
+                values.append(analysis_rollout(model, np.array(group), settings).probabilities())
+                boards.extend(group)
+        out = np.concatenate(values).astype(np.float32) if values else np.empty((0, 5), np.float32)
     else:
         out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
     return np.array(boards, np.int8).reshape(-1, SIZE), out
+
+
+def _in_play(b: np.ndarray) -> bool:
+    """Whether a position after a play is one a rollout takes (check_in_play)."""
+    try:
+        check_in_play(b, STANDARD)
+    except InvalidPositionError:
+        return False
+    return True
 
 
 def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
@@ -195,7 +215,7 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
         return rollout_chunk(seed, c, race_trials, race=True, min_equity=min_equity)
     if rollout_trials > 0:
         return rollout_chunk(seed, c, rollout_trials, race=False, min_equity=min_equity,
-                             only=only, rollout_ply=rollout_ply)  # fmt: skip
+                             only=only, rollout_ply=rollout_ply, candidates=candidates)  # fmt: skip
     model, s, sp = _STATE["model"], _STATE["searcher"], _STATE["selfplay"]
     rng = stream(seed, c, 99)
     every = POSITION_EVERY * max(candidates, 1)
@@ -244,16 +264,20 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
 
     if not 0.0 <= epsilon < 1.0:
         raise SystemExit(f"error: --epsilon must be in [0, 1), not {epsilon}")
-    if candidates < 0 or (candidates > 0 and (race_trials > 0 or rollout_trials > 0)):
+    if candidates < 0 or (
+        candidates > 0 and (race_trials > 0 or (rollout_trials > 0 and rollout_ply < 0))
+    ):
         raise SystemExit("error: --candidates must be 0 or more, and goes with search "
-                         "targets only (not --race-trials or --rollout-trials)")  # fmt: skip
+                         "targets or the analysis rollout (--rollout-ply), not "
+                         "--race-trials or distill's own rollouts")  # fmt: skip
     if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0 and race_trials <= 0):
         raise SystemExit("error: --min-equity must be 0 or more, and goes with "
                          "--rollout-trials or --race-trials")  # fmt: skip
-    if only and (race_trials > 0 or candidates > 0 or any(k not in ONLY for k in only)):
+    if only and (race_trials > 0 or (candidates > 0 and rollout_ply < 0)
+                 or any(k not in ONLY for k in only)):  # fmt: skip
         raise SystemExit(f"error: --only takes {' and '.join(ONLY)} (comma-separated), and "
-                         "goes with search targets or --rollout-trials (not --race-trials "
-                         "or --candidates)")  # fmt: skip
+                         "goes with search targets or --rollout-trials (not --race-trials, "
+                         "nor --candidates but with --rollout-ply)")  # fmt: skip
     if rollout_ply != -1 and (rollout_trials <= 0 or not 0 <= rollout_ply <= MAX_ROLLOUT_PLY):
         raise SystemExit(f"error: --rollout-ply must be 0..{MAX_ROLLOUT_PLY}, and goes with "
                          "--rollout-trials")  # fmt: skip
@@ -491,7 +515,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "for positions off the net's own path (0: none)")  # fmt: skip
     d.add_argument("--candidates", type=int, default=0,
                    help="value the positions after the K best 0-ply plays of a random "
-                        "roll in each sampled position, not the position (0: off)")  # fmt: skip
+                        "roll in each sampled position, not the position (0: off); with "
+                        "--rollout-ply, a position's K are rolled out on one set of "
+                        "dice")  # fmt: skip
     d.add_argument("--min-equity", type=float, default=0.0,
                    help="with --rollout-trials or --race-trials: leave out the positions "
                         "whose cubeless equity by the 0-ply search is below this in size "
