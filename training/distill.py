@@ -7,6 +7,8 @@
     python -m doublet.training.distill data --model M --out DIR --race-trials 72 ...
     python -m doublet.training.distill fit --model M --data DIR --out MODEL --race ...
     python -m doublet.training.distill data --model M --out DIR --rollout-trials 36 ...
+    python -m doublet.training.distill data --model M --out DIR --rollout-trials 144
+        --rollout-ply 1 --only crashed [--candidates 4] ...
 
 ``data`` plays self-play games with M's net (0 ply) and evaluates a sample of their
 positions (the side on roll, before it rolls) with doublet.search.searcher at ``--ply`` (the
@@ -51,7 +53,12 @@ is a poor teacher where it plays worst (and until session 32 the rollouts' pruni
 picked its plays in crashed positions too, which valued them about 0.05 lower still).
 ``--only`` without ``--rollout-trials`` makes the same kinds of set valued by the search
 instead (every such position of the chunk's
-games, at ``--ply``). A plain
+games, at ``--ply``). With ``--rollout-ply P`` the positions are valued instead by the
+analysis rollout (doublet.search.rollout: P-ply play, luck-adjusted, to the end of the
+game), the teacher benchmarks/teacher.py found closest to gnubg 2 ply on crashed and blitz
+positions; ``--candidates K`` then replaces each position by the positions after its K
+best 0-ply plays for a random roll, rolled out on one set of dice (the sets of
+training/data/README.md). A plain
 ``fit`` then moves the contact net alone when M has a race net of its own (that one is
 fitted by ``--race``).
 """
