@@ -138,12 +138,18 @@ def level(args: argparse.Namespace) -> None:
         g = np.array(groups[kind])
         d0 = g[:, 1] - g[:, 0]
         case = g[:, 3]
-        centred = np.concatenate([d0[case == u] - d0[case == u].mean() for u in np.unique(case)])
+        centred = _centred(d0, case)
         two = g[~np.isnan(g[:, 2])]
         d2 = two[:, 2] - two[:, 0]
         print(f"{kind:<20}{len(g):>8}{d0.mean():>+10.4f}{np.abs(d0).mean():>9.4f}"
               f"{np.abs(centred).mean():>9.4f}{len(two):>13}{d2.mean():>+12.4f}"
               f"{np.abs(d2).mean():>11.4f}")  # fmt: skip
+
+
+def _centred(d: np.ndarray, case: np.ndarray) -> np.ndarray:
+    """Each difference less the mean difference of its decision (case): what a choice
+    among a decision's plays sees."""
+    return np.concatenate([d[case == u] - d[case == u].mean() for u in np.unique(case)])
 
 
 def _loss(r: np.ndarray, col: int) -> float:
@@ -166,7 +172,7 @@ def report(rows: np.ndarray, crashed: np.ndarray) -> None:
             if np.isnan(r[:, col]).any():
                 continue
             d = r[:, col] - r[:, 2]
-            centred = np.concatenate([d[case == u] - d[case == u].mean() for u in cases])
+            centred = _centred(d, case)
             loss = np.array([_loss(r[case == u], col) for u in cases]) * 1000
             se = loss.std(ddof=1) / np.sqrt(len(loss)) if len(loss) > 1 else float("nan")
             print(f"  {name:<32}{np.abs(d).mean():>8.4f}{d.mean():>+9.4f}"
