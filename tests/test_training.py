@@ -1105,6 +1105,9 @@ def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
     with np.load(cands / "chunk-00000.npz") as z:
         assert np.array_equal(z["boards"], np.array(boards, np.int8))
         np.testing.assert_allclose(z["probs"], np.concatenate(probs), atol=1e-6)
+        # each decision's plays share a group number (seen by the opponent: even)
+        want_group = np.repeat(2 * np.arange(len(probs)), [len(p) for p in probs])
+        assert np.array_equal(z["group"], want_group)
     with pytest.raises(SystemExit, match="--candidates must be 0 or more"):
         distill.main([*base, "--out", str(tmp_path / "y"), "--candidates", "2"])
 
@@ -1159,7 +1162,21 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
     assert distill.main([*base, "--out", str(tmp_path / "c"), "--candidates", "3"]) == 0
     assert json.loads((tmp_path / "c" / "info.json").read_text())["candidates"] == 3
     with np.load(tmp_path / "c" / "chunk-00000.npz") as z:
-        boards, probs = z["boards"], z["probs"]
+        boards, probs, group = z["boards"], z["probs"], z["group"]
+    # The chunk's positions, decision by decision: its games' every 12th position from a
+    # random offset, then the candidates of a roll drawn after it (the same stream).
+    rng, sp = stream(1, 0, 99), SelfPlay(model.variant)
+    found, sizes = [], []
+    for index in range(distill.GAMES_PER_CHUNK):
+        traj = sp.game(model.contact, model.race, 1, index)
+        start = int(rng.integers(distill.POSITION_EVERY * 3))
+        for b in traj.boards[start :: distill.POSITION_EVERY * 3]:
+            if outcome(b) == 0:
+                views = distill._candidates(s, b, 3, rng)
+                found += views
+                sizes += [len(views)] if views else []
+    assert np.array_equal(boards, np.array(found, np.int8))
+    assert np.array_equal(group, np.repeat(2 * np.arange(len(sizes)), sizes))
     net = np.array([has_contact(b) for b in boards])  # the others: the bear-off database
     assert net.sum() > 0
     want = np.array([_net_reference(b, model) for b in boards[net]])
@@ -1169,6 +1186,77 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
     for bad in (["--candidates", "-1"], ["--candidates", "2", "--race-trials", "4"]):
         with pytest.raises(SystemExit, match="--candidates"):
             distill.main([*base, "--out", str(tmp_path / "x"), *bad])
+
+
+def test_ranking_loss_against_its_definition() -> None:
+    """distill._centred_errors against a loop over the groups: each position of a group of
+    two or more, its net equity less the group's mean net equity, less the same of the
+    targets; a position alone in its group has no term. _group_ids numbers groups over
+    chunks, a chunk without groups giving each position its own."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    out, y = rng.random((40, 5)), rng.random((40, 5))
+    g = rng.integers(0, 12, 40)
+
+    def eq(p: np.ndarray) -> float:
+        return float(2 * p[0] - 1 + p[1] + p[2] - p[3] - p[4])
+
+    want = []
+    for i in range(40):
+        mates = [j for j in range(40) if g[j] == g[i]]
+        if len(mates) > 1:
+            mean_out = sum(eq(out[j]) for j in mates) / len(mates)
+            mean_y = sum(eq(y[j]) for j in mates) / len(mates)
+            want.append((eq(out[i]) - mean_out) - (eq(y[i]) - mean_y))
+    err, n = distill._centred_errors(torch.tensor(out), torch.tensor(y), torch.tensor(g))
+    assert n == len(want) > 0
+    np.testing.assert_allclose(err.numpy(), want, atol=1e-12)
+    ids = distill._group_ids([np.array([4, 4, 6]), None, np.array([0, 2, 2])], [3, 2, 3])
+    assert [list(a) for a in ids] == [[0, 0, 1], [2, 3], [4, 5, 5]]
+
+
+def test_fit_with_a_ranking_term(tmp_path: Path) -> None:
+    """fit --rank-weight W: the candidates sets' groups (the plays of one roll) get a
+    ranking loss beside the cross-entropy; on the data it fits, the net's centred errors
+    fall further than a plain fit's with the same steps, and the weight is recorded. A
+    weight with --race, a negative one, or data without groups is refused."""
+    torch = pytest.importorskip("torch")
+    src = ROOT / "models" / "doublet-standard.npz"
+    base = ["data", "--model", str(src), "--ply", "0", "--workers", "1", "--chunks", "4"]
+    data = tmp_path / "c"
+    assert distill.main([*base, "--out", str(data), "--candidates", "4", "--epsilon", "0.4"]) == 0
+    boards, probs, groups = distill.load_chunks(data)
+    # A target that ranks each group's plays the other way round: the net's own values
+    # reversed within the group, which a ranking term must move toward.
+    for c, (bs, ps, g) in enumerate(zip(boards, probs, groups, strict=True)):
+        for k in np.unique(g):
+            at = np.flatnonzero(g == k)
+            ps[at] = ps[at[::-1]]
+        np.savez(data / f"chunk-{c:05d}.npz", boards=bs, probs=ps, group=g)
+    model = load_model(src)
+    x = torch.from_numpy(encode(np.concatenate(boards)))
+    y = torch.from_numpy(np.concatenate(probs))
+    gid = torch.from_numpy(np.concatenate(distill._group_ids(groups, [len(b) for b in boards])))
+
+    def centred(m) -> float:  # type: ignore[no-untyped-def]
+        with torch.no_grad():
+            err, n = distill._centred_errors(TDNet.from_model(m)(x), y, gid)
+        return float(err.abs().sum() / n)
+
+    plain, _ = distill.fit(model, data, epochs=3, lr=1e-3, seed=1)
+    ranked, log = distill.fit(model, data, epochs=3, lr=1e-3, seed=1, rank_weight=20.0)
+    assert centred(ranked) < centred(plain) < centred(model)
+    assert ranked.meta["distilled"]["rank_weight"] == 20.0 and "held_centred" in log[-1]
+    assert ranked.meta["lineage"][-1]["rank_weight"] == 20.0
+    with pytest.raises(SystemExit, match="--rank-weight must be 0 or more"):
+        distill.fit(model, data, epochs=1, lr=1e-3, seed=1, rank_weight=1.0, race=True)
+    plain_data = tmp_path / "p"
+    assert distill.main([*base, "--out", str(plain_data)]) == 0
+    with pytest.raises(SystemExit, match="needs candidates sets"):
+        distill.fit(model, plain_data, epochs=1, lr=1e-3, seed=1, rank_weight=1.0)
+    with pytest.raises(SystemExit, match="--rank-weight must be 0"):
+        distill.main(["fit", "--model", str(src), "--data", str(data), "--out",
+                      str(tmp_path / "m.npz"), "--rank-weight", "-1"])  # fmt: skip
 
 
 def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,

@@ -3,7 +3,7 @@
     python -m doublet.training.distill data --model M --out DIR [--chunks N] [--ply 2] [--workers 2]
         [--epsilon E] [--candidates K] [--ray ADDRESS]
     python -m doublet.training.distill fit --model M --data DIR [DIR ...] --out MODEL [--epochs E]
-        [--lr LR] [--lr-end LR] [--hidden H]
+        [--lr LR] [--lr-end LR] [--hidden H] [--rank-weight W]
     python -m doublet.training.distill data --model M --out DIR --race-trials 72 ...
     python -m doublet.training.distill fit --model M --data DIR --out MODEL --race ...
     python -m doublet.training.distill data --model M --out DIR --rollout-trials 36 ...
@@ -131,8 +131,9 @@ def _init(model: Model | str, epsilon: float = 0.0) -> None:
 
 def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float = 0.0,
                   only: tuple[str, ...] = (), rollout_ply: int = -1, candidates: int = 0
-                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32) of rollout chunk c.
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """(boards (n, SIZE) int8, rollout probabilities (n, 5) float32, group as chunk's) of
+    rollout chunk c.
 
     race: every position without contact of RACE_GAMES_PER_CHUNK games, each rolled out
     by RaceRollout; else every POSITION_EVERY-th position with contact of
@@ -167,22 +168,28 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     if min_equity > 0:
         s, zero = _STATE["searcher"], Limits(ply=0)
         boards = [b for b in boards if abs(float(equity(s.evaluate(b, zero)))) >= min_equity]
+    sizes: list[int] = []
+    sides: list[int] = []
     if rollout_ply >= 0 and not race:
         parents, boards, values = boards, [], []
         for b in parents:  # its group: b, or the positions after its candidates
-            group = [b]
+            group, side = [b], [0]
             if candidates > 0:
-                group = [v for v in _candidates(_STATE["searcher"], b, candidates, rng)
-                         if _in_play(v)]  # fmt: skip
+                views, flags = _candidate_sides(_STATE["searcher"], b, candidates, rng)
+                keep = [i for i, v in enumerate(views) if _in_play(v)]
+                group, side = [views[i] for i in keep], [flags[i] for i in keep]
             settings = RolloutSettings(trials=trials, ply=rollout_ply, luck=True,
                                        seed=int(rng.integers(2**31)))  # fmt: skip
             if group:
                 values.append(analysis_rollout(model, np.array(group), settings).probabilities())
                 boards.extend(group)
+                sizes.append(len(group))
+                sides.extend(side)
         out = np.concatenate(values).astype(np.float32) if values else np.empty((0, 5), np.float32)
     else:
         out = np.array([rollout(b, trials, rng) for b in boards], np.float32).reshape(-1, 5)
-    return np.array(boards, np.int8).reshape(-1, SIZE), out
+    group = _groups(sizes, sides) if candidates > 0 else None
+    return np.array(boards, np.int8).reshape(-1, SIZE), out, group
 
 
 def _in_play(b: np.ndarray) -> bool:
@@ -198,22 +205,42 @@ def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
                 ) -> list[np.ndarray]:  # fmt: skip
     """The positions after the k plays that the 0-ply search rates best for a roll drawn
     from rng in b, each seen by the side then on roll; finished games left out."""
+    return _candidate_sides(s, b, k, rng)[0]
+
+
+def _candidate_sides(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
+                     ) -> tuple[list[np.ndarray], list[int]]:  # fmt: skip
+    """_candidates(s, b, k, rng) and, for each position, 1 when it is seen by the mover
+    (a play after which the mover rolls again: Acey-Deucey) and 0 when by the opponent:
+    equities compare within one side's view only."""
     d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
     after, again, probs, _ = s.analyse(b, d1, d2, Limits(ply=0))
     eq = equity(probs)
-    views = []
+    views, sides = [], []
     for i in np.argsort(-eq, kind="stable")[:k]:
         v = after[i] if again[i] else flip(after[i])
         if outcome(v) == 0:
             views.append(v)
-    return views
+            sides.append(int(again[i]))
+    return views, sides
+
+
+def _groups(sizes: Sequence[int], sides: Sequence[int]) -> np.ndarray:
+    """The `group` array of a candidates chunk: for each position, 2 * d + side, d the
+    index of its decision in the chunk (sizes: each decision's count of positions, in
+    order) and side _candidate_sides' flag; positions of one group are the plays of one
+    roll seen from one side, which a fit's ranking term compares (fit, rank_weight)."""
+    decision = np.repeat(np.arange(len(sizes), dtype=np.int32), np.asarray(sizes, np.int64))
+    return (2 * decision + np.asarray(sides, np.int32)).astype(np.int32)
 
 
 def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int = 0,
           candidates: int = 0, min_equity: float = 0.0, only: tuple[str, ...] = (),
-          rollout_ply: int = -1) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32) of chunk c (or of race
-    chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0).
+          rollout_ply: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """(boards (n, SIZE) int8, V_ply probabilities (n, 5) float32, group) of chunk c (or
+    of race chunk c, when race_trials > 0; of contact chunk c, when rollout_trials > 0);
+    group: with candidates, (n,) int32, the positions of one decision's plays seen from
+    one side sharing a number (_groups), else None.
 
     candidates k > 0: instead of the sampled positions themselves (every
     POSITION_EVERY * k-th), the positions after the k best plays at 0 ply of a random
@@ -227,6 +254,8 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
     rng = stream(seed, c, 99)
     every = POSITION_EVERY * max(candidates, 1)
     boards: list[np.ndarray] = []
+    sizes: list[int] = []
+    sides: list[int] = []
     for index in range(c * GAMES_PER_CHUNK, (c + 1) * GAMES_PER_CHUNK):
         traj = sp.game(model.contact, model.race, seed, index)
         start = int(rng.integers(every))
@@ -236,18 +265,25 @@ def chunk(seed: int, c: int, ply: int, race_trials: int = 0, rollout_trials: int
         else:
             found = [b for b in traj.boards[start::every] if outcome(b) == 0]
         if candidates > 0:
-            found = [v for b in found for v in _candidates(s, b, candidates, rng)]
+            parents, found = found, []
+            for b in parents:
+                views, flags = _candidate_sides(s, b, candidates, rng)
+                if views:
+                    found.extend(views)
+                    sizes.append(len(views))
+                    sides.extend(flags)
         boards.extend(found)
     out = np.empty((len(boards), 5), np.float32)
     limits = Limits(ply=ply)
     for i, b in enumerate(boards):
         out[i] = s.evaluate(b, limits)
-    return np.array(boards, np.int8).reshape(-1, SIZE), out
+    group = _groups(sizes, sides) if candidates > 0 else None
+    return np.array(boards, np.int8).reshape(-1, SIZE), out, group
 
 
 def _chunk_task(job: tuple[str, Model, float],
                 args: tuple[int, int, int, int, int, int, float, tuple[str, ...], int]
-                ) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
+                ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
     """A task of doublet.core.parallel's executors: job (its token, the model and the
     epsilon, set up once a process) and the chunk's arguments."""
     token, model, epsilon = job
@@ -255,9 +291,9 @@ def _chunk_task(job: tuple[str, Model, float],
         _init(model, epsilon)
         _STATE["token"] = token
     seed, c, ply, race_trials, rollout_trials, candidates, min_equity, only, rollout_ply = args
-    boards, probs = chunk(seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
-                          only, rollout_ply)  # fmt: skip
-    return c, boards, probs
+    boards, probs, group = chunk(seed, c, ply, race_trials, rollout_trials, candidates,
+                                 min_equity, only, rollout_ply)  # fmt: skip
+    return c, boards, probs, group
 
 
 def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, workers: int,
@@ -353,9 +389,10 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         job = ex.shared((uuid.uuid4().hex, model, epsilon))
         tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
                         only, rollout_ply)) for c in todo]  # fmt: skip
-        for _, (c, boards, probs) in ex.map(_chunk_task, tasks):
+        for _, (c, boards, probs, group) in ex.map(_chunk_task, tasks):
+            extra = {} if group is None else {"group": group}
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
-                np.savez(f, boards=boards, probs=probs)
+                np.savez(f, boards=boards, probs=probs, **extra)
             positions += len(boards)
             bar.update()
             bar.set_postfix(pos_s=f"{positions / (time.perf_counter() - t0):.1f}", refresh=False)
@@ -374,6 +411,16 @@ def _same_file(a: Any, b: Any) -> bool:
 def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(boards, probs) of every chunk in data (one folder, or several: their chunks in
     the order given)."""
+    boards, probs, _ = load_chunks(data)
+    return boards, probs
+
+
+Chunks = tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray | None]]
+
+
+def load_chunks(data: Path | Sequence[Path]) -> Chunks:
+    """load_data's (boards, probs) and each chunk's `group` (a candidates set's, _groups;
+    None for a chunk without one: made without --candidates, or before session 35)."""
     dirs = [data] if isinstance(data, Path) else list(data)
     files = []
     for d in dirs:
@@ -381,27 +428,37 @@ def load_data(data: Path | Sequence[Path]) -> tuple[list[np.ndarray], list[np.nd
         if not found:
             raise SystemExit(f"error: no chunk-*.npz files in {d}")
         files += found
-    boards, probs = [], []
+    boards, probs, groups = [], [], []
     for f in files:
         try:
             with np.load(f) as z:
                 boards.append(z["boards"])
                 probs.append(z["probs"])
+                groups.append(z["group"] if "group" in z.files else None)
+                if groups[-1] is not None and groups[-1].shape != (len(boards[-1]),):
+                    raise ValueError("its group array does not match its boards")
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise SystemExit(f"error: {f} is not a whole chunk ({type(e).__name__}): remove "
                              "it and run data again to make it") from None  # fmt: skip
-    return boards, probs
+    return boards, probs, groups
 
 
 def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed: int,
         batch: int = 256, race: bool = False, hidden: int | None = None,
-        lr_end: float | None = None,
+        lr_end: float | None = None, rank_weight: float = 0.0,
         command: str = "") -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
     """Fit model's net (race: a race net of its own, on the positions without contact) to
     the targets in data; the fitted model and the loss log. hidden: first widen the nets
     to this many hidden units (the new units start with zero output weights, so the
     fit starts from model's own outputs). lr_end: the learning rate falls from lr to
-    lr_end along a cosine over the fit (None: lr throughout)."""
+    lr_end along a cosine over the fit (None: lr throughout).
+
+    rank_weight w > 0: the loss adds w times the ranking loss of the candidates sets'
+    groups (load_chunks; the plays of one roll): the mean squared difference between
+    the net's and the target's centred equities (each position's cubeless equity less
+    its group's mean in the minibatch), what a choice between the plays sees; the
+    minibatches then hold whole groups, in random order. The log records the held-out
+    groups' centred mean absolute error beside the held-out loss."""
     import torch
 
     from doublet.nn.encode import encode
@@ -418,11 +475,18 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         race_net = widen(model.race, hidden, rng) if has_own_race_net(model) else contact
         model = Model(contact, race_net, {**model.meta, "hidden": hidden}, model.prune)
 
-    boards, probs = load_data(data)
+    if rank_weight < 0 or (rank_weight > 0 and race):
+        raise SystemExit(f"error: --rank-weight must be 0 or more (got {rank_weight}), and "
+                         "goes with a contact fit, not --race")  # fmt: skip
+    boards, probs, groups = load_chunks(data)
+    if rank_weight > 0 and all(g is None for g in groups):
+        raise SystemExit(f"error: --rank-weight needs candidates sets (distill data "
+                         f"--candidates K, since session 35): {data} holds none")  # fmt: skip
     if race:
         keep = [np.array([not has_contact(b) for b in bs], bool) for bs in boards]
         boards = [bs[k] for bs, k in zip(boards, keep, strict=True)]
         probs = [ps[k] for ps, k in zip(probs, keep, strict=True)]
+        groups = [None if g is None else g[k] for g, k in zip(groups, keep, strict=True)]
         if sum(len(bs) for bs in boards) == 0:
             raise SystemExit(f"error: {data} holds no positions without contact to fit")
     if len(boards) < 2:
@@ -439,6 +503,10 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     y_fit = torch.cat([ys[i] for i in fit_idx]).clamp(0.0, 1.0)
     x_held = torch.cat([xs[i] for i in held])
     y_held = torch.cat([ys[i] for i in held]).clamp(0.0, 1.0)
+    # one number per group over all the chunks (a position without a group: its own)
+    gid = _group_ids(groups, [len(b) for b in boards])
+    g_fit = torch.from_numpy(np.concatenate([gid[i] for i in fit_idx]))
+    g_held = torch.from_numpy(np.concatenate([gid[i] for i in held]))
     net = TDNet.from_model(model)
     if race and net.race is None:  # a race net of its own, starting as the contact net
         net = TDNet(model.contact[1].shape[0], race_net=True)
@@ -457,15 +525,30 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         with torch.no_grad():
             return float(bce(net(x_held), y_held))
 
-    log = [{"epoch": 0, "held_out": held_loss()}]
+    def held_centred() -> float:
+        with torch.no_grad():
+            err, n = _centred_errors(net(x_held), y_held, g_held)
+            return float(err.abs().sum() / max(n, 1))
+
+    log = [{"epoch": 0, "held_out": held_loss(), "held_centred": held_centred()}]
     print(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; "
-          f"held-out loss {log[0]['held_out']:.5f}")  # fmt: skip
+          f"held-out loss {log[0]['held_out']:.5f}, centred MAE "
+          f"{log[0]['held_centred']:.5f}")  # fmt: skip
     for epoch in range(1, epochs + 1):
-        perm = torch.randperm(len(x_fit))
+        if rank_weight > 0:  # whole groups, in random order
+            key = torch.rand(int(g_fit.max()) + 1)[g_fit]
+            perm = torch.argsort(key, stable=True)
+        else:
+            perm = torch.randperm(len(x_fit))
         total = 0.0
         for k in range(0, len(perm), batch):
             idx = perm[k : k + batch]
-            loss = bce(net(x_fit[idx]), y_fit[idx])
+            out = net(x_fit[idx])
+            loss = bce(out, y_fit[idx])
+            if rank_weight > 0:
+                err, n = _centred_errors(out, y_fit[idx], g_fit[idx])
+                if n > 0:
+                    loss = loss + rank_weight * (err * err).sum() / n
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -473,9 +556,9 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
                 sched.step()
             total += loss.item() * len(idx)
         log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss(),
-                    "lr": opt.param_groups[0]["lr"]})  # fmt: skip
-        print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}",
-              flush=True)  # fmt: skip
+                    "held_centred": held_centred(), "lr": opt.param_groups[0]["lr"]})  # fmt: skip
+        print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}, "
+              f"centred MAE {log[-1]['held_centred']:.5f}", flush=True)  # fmt: skip
     contact_net, race_net = net.to_engine()
     # The net changed: its recorded strength no longer holds (measure it again).
     meta = {k: v for k, v in model.meta.items() if k != "strength"}
@@ -488,8 +571,41 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     step = {"data": where, "positions": len(x_fit), "epochs": epochs, "lr": lr, "lr_end": lr_end,
             "hidden": int(contact_net[1].shape[0]), "seed": seed,
             "held_out_loss": log[-1]["held_out"] if log else None}  # fmt: skip
+    if rank_weight > 0:
+        meta[key]["rank_weight"] = step["rank_weight"] = rank_weight
     meta = with_step(meta, "race-fit" if race else "distill-fit", command=command, **step)
     return Model(contact_net, race_net, meta, model.prune), log
+
+
+def _group_ids(groups: Sequence[np.ndarray | None], sizes: Sequence[int]) -> list[np.ndarray]:
+    """Each chunk's positions (sizes: how many in each) numbered by group over all the
+    chunks (int64): a chunk's groups (load_chunks) kept together, every position of a
+    chunk without groups a group of its own."""
+    ids, nxt = [], 0
+    for g, n in zip(groups, sizes, strict=True):
+        if g is None or n == 0:
+            ids.append(np.arange(nxt, nxt + n, dtype=np.int64))
+            nxt += n
+            continue
+        _, local = np.unique(g, return_inverse=True)
+        ids.append(nxt + local.astype(np.int64))
+        nxt += int(local.max()) + 1
+    return ids
+
+
+def _centred_errors(out: Any, y: Any, g: Any) -> tuple[Any, int]:
+    """(the net's centred equity less the target's, for each position of a group of two
+    or more (torch tensor), their count): centred = a position's cubeless equity less its
+    group's mean among these rows; out, y: (n, 5) probabilities, g: (n,) group numbers."""
+    import torch
+
+    w = torch.tensor([2.0, 1.0, 1.0, -1.0, -1.0], dtype=out.dtype)
+    diff = out @ w - y @ w  # the constant -1 of each equity cancels
+    _, inv, counts = torch.unique(g, return_inverse=True, return_counts=True)
+    sums = torch.zeros(len(counts), dtype=out.dtype).index_add_(0, inv, diff)
+    centred = diff - (sums / counts.to(out.dtype))[inv]
+    many = counts[inv] > 1
+    return centred[many], int(many.sum())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -545,6 +661,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="first widen the nets to this many hidden units")  # fmt: skip
     f.add_argument("--lr-end", type=float, default=None,
                    help="the learning rate falls to this along a cosine")  # fmt: skip
+    f.add_argument("--rank-weight", type=float, default=0.0,
+                   help="add this weight times the ranking loss of the candidates sets' "
+                        "groups (the centred equities of one roll's plays; 0: off)")  # fmt: skip
     f.add_argument("--race", action="store_true",
                    help="fit a race net of its own on the positions without contact")  # fmt: skip
     args = ap.parse_args(argv)
@@ -586,6 +705,8 @@ def _check_args(args: argparse.Namespace) -> None:
     else:
         if args.epochs < 1:
             bad.append(f"--epochs must be 1 or more, got {args.epochs}")
+        if not args.rank_weight >= 0:
+            bad.append(f"--rank-weight must be 0 (off) or more, got {args.rank_weight}")
         for name, lr in (("--lr", args.lr), ("--lr-end", args.lr_end)):
             if lr is not None and not lr > 0:
                 bad.append(f"{name} must be above 0, got {lr}")
@@ -623,7 +744,8 @@ def _run(args: argparse.Namespace) -> int:
             raise SystemExit(f"error: {d} holds positions of variant {made}, and "
                              f"{args.model} is a model of variant {model.variant}")  # fmt: skip
     model, _ = fit(model, args.data, args.epochs, args.lr, args.seed, race=args.race,
-                   hidden=args.hidden, lr_end=args.lr_end, command=args.command)  # fmt: skip
+                   hidden=args.hidden, lr_end=args.lr_end, rank_weight=args.rank_weight,
+                   command=args.command)  # fmt: skip
     try:
         save_model(args.out, model)
     except OSError as e:

@@ -29,7 +29,7 @@ A recipe is a TOML file of steps, run in order, each in its own folder OUT/NAME:
     kind = "fit"                 # the net fitted to data: distill fit
     model = "prune"
     data = ["data"]              # steps of kind data (or folders)
-    epochs = 4                   # lr, lr_end, hidden, race, seed
+    epochs = 4                   # lr, lr_end, hidden, race, seed, rank_weight
 
     [[step]]
     name = "gate"
@@ -102,7 +102,7 @@ KINDS: dict[str, set[str]] = {  # the keys each kind takes, besides name and kin
     "td": {"config", "games", "seed", "workers", "init"},
     "prune": {"model", "games", "hidden", "epochs", "seed"},
     "data": set(_DATA.split()),
-    "fit": {"model", "data", "epochs", "lr", "lr_end", "hidden", "race", "seed"},
+    "fit": {"model", "data", "epochs", "lr", "lr_end", "hidden", "race", "seed", "rank_weight"},
     "gate": set(_GATE.split()),
     "export": {"model", "to"},
     "onesided": {
@@ -211,7 +211,7 @@ _WHOLE = {"seed", "ply", "judge_ply", "cube_ply", "candidates", "race_trials",
 _COUNT = {"games", "chunks", "epochs", "hidden", "rounds", "configs", "workers"}  # 1 or more
 _DEPTH = {"ply", "judge_ply", "cube_ply"}  # a search's depth: 0..MAX_PLY
 _REAL = {"lr", "lr_end", "epsilon", "margin_se", "pubeval_min", "judge_margin", "cube_margin",
-         "min_equity"}  # fmt: skip
+         "min_equity", "rank_weight"}  # fmt: skip
 
 
 def _bad_value(kind: str, key: str, value: Any) -> str | None:
@@ -232,6 +232,8 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
         return "is a number"
     if key in ("lr", "lr_end") and not value > 0:
         return "is above 0"
+    if key == "rank_weight" and not value >= 0:
+        return "is 0 (off) or more"
     if key == "epsilon" and not (0 <= value < 1 if kind == "data" else 0 <= value <= 1):
         return "is a share of the rolls, 0 to 1" + (" (below 1)" if kind == "data" else "")
     if key == "rollout_ply" and not (whole and 0 <= value <= 1):
@@ -505,7 +507,7 @@ class Pipeline:
         out = self.folder(step) / "model.npz"
         argv = ["fit", "--model", str(self.model(step.get("model"))), "--out", str(out),
                 "--data", *[str(d) for d in self.data(step)]]  # fmt: skip
-        for key in ("epochs", "lr", "lr_end", "hidden", "seed"):
+        for key in ("epochs", "lr", "lr_end", "hidden", "seed", "rank_weight"):
             if step.get(key) is not None:
                 argv += ["--" + key.replace("_", "-"), str(step.get(key))]
         if step.get("race"):
