@@ -25,13 +25,19 @@ reaches positions the net's own play never does (the shipped model's last fit, s
 benchmarks/RESULTS.md). With ``--candidates K`` each sampled position (every
 POSITION_EVERY * K-th) gives, for a random roll, the positions after the K plays the
 0-ply net rates best, valued the same way: the close alternatives that a decision has to
-tell apart, rather than only the play that was made. ``fit --data`` takes one folder or
-several.
+tell apart, rather than only the play that was made; such a chunk also holds ``group``,
+a number per position shared by the plays of one roll (sets made before session 35
+lack it). ``fit --data`` takes one folder or several.
 
 ``fit`` starts from M's net and fits its outputs to those targets (cross-entropy on the
 five sigmoid outputs, Adam, minibatches), keeping a tenth of the chunks aside: it prints
 the held-out loss before and after each epoch and writes the model (the same pruning
 net, if M has one, is kept: retrain it with doublet.training.prune for the new net).
+With ``--rank-weight W`` the loss adds W times a ranking loss on the candidates sets'
+groups: the squared difference between the net's and the target's centred equities
+(a play's cubeless equity less the mean of its roll's plays), which is what choosing
+between the plays depends on and what a cross-entropy on values alone weights no more
+than the rest; each epoch also reports the held-out groups' centred mean absolute error.
 
 The race net (``--race-trials T`` / ``--race``): ``data`` keeps every position without
 contact of RACE_GAMES_PER_CHUNK games a chunk and values it by a race rollout of T
