@@ -27,8 +27,10 @@ def test_a_rolls_document_ranks_every_play(ply: int) -> None:
     assert len(plays) == len(pos.plays(6, 5)) and plays[0]["loss"] == 0
     best = plays[0]["equity"]
     for r in plays:
+        # the equity of the probabilities as shown, each rounded to 6 decimals: off by at
+        # most 0.5e-6 for each of its 6 weights (2, 1, 1, 1, 1) and its own rounding
         p = np.array([r["probabilities"][k] for k in PROB_KEYS])
-        assert r["equity"] == pytest.approx(float(equity(p)), abs=2e-6)
+        assert r["equity"] == pytest.approx(float(equity(p)), abs=3.5e-6)
         assert r["loss"] == pytest.approx(best - r["equity"], abs=2e-6)
     _, _, probs, plies = searcher(None, 0).analyse(pos.board, 6, 5, Limits(ply=ply))
     order = ranking(probs, plies)

@@ -31,6 +31,7 @@ from doublet.apps.fastpath import FastBest, _put_float6
 from doublet.apps.protocol import Bounds, Session, loads
 from doublet.core import board as B
 from doublet.formats.ids import position_id
+from doublet.search.analysis import searcher
 from tests.helpers import DATA
 
 
@@ -200,6 +201,9 @@ def test_a_one_ply_search_over_its_budget_is_answered_by_the_general_path() -> N
     fast = FastBest(session)
     line = ONE.replace('"ply": 0', '"ply": 1')
     fast.max_evals = (0, 1)  # one evaluation: the search stops at once
+    # ... unless the shared searcher's cache holds the search already (an earlier test's
+    # 1-ply 3-1 here: then no evaluation is needed and the fast path may answer)
+    searcher(None, B.STANDARD).clear_cache()
     assert fast.reply(line.encode()) is None
     reply = engine_reply(session, fast, line.encode())
     assert reply == _general(line)

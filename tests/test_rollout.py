@@ -511,7 +511,8 @@ def test_the_command_line_and_the_engine_protocol() -> None:
 
 def test_the_documents_chances_are_chances() -> None:
     """The luck adjustment can take a rare event's mean below 0 (the opening, 36 trials:
-    the side on roll's backgammon losses at -0.0008 before session 23); the documents
+    the side on roll's backgammon losses at -0.0008 before session 23; with session 35's
+    net, on the dice of seed 10, -0.0033); the documents
     show every chance in its range, backgammons within gammons within wins, the equity
     the unclamped mean's."""
     from doublet.search.rollout_analysis import _chances
@@ -521,7 +522,7 @@ def test_the_documents_chances_are_chances() -> None:
                    "lose_backgammon": 0.0}  # fmt: skip
     got = _chances(np.array([0.5, 0.1, 0.2, 0.08, -0.0008]))
     assert got["win_backgammon"] == 0.1 and got["lose_backgammon"] == 0.0
-    settings = RolloutSettings(trials=36)
+    settings = RolloutSettings(trials=36, seed=10)
     t = rollout(default_model(), STARTING, settings)
     assert t.probabilities()[0].min() < 0  # the case itself
     doc = rollout_document(Position.from_id("4HPwATDgc/ABMA"), None, settings)

@@ -65,6 +65,7 @@ from doublet.core.errors import TrainingError  # noqa: E402
 from doublet.games.duplicate import play_match, random_player  # noqa: E402
 from doublet.nn.encode import ENCODER_VERSION, N_INPUTS, N_PRUNE_INPUTS, encode  # noqa: E402
 from doublet.nn.eval import (  # noqa: E402
+    Model,
     ModelError,
     equity,
     evaluate,
@@ -749,8 +750,11 @@ def test_race_rollout_far_from_home_agrees_with_the_net() -> None:
 
 def test_race_data_and_race_fit(tmp_path: Path) -> None:
     """distill data --race-trials keeps only positions without contact, valued by
-    rollouts; fit --race gives the model a race net of its own, fitted to them (the
-    held-out loss falls), and leaves the contact net as it was."""
+    rollouts; fit --race gives a model without a race net of its own one, started from
+    its contact net and fitted to them (the held-out loss falls), and leaves the contact
+    net as it was. (From the shipped model's own race net, already fitted to such
+    rollouts, 8 trials' noise can as well raise the held-out loss of one chunk: it did
+    with session 35's net.)"""
     src = ROOT / "models" / "doublet-standard.npz"
     out = tmp_path / "race"
     argv = ["data", "--model", str(src), "--out", str(out), "--race-trials", "8",
@@ -760,7 +764,9 @@ def test_race_data_and_race_fit(tmp_path: Path) -> None:
         boards, probs = z["boards"], z["probs"]
     assert len(boards) > 20 and not any(has_contact(b) for b in boards)
     assert ((probs >= 0) & (probs <= 1)).all() and (probs[:, 1] <= probs[:, 0] + 1e-6).all()
-    base = load_model(src)
+    shipped = load_model(src)
+    base = Model(shipped.contact, shipped.contact,
+                 {k: v for k, v in shipped.meta.items() if k != "race_net"})  # fmt: skip
     model, log = distill.fit(base, out, epochs=3, lr=1e-3, seed=1, race=True)
     assert log[-1]["held_out"] < log[0]["held_out"], log
     for a, c in zip(model.contact, base.contact, strict=True):

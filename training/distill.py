@@ -452,7 +452,7 @@ def load_chunks(data: Path | Sequence[Path]) -> Chunks:
 def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed: int,
         batch: int = 256, race: bool = False, hidden: int | None = None,
         lr_end: float | None = None, rank_weight: float = 0.0,
-        command: str = "") -> tuple[Model, list[dict[str, float]]]:  # fmt: skip
+        command: str = "") -> tuple[Model, list[dict[str, float | None]]]:  # fmt: skip
     """Fit model's net (race: a race net of its own, on the positions without contact) to
     the targets in data; the fitted model and the loss log. hidden: first widen the nets
     to this many hidden units (the new units start with zero output weights, so the
@@ -531,15 +531,19 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         with torch.no_grad():
             return float(bce(net(x_held), y_held))
 
-    def held_centred() -> float:
+    def held_centred() -> float | None:
+        """The held-out groups' centred MAE (None: no held-out position has a group)."""
         with torch.no_grad():
             err, n = _centred_errors(net(x_held), y_held, g_held)
-            return float(err.abs().sum() / max(n, 1))
+            return float(err.abs().sum() / n) if n > 0 else None
+
+    def centred_text(v: float | None) -> str:
+        return "" if v is None else f", centred MAE {v:.5f}"
 
     log = [{"epoch": 0, "held_out": held_loss(), "held_centred": held_centred()}]
-    print(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; "
-          f"held-out loss {log[0]['held_out']:.5f}, centred MAE "
-          f"{log[0]['held_centred']:.5f}")  # fmt: skip
+    first = log[0]
+    print(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; held-out loss "
+          f"{first['held_out']:.5f}{centred_text(first['held_centred'])}")  # fmt: skip
     for epoch in range(1, epochs + 1):
         if rank_weight > 0:  # whole groups, in random order
             key = torch.rand(int(g_fit.max()) + 1)[g_fit]
@@ -563,8 +567,8 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
             total += loss.item() * len(idx)
         log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss(),
                     "held_centred": held_centred(), "lr": opt.param_groups[0]["lr"]})  # fmt: skip
-        print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}, "
-              f"centred MAE {log[-1]['held_centred']:.5f}", flush=True)  # fmt: skip
+        print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}"
+              f"{centred_text(log[-1]['held_centred'])}", flush=True)  # fmt: skip
     contact_net, race_net = net.to_engine()
     # The net changed: its recorded strength no longer holds (measure it again).
     meta = {k: v for k, v in model.meta.items() if k != "strength"}
