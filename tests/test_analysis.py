@@ -28,7 +28,8 @@ def test_a_rolls_document_ranks_every_play(ply: int) -> None:
     best = plays[0]["equity"]
     for r in plays:
         # the equity of the probabilities as shown, each rounded to 6 decimals: off by at
-        # most 0.5e-6 for each of its 6 weights (2, 1, 1, 1, 1) and its own rounding
+        # most 0.5e-6 times the sum of its weights' sizes (2 + 1 + 1 + 1 + 1 = 6), plus
+        # 0.5e-6 for the shown equity's own rounding
         p = np.array([r["probabilities"][k] for k in PROB_KEYS])
         assert r["equity"] == pytest.approx(float(equity(p)), abs=3.5e-6)
         assert r["loss"] == pytest.approx(best - r["equity"], abs=2e-6)

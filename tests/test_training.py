@@ -1254,8 +1254,10 @@ def test_fit_with_a_ranking_term(tmp_path: Path) -> None:
     assert centred(ranked) < centred(plain) < centred(model)
     assert ranked.meta["distilled"]["rank_weight"] == 20.0 and "held_centred" in log[-1]
     assert ranked.meta["lineage"][-1]["rank_weight"] == 20.0
-    with pytest.raises(SystemExit, match="--rank-weight must be 0 or more"):
+    with pytest.raises(SystemExit, match="--rank-weight goes with a contact fit"):
         distill.fit(model, data, epochs=1, lr=1e-3, seed=1, rank_weight=1.0, race=True)
+    with pytest.raises(SystemExit, match="--rank-weight must be 0 or more"):
+        distill.fit(model, data, epochs=1, lr=1e-3, seed=1, rank_weight=-1.0)
     plain_data = tmp_path / "p"
     assert distill.main([*base, "--out", str(plain_data)]) == 0
     with pytest.raises(SystemExit, match="needs candidates sets"):

@@ -463,8 +463,11 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     groups (load_chunks; the plays of one roll): the mean squared difference between
     the net's and the target's centred equities (each position's cubeless equity less
     its group's mean in the minibatch), what a choice between the plays sees; the
-    minibatches then hold whole groups, in random order. The log records the held-out
-    groups' centred mean absolute error beside the held-out loss."""
+    groups then come in random order, each kept together (but where a minibatch ends
+    inside one: its two parts are ranked apart, a part of one play not at all). The
+    log's "fit" is then the whole loss, cross-entropy and ranking term; "held_out" is
+    the cross-entropy alone, and "held_centred" the held-out groups' centred mean
+    absolute error (None without groups)."""
     import torch
 
     from doublet.nn.encode import encode
@@ -481,9 +484,11 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         race_net = widen(model.race, hidden, rng) if has_own_race_net(model) else contact
         model = Model(contact, race_net, {**model.meta, "hidden": hidden}, model.prune)
 
-    if rank_weight < 0 or (rank_weight > 0 and race):
-        raise SystemExit(f"error: --rank-weight must be 0 or more (got {rank_weight}), and "
-                         "goes with a contact fit, not --race")  # fmt: skip
+    if rank_weight < 0:
+        raise SystemExit(f"error: --rank-weight must be 0 or more, got {rank_weight}")
+    if rank_weight > 0 and race:
+        raise SystemExit("error: --rank-weight goes with a contact fit, not --race (race "
+                         "sets have no groups)")  # fmt: skip
     boards, probs, groups = load_chunks(data)
     if rank_weight > 0 and all(g is None for g in groups):
         raise SystemExit(f"error: --rank-weight needs candidates sets (distill data "
