@@ -171,6 +171,8 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = 5\n", "to is the path"),
     (f"[[step]]\nname = 'p'\nkind = 'fit'\nmodel = '{MODEL}'\ndata = '{MODEL}'\nlr = -1\n",
      "lr is above 0"),
+    (f"[[step]]\nname = 'p'\nkind = 'fit'\nmodel = '{MODEL}'\ndata = '{MODEL}'\n"
+     "rank_weight = -1\n", "rank_weight is 0 (off) or more"),
     (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\nrollout_ply = 2\n",
      "rollout_ply is the rollouts' checker play, 0 or 1"),
     (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\nonly = ['blitz']\n",
@@ -205,6 +207,22 @@ def test_a_data_step_of_one_kind_valued_by_the_analysis_rollout(tmp_path: Path) 
     with np.load(tmp_path / "run" / "bar" / name) as a, np.load(direct / name) as b:
         assert len(a["boards"]) > 0
         assert np.array_equal(a["boards"], b["boards"]) and np.array_equal(a["probs"], b["probs"])
+
+
+def test_a_fit_steps_rank_weight_reaches_distill_fit(tmp_path: Path) -> None:
+    """A fit step's rank_weight reaches distill fit (the fitted model records it), on
+    the candidates data a data step made (whose chunks hold groups)."""
+    path = tmp_path / "rank.toml"
+    path.write_text(f"[[step]]\nname = 'cands'\nkind = 'data'\nmodel = '{MODEL}'\n"
+                    "chunks = 2\nply = 0\ncandidates = 3\nworkers = 1\n"
+                    f"[[step]]\nname = 'fit'\nkind = 'fit'\nmodel = '{MODEL}'\n"
+                    "data = ['cands']\nepochs = 1\nrank_weight = 5.0\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "run")]) == 0
+    with np.load(tmp_path / "run" / "cands" / "chunk-00000.npz") as z:
+        assert len(z["group"]) == len(z["boards"]) > 0
+    meta = load_model(tmp_path / "run" / "fit" / "model.npz").meta
+    assert meta["distilled"]["rank_weight"] == 5.0
+    assert meta["lineage"][-1]["rank_weight"] == 5.0
 
 
 def test_the_refset_judge_gives_the_benchmarks_figure() -> None:

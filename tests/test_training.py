@@ -1221,6 +1221,28 @@ def test_ranking_loss_against_its_definition() -> None:
     assert [list(a) for a in ids] == [[0, 0, 1], [2, 3], [4, 5, 5]]
 
 
+def test_candidate_groups_keep_each_side_apart() -> None:
+    """Acey-Deucey: after an acey-deucey (1-2) the mover rolls again, so the position
+    after such a play is seen by the mover, not flipped, and flagged 1; _groups gives a
+    decision's plays seen by the mover and by the opponent different numbers (2d + 1,
+    2d), since equities compare only within one side's view."""
+    from doublet.core.board import ACEY_DEUCEY, starting
+    from doublet.nn.eval import default_model
+
+    class OneTwo:  # a roll of 1-2, as rng.integers(1, 7, size=2) would draw it
+        def integers(self, lo: int, hi: int, size: int | None = None) -> np.ndarray:
+            return np.array([1, 2])
+
+    s = Searcher(default_model(ACEY_DEUCEY))
+    board = starting(ACEY_DEUCEY)
+    views, sides = distill._candidate_sides(s, board, 4, OneTwo())  # type: ignore[arg-type]
+    after, again, probs, _ = s.analyse(board, 1, 2, Limits(ply=0))
+    best = np.argsort(-equity(probs), kind="stable")[:4]
+    assert sides == [1, 1, 1, 1] and bool(again[best].all())
+    assert np.array_equal(np.array(views), after[best])  # the mover's own view
+    assert list(distill._groups([2, 3], [0, 1, 1, 0, 1])) == [0, 1, 3, 2, 3]
+
+
 def test_fit_with_a_ranking_term(tmp_path: Path) -> None:
     """fit --rank-weight W: the candidates sets' groups (the plays of one roll) get a
     ranking loss beside the cross-entropy; on the data it fits, the net's centred errors
