@@ -1103,7 +1103,7 @@ def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
     rng, s = stream(1, 0, 55), Searcher(model)
     boards, probs = [], []
     for b in parents:
-        group = distill._candidates(s, b, 2, rng)
+        group = distill._candidate_sides(s, b, 2, rng)[0]
         assert 0 < len(group) <= 2
         settings = RolloutSettings(trials=3, ply=0, luck=True, seed=int(rng.integers(2**31)))
         boards += group
@@ -1156,7 +1156,7 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
     s = Searcher(model)
     board = starting()
     for k in (1, 3, 50):
-        got = distill._candidates(s, board, k, np.random.default_rng(5))
+        got = distill._candidate_sides(s, board, k, np.random.default_rng(5))[0]
         d1, d2 = (int(d) for d in np.random.default_rng(5).integers(1, 7, size=2))
         after, _ = legal_outcomes(board, d1, d2)
         views = np.array([flip(a) for a in after])
@@ -1178,7 +1178,7 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
         start = int(rng.integers(distill.POSITION_EVERY * 3))
         for b in traj.boards[start :: distill.POSITION_EVERY * 3]:
             if outcome(b) == 0:
-                views = distill._candidates(s, b, 3, rng)
+                views = distill._candidate_sides(s, b, 3, rng)[0]
                 found += views
                 sizes += [len(views)] if views else []
     assert np.array_equal(boards, np.array(found, np.int8))

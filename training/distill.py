@@ -152,7 +152,7 @@ def rollout_chunk(seed: int, c: int, trials: int, race: bool, min_equity: float 
     rollout (doublet.search.rollout: rollout_ply-ply play, luck-adjusted, to the end of
     the game), on dice of its own; with candidates k > 0 as well, each selected
     position gives instead the positions after the k plays the 0-ply search rates best
-    for a random roll (_candidates), rolled out together on the same dice, so that the
+    for a random roll (_candidate_sides), rolled out together on the same dice, so that the
     differences between a decision's plays are measured more closely than their values.
     """
     model, sp = _STATE["model"], _STATE["selfplay"]
@@ -207,18 +207,13 @@ def _in_play(b: np.ndarray) -> bool:
     return True
 
 
-def _candidates(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
-                ) -> list[np.ndarray]:  # fmt: skip
-    """The positions after the k plays that the 0-ply search rates best for a roll drawn
-    from rng in b, each seen by the side then on roll; finished games left out."""
-    return _candidate_sides(s, b, k, rng)[0]
-
-
 def _candidate_sides(s: Searcher, b: np.ndarray, k: int, rng: np.random.Generator
                      ) -> tuple[list[np.ndarray], list[int]]:  # fmt: skip
-    """_candidates(s, b, k, rng) and, for each position, 1 when it is seen by the mover
-    (a play after which the mover rolls again: Acey-Deucey) and 0 when by the opponent:
-    equities compare within one side's view only."""
+    """The positions after the k plays that the 0-ply search rates best for a roll drawn
+    from rng in b, each seen by the side then on roll (finished games left out), and for
+    each, 1 when it is seen by the mover (a play after which the mover rolls again:
+    Acey-Deucey) and 0 when by the opponent: equities compare within one side's view
+    only."""
     d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
     after, again, probs, _ = s.analyse(b, d1, d2, Limits(ply=0))
     eq = equity(probs)
@@ -532,20 +527,19 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1), eta_min=lr_end)
     bce = torch.nn.functional.binary_cross_entropy
 
-    def held_loss() -> float:
+    def held() -> dict[str, float | None]:
+        """The held-out cross-entropy and the held-out groups' centred MAE (None: no
+        held-out position has a group), from one pass of the net."""
         with torch.no_grad():
-            return float(bce(net(x_held), y_held))
-
-    def held_centred() -> float | None:
-        """The held-out groups' centred MAE (None: no held-out position has a group)."""
-        with torch.no_grad():
-            err, n = _centred_errors(net(x_held), y_held, g_held)
-            return float(err.abs().sum() / n) if n > 0 else None
+            out = net(x_held)
+            err, n = _centred_errors(out, y_held, g_held)
+            return {"held_out": float(bce(out, y_held)),
+                    "held_centred": float(err.abs().sum() / n) if n > 0 else None}  # fmt: skip
 
     def centred_text(v: float | None) -> str:
         return "" if v is None else f", centred MAE {v:.5f}"
 
-    log = [{"epoch": 0, "held_out": held_loss(), "held_centred": held_centred()}]
+    log = [{"epoch": 0, **held()}]
     first = log[0]
     print(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; held-out loss "
           f"{first['held_out']:.5f}{centred_text(first['held_centred'])}")  # fmt: skip
@@ -570,8 +564,8 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
             if sched is not None:
                 sched.step()
             total += loss.item() * len(idx)
-        log.append({"epoch": epoch, "fit": total / len(perm), "held_out": held_loss(),
-                    "held_centred": held_centred(), "lr": opt.param_groups[0]["lr"]})  # fmt: skip
+        log.append({"epoch": epoch, "fit": total / len(perm), **held(),
+                    "lr": opt.param_groups[0]["lr"]})  # fmt: skip
         print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}"
               f"{centred_text(log[-1]['held_centred'])}", flush=True)  # fmt: skip
     contact_net, race_net = net.to_engine()
