@@ -16,7 +16,8 @@ review_game), and the .mat review that shares its per-decision judgement:
 - review() of tests/data/matches/*.mat gives exactly what it gave before its judgement
   was shared (tests/data/review_matches_ply0.json, saved before the change; saved again
   with each new shipped model or change of the 0-ply value, last in session 35, for the
-  net fitted with a ranking term: the figures are the model's).
+  net fitted with a ranking term: the figures are the model's;
+  `python tests/data/remake_review_matches.py` writes it).
 All at 0 ply.
 """
 
