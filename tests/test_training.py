@@ -15,7 +15,7 @@
 - a tiny net (config "tiny": 16 hidden units) trained for 1000 games (about 2 s) beats
   the random player by more than +1.5 ppg over 200 duplicate games, and by 1.0 ppg more
   than before training (measured +2.0 to +2.6 with seeds 1 to 5); the same for
-  Acey-Deucey ("tiny-acey", 400 games from the tiny standard net);
+  Acey-Deucey ("tiny-acey", 1000 games at lr 0.01 from the tiny standard net);
 - the schedule: 2N games in one run equal N games, a checkpoint, a resume and N more
   (weights, optimizer, curve, lagged weights), and the same with 2 worker processes;
 - the command line: a SIGKILL mid-run loses only the games after the last checkpoint and
@@ -274,16 +274,18 @@ def test_tiny_acey_deucey_run_beats_random(tmp_path: Path) -> None:
     std.run(1000)
     save_model(tmp_path / "std.npz", std.model())
     cfg = configs.get("tiny-acey").replace(
-        check_every=0, checkpoint_every=0, games=400, init=str(tmp_path / "std.npz")
+        check_every=0, checkpoint_every=0, init=str(tmp_path / "std.npz")
     )
     t = Trainer(cfg, tmp_path / "acey", progress=False)
     before = play_match(_player(t), random_player(), 200, seed=5, variant=ACEY_DEUCEY)
     t.run(cfg.games)
     after = play_match(_player(t), random_player(), 200, seed=5, variant=ACEY_DEUCEY)
-    # Measured with encoder version 1 (seeds 1, 2, 3; 100 games): +1.86 -> +2.29,
-    # +1.48 -> +2.04, +2.13 -> +2.28 (se 0.1); with version 2 (seed 1, 100 games):
-    # +1.88 -> +1.96, so the check is now over 200 games each: a trained net that does not
-    # beat its start fails.
+    # The run's trajectory depends on the machine's floating point (CI's machine, with the
+    # old 400 games at lr 0.03: +1.94 -> +1.89, where this one gave +1.83 -> +2.36), so the
+    # config is one that learns on every seed tried: 1000 games at lr 0.01, seeds 1, 2, 3,
+    # 5, 6, 7, 9, 10 (this test's seed is 1): +1.83 -> +2.41, +1.78 -> +2.41, +1.63 ->
+    # +2.20, +1.20 -> +2.30, +1.88 -> +2.21, +1.98 -> +2.19, +2.00 -> +2.41, +1.51 -> +2.19
+    # (200 games each, the same dice, se 0.06-0.10). A net that does not beat its start fails.
     assert after.ppg > 1.5, f"{after.ppg:+.3f} ppg (se {after.se:.3f}) vs random"
     assert after.ppg > before.ppg, f"{before.ppg:+.3f} -> {after.ppg:+.3f}"
 
