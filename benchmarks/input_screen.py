@@ -11,7 +11,12 @@ positions with contact only, holding out a tenth of the chunks as distill fit do
 every epoch it prints the held-out groups' centred mean absolute error (the net's
 cubeless equity of a play less its group's mean, against the same of the targets): how
 well the net at 0 ply tells apart the plays its teacher tells apart. Runs that differ in
-one setting compare on the same held-out positions:
+one setting compare on the same held-out positions. Before the first epoch and after the
+last it also prints that error by the class of a group's first position (after the play the
+0-ply net rates best, as distill data stores them): crashed (GNU Backgammon's class), a
+checker on either bar, other contact.
+
+The settings:
 
 - `--fraction F`: fit only the first F of the fitted chunks (a learning curve: does more
   data of this teacher still help?);
@@ -48,7 +53,7 @@ from numba import njit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from doublet.core.board import MY_BAR, MY_OUT, flip_into, has_contact  # noqa: E402
+from doublet.core.board import MY_BAR, MY_OUT, OPP_BAR, crashed, flip_into, has_contact  # noqa: E402
 from doublet.nn.encode import ESCAPES, encode  # noqa: E402
 from doublet.nn.eval import default_model, load_model  # noqa: E402
 from doublet.training.distill import _centred_errors, _group_ids, load_chunks  # noqa: E402
@@ -197,11 +202,15 @@ def main():
             f = f[:, only + [NF + c for c in only]]
             # before the contact flag (the last input)
             x = np.concatenate([x[:, :-1], f, x[:, -1:]], axis=1)
-        return (torch.from_numpy(x), torch.from_numpy(p).clamp(0, 1), torch.from_numpy(g))
+        # each position's class: 0 crashed (gnubg's), 1 a checker on a bar, 2 other contact
+        kind = np.array(
+            [0 if crashed(v) else 1 if v[MY_BAR] > 0 or v[OPP_BAR] < 0 else 2 for v in b], np.int64
+        )
+        return (torch.from_numpy(x), torch.from_numpy(p).clamp(0, 1), torch.from_numpy(g), kind)
 
     t0 = time.time()
-    x_fit, y_fit, g_fit = cat(fit_idx)
-    x_held, y_held, g_held = cat(held)
+    x_fit, y_fit, g_fit, _ = cat(fit_idx)
+    x_held, y_held, g_held, k_held = cat(held)
     n_in = x_fit.shape[1]
     print(
         f"{len(x_fit):,} fit, {len(x_held):,} held, {n_in} inputs, {time.time() - t0:.0f} s",
@@ -234,7 +243,31 @@ def main():
         print(f"epoch {epoch}: held-out loss {loss:.5f}, centred MAE {centred:.5f}, "
               f"{time.time() - t0:.0f} s", flush=True)  # fmt: skip
 
+    def by_class():
+        """The held-out centred MAE of the groups of each class (a group's class: its first
+        position's, after the play the 0-ply net rates best)."""
+        with torch.no_grad():
+            out = net(x_held)
+        w = torch.tensor([2.0, 1.0, 1.0, -1.0, -1.0])
+        diff = (out @ w - y_held @ w).numpy()
+        g = g_held.numpy()
+        _, first, inv, counts = np.unique(
+            g, return_index=True, return_inverse=True, return_counts=True
+        )
+        sums = np.bincount(inv, weights=diff)
+        centred = np.abs(diff - (sums / counts)[inv])
+        many = counts[inv] > 1
+        kind = k_held[first][inv]
+        parts = []
+        for c, name in enumerate(("crashed", "bar", "other contact")):
+            m = many & (kind == c)
+            parts.append(
+                f"{name} {centred[m].mean():.5f} ({m.sum():,})" if m.any() else f"{name} -"
+            )
+        print("  by class (positions):", ", ".join(parts), flush=True)
+
     report(0)
+    by_class()
     for epoch in range(1, args.epochs + 1):
         key = torch.rand(int(g_fit.max()) + 1)[g_fit]
         perm = torch.argsort(key, stable=True)
@@ -250,6 +283,7 @@ def main():
             opt.step()
             sched.step()
         report(epoch)
+    by_class()
 
 
 if __name__ == "__main__":
