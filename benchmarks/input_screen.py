@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from doublet.core.board import MY_BAR, MY_OUT, OPP_BAR, crashed, flip_into, has_contact  # noqa: E402
-from doublet.nn.encode import ESCAPES, encode  # noqa: E402
+from doublet.nn.encode import ESCAPES, _escape_mask, encode  # noqa: E402
 from doublet.nn.eval import default_model, load_model  # noqa: E402
 from doublet.training.distill import _centred_errors, _group_ids, load_chunks  # noqa: E402
 from doublet.training.model import OneHidden  # noqa: E402
@@ -74,14 +74,7 @@ def side_feats(s, out, k, escapes):
     # 0: containment: the fewest escape rolls of a checker on any point 13..24 (or the bar)
     worst = 36.0
     for start in range(13, 26):
-        mask = 0
-        for i in range(12):
-            q = start - 1 - i
-            if q >= 1 and (closed >> q) & 1:
-                mask |= 1 << i
-        e = escapes[mask]
-        if e < worst:
-            worst = e
+        worst = min(worst, escapes[_escape_mask(closed, start)])
     out[k] = 1.0 - worst / 36.0
     # 1, 2: forward anchor in the opponent's home (19..24): exists, its depth
     fa = 0
@@ -202,15 +195,18 @@ def main():
             f = f[:, only + [NF + c for c in only]]
             # before the contact flag (the last input)
             x = np.concatenate([x[:, :-1], f, x[:, -1:]], axis=1)
-        # each position's class: 0 crashed (gnubg's), 1 a checker on a bar, 2 other contact
-        kind = np.array(
-            [0 if crashed(v) else 1 if v[MY_BAR] > 0 or v[OPP_BAR] < 0 else 2 for v in b], np.int64
-        )
-        return (torch.from_numpy(x), torch.from_numpy(p).clamp(0, 1), torch.from_numpy(g), kind)
+        return torch.from_numpy(x), torch.from_numpy(p).clamp(0, 1), torch.from_numpy(g), b
 
     t0 = time.time()
     x_fit, y_fit, g_fit, _ = cat(fit_idx)
-    x_held, y_held, g_held, k_held = cat(held)
+    x_held, y_held, g_held, b_held = cat(held)
+    # each held-out group's class, its first position's: 0 crashed (gnubg's), 1 a checker
+    # on a bar, 2 other contact
+    kind = np.array(
+        [0 if crashed(v) else 1 if v[MY_BAR] > 0 or v[OPP_BAR] < 0 else 2 for v in b_held]
+    )
+    _, first, inv = np.unique(g_held.numpy(), return_index=True, return_inverse=True)
+    group_kind = torch.from_numpy(kind[first][inv])
     n_in = x_fit.shape[1]
     print(
         f"{len(x_fit):,} fit, {len(x_held):,} held, {n_in} inputs, {time.time() - t0:.0f} s",
@@ -232,42 +228,24 @@ def main():
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps, eta_min=1e-5)
     bce = torch.nn.functional.binary_cross_entropy
 
-    def held_err():
+    def report(epoch, classes=False):
+        """The held-out loss and centred MAE; with classes, the latter by group class too."""
         with torch.no_grad():
             out = net(x_held)
-            err, n = _centred_errors(out, y_held, g_held)
-            return float(bce(out, y_held)), float(err.abs().sum() / n)
-
-    def report(epoch):
-        loss, centred = held_err()
+        err, n = _centred_errors(out, y_held, g_held)
+        loss, centred = float(bce(out, y_held)), float(err.abs().sum() / n)
         print(f"epoch {epoch}: held-out loss {loss:.5f}, centred MAE {centred:.5f}, "
               f"{time.time() - t0:.0f} s", flush=True)  # fmt: skip
-
-    def by_class():
-        """The held-out centred MAE of the groups of each class (a group's class: its first
-        position's, after the play the 0-ply net rates best)."""
-        with torch.no_grad():
-            out = net(x_held)
-        w = torch.tensor([2.0, 1.0, 1.0, -1.0, -1.0])
-        diff = (out @ w - y_held @ w).numpy()
-        g = g_held.numpy()
-        _, first, inv, counts = np.unique(
-            g, return_index=True, return_inverse=True, return_counts=True
-        )
-        sums = np.bincount(inv, weights=diff)
-        centred = np.abs(diff - (sums / counts)[inv])
-        many = counts[inv] > 1
-        kind = k_held[first][inv]
+        if not classes:
+            return
         parts = []
         for c, name in enumerate(("crashed", "bar", "other contact")):
-            m = many & (kind == c)
-            parts.append(
-                f"{name} {centred[m].mean():.5f} ({m.sum():,})" if m.any() else f"{name} -"
-            )
+            m = group_kind == c  # whole groups, so their means are the groups' own
+            err, n = _centred_errors(out[m], y_held[m], g_held[m])
+            parts.append(f"{name} {float(err.abs().sum() / n):.5f} ({n:,})" if n else f"{name} -")
         print("  by class (positions):", ", ".join(parts), flush=True)
 
-    report(0)
-    by_class()
+    report(0, classes=True)
     for epoch in range(1, args.epochs + 1):
         key = torch.rand(int(g_fit.max()) + 1)[g_fit]
         perm = torch.argsort(key, stable=True)
@@ -282,8 +260,7 @@ def main():
             loss.backward()
             opt.step()
             sched.step()
-        report(epoch)
-    by_class()
+        report(epoch, classes=epoch == args.epochs)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,18 @@ def _lowest_bit(x):
 
 
 @njit(**NO_REFCOUNT)
+def _escape_mask(closed, start):
+    """The ESCAPES index of a checker on point start (25: the bar): bit i set when point
+    start - 1 - i (of 1..24) is in closed, the bitboard of the points that block it."""
+    mask = 0
+    for i in range(12):
+        q = start - 1 - i
+        if q >= 1 and (closed >> q) & 1:
+            mask |= 1 << i
+    return mask
+
+
+@njit(**NO_REFCOUNT)
 def _hit_masks(blots, held, sources, ob, top):
     """(rolls of 36 on which the opponent can hit one of the mover's blots, the sum over
     those rolls of the pips the costliest such hit loses the mover: 25 - its point).
@@ -297,12 +309,7 @@ def _side_into(s, out, base, hits_open, escapes):
             miss *= 1.0 - hits_open[p - q] / 36.0
     esc = 36.0
     if rear > 0:
-        mask = 0
-        for i in range(12):
-            q = rear - 1 - i
-            if q >= 1 and (closed >> q) & 1:
-                mask |= 1 << i
-        esc = escapes[mask]
+        esc = escapes[_escape_mask(closed, rear)]
     k = base + _RAW_PER_SIDE
     out[k] = (pips + 25 * bar_out) / 167.0
     out[k + 1] = prime / 6.0
