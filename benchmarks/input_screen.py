@@ -2,7 +2,7 @@
 
     python benchmarks/input_screen.py --data runs/SET [SET ...] [--extra 0|1]
         [--only 0,6] [--epochs 6] [--lr 3e-4] [--rank-weight 10] [--fraction 1.0]
-        [--hidden H] [--model M] [--seed 0]
+        [--hidden H] [--deep H2] [--crashed-only] [--dropout P] [--model M] [--seed 0]
 
 Fits the model's contact net (the shipped one by default) to a candidates set of
 `doublet.training.distill data --candidates K` with distill fit's loss (cross-entropy plus
@@ -10,7 +10,9 @@ Fits the model's contact net (the shipped one by default) to a candidates set of
 positions with contact only, holding out a tenth of the chunks as distill fit does; after
 every epoch it prints the held-out groups' centred mean absolute error (the net's
 cubeless equity of a play less its group's mean, against the same of the targets): how
-well the net at 0 ply tells apart the plays its teacher tells apart. Runs that differ in
+well the net at 0 ply tells apart the plays its teacher tells apart; and the same on the
+first fitted chunks, as many as are held out ("fitted"), so that underfitting (both high)
+and overfitting (fitted falling, held-out not) tell apart. Runs that differ in
 one setting compare on the same held-out positions. Before the first epoch and after the
 last it also prints that error by the class of a group's first position (after the play the
 0-ply net rates best, as distill data stores them): crashed (GNU Backgammon's class), a
@@ -21,6 +23,12 @@ The settings:
 - `--fraction F`: fit only the first F of the fitted chunks (a learning curve: does more
   data of this teacher still help?);
 - `--hidden H`: widen the net first (the new units start with zero output weights);
+- `--deep H2`: add a second hidden layer of H2 sigmoid units fed by the first, whose
+  outputs add to the output layer's logits (its output weights start at zero, so the fit
+  starts from the model's own outputs): does depth help where width did not?
+- `--crashed-only`: fit only the groups whose first position is crashed (what a crashed
+  net of its own would be fitted to), and print the error by class after every epoch;
+- `--dropout P`: drop hidden units with probability P while fitting;
 - `--extra 1`: append NF candidate inputs a side (zero weights at the start, so the fit
   starts from the model's own outputs), before the contact flag; `--only` keeps some of
   them (their numbers below). Each is described from its definition (GNU Backgammon
@@ -151,6 +159,36 @@ def all_feats(boards, escapes):
     return out
 
 
+class Deep(torch.nn.Module):
+    """A OneHidden net with a second sigmoid layer on its hidden units, added to its output
+    logits through zero-initialised weights (so it starts as the given net)."""
+
+    def __init__(self, base: OneHidden, hidden2: int) -> None:
+        super().__init__()
+        self.base = base
+        self.hidden2 = torch.nn.Linear(base.hidden.out_features, hidden2)
+        self.out2 = torch.nn.Linear(hidden2, base.out.out_features, bias=False)
+        torch.nn.init.zeros_(self.out2.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.sigmoid(self.base.hidden(x))
+        return torch.sigmoid(self.base.out(h) + self.out2(torch.sigmoid(self.hidden2(h))))
+
+
+class Dropped(torch.nn.Module):
+    """A OneHidden net whose hidden units drop out with probability p while it trains (the
+    survivors scaled by 1 / (1 - p), so its evaluation outputs are the net's own)."""
+
+    def __init__(self, base: OneHidden, p: float) -> None:
+        super().__init__()
+        self.base = base
+        self.drop = torch.nn.Dropout(p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.drop(torch.sigmoid(self.base.hidden(x)))
+        return torch.sigmoid(self.base.out(h))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", required=True)
@@ -162,6 +200,11 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fraction", type=float, default=1.0)
     ap.add_argument("--hidden", type=int, default=None)
+    ap.add_argument("--deep", type=int, default=0, help="a second hidden layer of this size")
+    ap.add_argument(
+        "--crashed-only", action="store_true", help="fit only the groups of crashed positions"
+    )
+    ap.add_argument("--dropout", type=float, default=0.0, help="dropout of hidden units")
     ap.add_argument("--model", default=None)
     args = ap.parse_args()
     if not 0 < args.fraction <= 1:
@@ -183,12 +226,16 @@ def main():
     fit_idx = fit_idx[: max(1, round(len(fit_idx) * args.fraction))]
     gid = _group_ids(groups, [len(b) for b in boards])
 
-    def cat(idx):
+    def cat(idx, crashed_only=False):
         b = np.concatenate([boards[i] for i in idx])
         p = np.concatenate([probs[i] for i in idx])
         g = np.concatenate([gid[i] for i in idx])
         keep = np.array([has_contact(x) for x in b], bool)
         b, p, g = b[keep], p[keep], g[keep]
+        if crashed_only:
+            _, first, inv = np.unique(g, return_index=True, return_inverse=True)
+            keep = np.array([crashed(v) for v in b[first]], bool)[inv]
+            b, p, g = b[keep], p[keep], g[keep]
         x = encode(b)
         if args.extra:
             f = all_feats(b, ESCAPES)
@@ -198,8 +245,10 @@ def main():
         return torch.from_numpy(x), torch.from_numpy(p).clamp(0, 1), torch.from_numpy(g), b
 
     t0 = time.time()
-    x_fit, y_fit, g_fit, _ = cat(fit_idx)
+    x_fit, y_fit, g_fit, _ = cat(fit_idx, args.crashed_only)
     x_held, y_held, g_held, b_held = cat(held)
+    # as many fitted chunks as held out, to compare (underfitting or overfitting?)
+    x_seen, y_seen, g_seen, _ = cat(fit_idx[: len(held)], args.crashed_only)
     # each held-out group's class, its first position's: 0 crashed (gnubg's), 1 a checker
     # on a bar, 2 other contact
     kind = np.array(
@@ -222,6 +271,10 @@ def main():
         w1 = np.concatenate([w1[:-1], np.zeros((extra, w1.shape[1]), np.float32), w1[-1:]])
     net = OneHidden(w1.shape[1], n_in)
     net.from_engine((w1, b1, w2, b2))
+    if args.deep:
+        net = Deep(net, args.deep)
+    if args.dropout:
+        net = Dropped(net, args.dropout)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     batch = 256
     steps = args.epochs * -(-len(x_fit) // batch)
@@ -230,11 +283,15 @@ def main():
 
     def report(epoch, classes=False):
         """The held-out loss and centred MAE; with classes, the latter by group class too."""
+        net.eval()
         with torch.no_grad():
             out = net(x_held)
+            seen = net(x_seen)
         err, n = _centred_errors(out, y_held, g_held)
         loss, centred = float(bce(out, y_held)), float(err.abs().sum() / n)
-        print(f"epoch {epoch}: held-out loss {loss:.5f}, centred MAE {centred:.5f}, "
+        err_s, n_s = _centred_errors(seen, y_seen, g_seen)
+        print(f"epoch {epoch}: held-out loss {loss:.5f}, centred MAE {centred:.5f} "
+              f"(fitted {float(err_s.abs().sum() / n_s):.5f}), "
               f"{time.time() - t0:.0f} s", flush=True)  # fmt: skip
         if not classes:
             return
@@ -247,6 +304,7 @@ def main():
 
     report(0, classes=True)
     for epoch in range(1, args.epochs + 1):
+        net.train()
         key = torch.rand(int(g_fit.max()) + 1)[g_fit]
         perm = torch.argsort(key, stable=True)
         for k in range(0, len(perm), batch):
@@ -260,7 +318,7 @@ def main():
             loss.backward()
             opt.step()
             sched.step()
-        report(epoch, classes=epoch == args.epochs)
+        report(epoch, classes=epoch == args.epochs or args.crashed_only)
 
 
 if __name__ == "__main__":
