@@ -209,6 +209,10 @@ def main():
     args = ap.parse_args()
     if not 0 < args.fraction <= 1:
         ap.error(f"--fraction must be in (0, 1], got {args.fraction}")
+    if args.deep < 0 or not 0 <= args.dropout < 1:
+        ap.error(f"--deep must be >= 0 and --dropout in [0, 1), got {args.deep}, {args.dropout}")
+    if args.deep and args.dropout:
+        ap.error("--deep and --dropout do not go together")
     only = [int(c) for c in args.only.split(",")] if args.only else list(range(NF))
     if not all(0 <= c < NF for c in only):
         ap.error(f"--only takes input numbers 0..{NF - 1}, got {args.only}")
