@@ -159,6 +159,49 @@ def all_feats(boards, escapes):
     return out
 
 
+EQ = torch.tensor([2.0, 1.0, 1.0, -1.0, -1.0])  # cubeless equity less its constant -1
+
+
+def mover_scores(probs: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """Each position's cubeless equity (less -1) for the side that chose the play: a
+    group's positions are seen by the opponent when its number is even (distill's
+    _groups), so the mover's is the negative."""
+    e = probs @ EQ.to(probs.dtype)
+    return torch.where(g % 2 == 0, -e, e)
+
+
+def choice_regret(out: torch.Tensor, y: torch.Tensor, g: torch.Tensor) -> tuple[float, float]:
+    """(the mean over groups of two or more of the target's equity lost by the play the
+    net rates best, in mEq; the share of groups where it is the target's best): the 0-ply
+    net's decision loss against its teacher, over each roll's candidates."""
+    e_net, e_t = mover_scores(out, g).numpy(), mover_scores(y, g).numpy()
+    _, inv, counts = np.unique(g.numpy(), return_inverse=True, return_counts=True)
+    best_t = np.full(len(counts), -np.inf)
+    np.maximum.at(best_t, inv, e_t)
+    order = np.lexsort((-e_net, inv))  # by group, the net's best first
+    first = order[np.r_[0, np.flatnonzero(np.diff(inv[order])) + 1]]
+    many = counts[inv[first]] > 1
+    regret = (best_t[inv[first]] - e_t[first])[many]
+    return 1000 * float(regret.mean()), float((regret <= 1e-9).mean())
+
+
+def listwise_loss(out: torch.Tensor, y: torch.Tensor, g: torch.Tensor, temp: float):
+    """Cross-entropy between the teacher's and the net's softmax over each group's plays of
+    the mover's equity / temp (groups of two or more), a mean over the groups."""
+    s_net, s_t = mover_scores(out, g) / temp, mover_scores(y, g) / temp
+    _, inv, counts = torch.unique(g, return_inverse=True, return_counts=True)
+
+    def log_softmax(v: torch.Tensor) -> torch.Tensor:
+        top = torch.full((len(counts),), -1e9, dtype=v.dtype)
+        top = top.scatter_reduce(0, inv, v.detach(), "amax")
+        z = torch.zeros(len(counts), dtype=v.dtype).index_add_(0, inv, torch.exp(v - top[inv]))
+        return v - (torch.log(z) + top)[inv]
+
+    many = counts[inv] > 1
+    p_t = torch.exp(log_softmax(s_t)).detach()
+    return -(p_t * log_softmax(s_net))[many].sum() / max(1, int((counts > 1).sum()))
+
+
 class Deep(torch.nn.Module):
     """A OneHidden net with a second sigmoid layer on its hidden units, added to its output
     logits through zero-initialised weights (so it starts as the given net)."""
@@ -205,6 +248,13 @@ def main():
         "--crashed-only", action="store_true", help="fit only the groups of crashed positions"
     )
     ap.add_argument("--dropout", type=float, default=0.0, help="dropout of hidden units")
+    ap.add_argument(
+        "--listwise",
+        type=float,
+        default=0.0,
+        help="weight of a listwise (softmax) choice loss on each roll's plays",
+    )
+    ap.add_argument("--temp", type=float, default=0.02, help="the listwise loss's temperature")
     ap.add_argument("--model", default=None)
     args = ap.parse_args()
     if not 0 < args.fraction <= 1:
@@ -294,8 +344,11 @@ def main():
         err, n = _centred_errors(out, y_held, g_held)
         loss, centred = float(bce(out, y_held)), float(err.abs().sum() / n)
         err_s, n_s = _centred_errors(seen, y_seen, g_seen)
+        regret, agree = choice_regret(out, y_held, g_held)
+        regret_s, agree_s = choice_regret(seen, y_seen, g_seen)
         print(f"epoch {epoch}: held-out loss {loss:.5f}, centred MAE {centred:.5f} "
-              f"(fitted {float(err_s.abs().sum() / n_s):.5f}), "
+              f"(fitted {float(err_s.abs().sum() / n_s):.5f}), choice loss {regret:.3f} mEq, "
+              f"{100 * agree:.1f} % agree (fitted {regret_s:.3f}, {100 * agree_s:.1f} %), "
               f"{time.time() - t0:.0f} s", flush=True)  # fmt: skip
         if not classes:
             return
@@ -318,6 +371,8 @@ def main():
             err, n = _centred_errors(out, y_fit[idx], g_fit[idx])
             if n > 0:
                 loss = loss + args.rank_weight * (err * err).sum() / n
+            if args.listwise:
+                loss = loss + args.listwise * listwise_loss(out, y_fit[idx], g_fit[idx], args.temp)
             opt.zero_grad()
             loss.backward()
             opt.step()
