@@ -12,7 +12,10 @@ every epoch it prints the held-out groups' centred mean absolute error (the net'
 cubeless equity of a play less its group's mean, against the same of the targets): how
 well the net at 0 ply tells apart the plays its teacher tells apart; and the same on the
 first fitted chunks, as many as are held out ("fitted"), so that underfitting (both high)
-and overfitting (fitted falling, held-out not) tell apart. Runs that differ in
+and overfitting (fitted falling, held-out not) tell apart. It also prints the "choice
+loss": over each group of two or more, the target's equity lost by the play the net
+rates best (mEq, a mean over the groups), and how often that play is the target's best:
+the 0-ply net's decision loss against its teacher among the roll's candidates. Runs that differ in
 one setting compare on the same held-out positions. Before the first epoch and after the
 last it also prints that error by the class of a group's first position (after the play the
 0-ply net rates best, as distill data stores them): crashed (GNU Backgammon's class), a
@@ -29,6 +32,10 @@ The settings:
 - `--crashed-only`: fit only the groups whose first position is crashed (what a crashed
   net of its own would be fitted to), and print the error by class after every epoch;
 - `--dropout P`: drop hidden units with probability P while fitting;
+- `--listwise W [--temp T]`: add W times a listwise choice loss: the cross-entropy of the
+  net's softmax over each group's plays (the mover's equity / T, T = 0.02 by default)
+  against the target's (a loss that weights the best plays of a roll, where the squared
+  centred error weights all alike);
 - `--extra 1`: append NF candidate inputs a side (zero weights at the start, so the fit
   starts from the model's own outputs), before the contact flag; `--only` keeps some of
   them (their numbers below). Each is described from its definition (GNU Backgammon
@@ -164,8 +171,8 @@ EQ = torch.tensor([2.0, 1.0, 1.0, -1.0, -1.0])  # cubeless equity less its const
 
 def mover_scores(probs: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     """Each position's cubeless equity (less -1) for the side that chose the play: a
-    group's positions are seen by the opponent when its number is even (distill's
-    _groups), so the mover's is the negative."""
+    group's positions are seen by the opponent when its number is even (main's group
+    numbers keep distill's side flag as their parity), so the mover's is the negative."""
     e = probs @ EQ.to(probs.dtype)
     return torch.where(g % 2 == 0, -e, e)
 
@@ -278,7 +285,13 @@ def main():
     held = order[: max(1, len(boards) // 10)]
     fit_idx = order[len(held) :]
     fit_idx = fit_idx[: max(1, round(len(fit_idx) * args.fraction))]
-    gid = _group_ids(groups, [len(b) for b in boards])
+    # group numbers over all chunks, doubled, plus the side the group's positions are seen
+    # by (distill's _groups: 0 the opponent of the player choosing, 1 that player), which
+    # _group_ids' renumbering loses and mover_scores needs
+    gid = [
+        2 * n + (0 if g is None else g.astype(np.int64) % 2)
+        for n, g in zip(_group_ids(groups, [len(b) for b in boards]), groups, strict=True)
+    ]
 
     def cat(idx, crashed_only=False):
         b = np.concatenate([boards[i] for i in idx])
