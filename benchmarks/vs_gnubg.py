@@ -2,6 +2,7 @@
 
     python benchmarks/vs_gnubg.py --doublet search:2 --gnubg-ply 0 --games 400 --seed 1
                                   [--workers 1] [--chunk 8] [--no-check]
+                                  [--prune-keep K] [--prune-all yes|no]
 
 Needs the optional `gnubg` Python module (``pip install -e '.[gnubg]'``: the PyPI wheel
 gnubg==1.1.0a16); without it the script says so and exits with status 0. The engine
@@ -11,9 +12,13 @@ streams of doublet.games.duplicate_search and
 benchmarks/strength.py (pair k of seed s, each pair played twice with the seats swapped).
 
 Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH], pubeval,
-random). GNU Backgammon plays at --gnubg-ply with its world-class chequer-play settings,
-cubeless: pruning nets on, the "normal" move filter, one thread, deterministic, no noise
-(the settings the refdata was made with: see benchmarks/decision.py's check).
+random). With `--prune-keep K` (0: every reply scored by the main net) or `--prune-all
+yes|no` (races and crashed positions pruned too, or not), a search:PLY[:PATH] seat
+searches with those doublet.search.searcher.Limits instead of the defaults (the diagnostic
+of whether the inner levels' pruning costs games). GNU Backgammon plays at --gnubg-ply
+with its world-class chequer-play settings, cubeless: pruning nets on, the "normal" move
+filter, one thread, deterministic, no noise (the settings the refdata was made with: see
+benchmarks/decision.py's check).
 
 The chooser converts our board (mover's view, engine/board.py) to gnubg's (two rows of
 25, side on roll second), asks findbestmove, applies gnubg's move to our board and checks
@@ -226,6 +231,25 @@ def check_refset(ply: int, limit: int = 0) -> tuple[int, int, int]:
     return len(cases), bad, chooser.completed
 
 
+def search_chooser(ply: int, path: str, prune_keep: int | None, prune_all: bool | None,
+                   variant: int) -> Any:  # fmt: skip
+    """A chooser factory (doublet.games.duplicate_search) for Doublet's search at ply with
+    the given pruning Limits; module level, so that worker processes can build it."""
+    from doublet.nn.eval import default_model, load_model
+    from doublet.search.choice import best_index
+    from doublet.search.searcher import Limits, Searcher
+
+    s = Searcher(load_model(path) if path else default_model(variant), variant)
+    limits = Limits(ply=ply, prune_keep=prune_keep, prune_all=prune_all)
+
+    def chooser(b: np.ndarray, d1: int, d2: int, rng: np.ndarray) -> tuple[np.ndarray, bool]:
+        boards, again, probs, plies = s.analyse(b, d1, d2, limits)
+        i = best_index(probs, plies)
+        return boards[i], bool(again[i])
+
+    return chooser
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--doublet", default="search:2",
@@ -236,6 +260,18 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--chunk", type=int, default=8, help="pairs per progress step")
     ap.add_argument("--no-check", action="store_true", help="skip the refset check")
+    ap.add_argument(
+        "--prune-keep",
+        type=int,
+        default=None,
+        help="a search seat's inner pruning: plays the main net scores (0: all)",
+    )
+    ap.add_argument(
+        "--prune-all",
+        choices=("yes", "no"),
+        default=None,
+        help="a search seat prunes races and crashed positions too, or not",
+    )
     args = ap.parse_args()
     if gnubg is None:
         print(MISSING + ": skipped")
@@ -249,6 +285,18 @@ def main() -> None:
         player(args.doublet, STANDARD)
     except ValueError as e:
         ap.error(str(e))
+    seat: Any = args.doublet
+    name = args.doublet
+    if args.prune_keep is not None or args.prune_all is not None:
+        kind, _, rest = args.doublet.partition(":")
+        if kind != "search":
+            ap.error(f"--prune-keep and --prune-all go with a search:PLY seat, not {kind!r}")
+        if args.prune_keep is not None and args.prune_keep < 0:
+            ap.error(f"--prune-keep must be 0 or more, got {args.prune_keep}")
+        ply_text, _, path = rest.partition(":")
+        prune_all = None if args.prune_all is None else args.prune_all == "yes"
+        seat = functools.partial(search_chooser, int(ply_text), path, args.prune_keep, prune_all)
+        name = f"{args.doublet} (prune-keep {args.prune_keep}, prune-all {args.prune_all})"
     if not args.no_check:
         t = time.perf_counter()
         n, bad, completed = check_refset(args.gnubg_ply)
@@ -260,11 +308,11 @@ def main() -> None:
     factory = functools.partial(gnubg_chooser, args.gnubg_ply)
     t = time.perf_counter()
     with progress_bar(args.games) as progress:
-        result = play_match_with(args.doublet, factory, args.games, args.seed, STANDARD,
+        result = play_match_with(seat, factory, args.games, args.seed, STANDARD,
                                  workers=args.workers, chunk_pairs=args.chunk,
                                  progress=progress)  # fmt: skip
     seconds = time.perf_counter() - t
-    print(table(args.doublet, f"gnubg:{args.gnubg_ply}-ply", result, seconds, "standard",
+    print(table(name, f"gnubg:{args.gnubg_ply}-ply", result, seconds, "standard",
                 args.workers))  # fmt: skip
 
 

@@ -4,9 +4,12 @@
 - our board converted to gnubg's gives gnubg the same Position ID (60 refset cases);
 - gnubg's 0- and 1-ply moves for 20 refset cases (10 of them bear-offs, whose moves the
   module cuts short) are legal outcomes and in the refdata's legal list;
-- pubeval against gnubg 0-ply plays 4 duplicate games through doublet.games.duplicate_search.
+- pubeval against gnubg 0-ply plays 4 duplicate games through doublet.games.duplicate_search;
+- the search seat of --prune-keep / --prune-all is the search:PLY player with the default
+  limits, and plays legal moves without pruning.
 
-All but the first skip when the `gnubg` module is absent (pip install -e '.[gnubg]').
+The gnubg ones skip when the `gnubg` module is absent (pip install -e '.[gnubg]'); the
+first and the last run without it.
 """
 
 from __future__ import annotations
@@ -72,3 +75,29 @@ def test_pubeval_against_gnubg_plays_four_games() -> None:
     r = play_match_with("pubeval", factory, 4, seed=2)
     assert r.games == 4 and r.errors == 0
     assert (np.abs(r.points) >= 1).all()
+
+
+def test_search_seat_with_pruning_limits() -> None:
+    """--prune-keep / --prune-all's seat (vs_gnubg.search_chooser): with the default
+    limits it is the search:PLY player itself; pruning nothing, its plays are legal, and
+    at 0 ply (nothing below the root to prune) the same as the default's."""
+    from doublet.core.board import STANDARD
+    from doublet.games.duplicate_search import player
+
+    rng = np.zeros(1, np.uint64)
+    cases = _cases()[:40]
+    spec = player("search:1", STANDARD)
+    same = vs_gnubg.search_chooser(1, "", None, None, STANDARD)
+    wide = vs_gnubg.search_chooser(1, "", 0, False, STANDARD)
+    zero, zero_wide = (
+        player("search:0", STANDARD),
+        vs_gnubg.search_chooser(0, "", 0, False, STANDARD),
+    )
+    for c in cases:
+        b = board_from_position_id(c["pid"])
+        d1, d2 = c["dice"]
+        assert np.array_equal(same(b, d1, d2, rng)[0], spec(b, d1, d2, rng)[0])
+        after = wide(b, d1, d2, rng)[0]
+        outs, _ = legal_outcomes(b, d1, d2)
+        assert (outs == after).all(axis=1).any(), c["case"]
+        assert np.array_equal(zero(b, d1, d2, rng)[0], zero_wide(b, d1, d2, rng)[0])
