@@ -13,7 +13,7 @@ benchmarks/strength.py (pair k of seed s, each pair played twice with the seats 
 
 Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH], pubeval,
 random). With `--prune-keep K` (0: every reply scored by the main net) or `--prune-all
-yes|no` (races and crashed positions pruned too, or not), a search:PLY[:PATH] seat
+yes|no` (races and crashed positions pruned too, or not), a search or racenet seat
 searches with those doublet.search.searcher.Limits instead of the defaults (the diagnostic
 of whether the inner levels' pruning costs games). GNU Backgammon plays at --gnubg-ply
 with its world-class chequer-play settings, cubeless: pruning nets on, the "normal" move
@@ -231,25 +231,6 @@ def check_refset(ply: int, limit: int = 0) -> tuple[int, int, int]:
     return len(cases), bad, chooser.completed
 
 
-def search_chooser(ply: int, path: str, prune_keep: int | None, prune_all: bool | None,
-                   variant: int) -> Any:  # fmt: skip
-    """A chooser factory (doublet.games.duplicate_search) for Doublet's search at ply with
-    the given pruning Limits; module level, so that worker processes can build it."""
-    from doublet.nn.eval import default_model, load_model
-    from doublet.search.choice import best_index
-    from doublet.search.searcher import Limits, Searcher
-
-    s = Searcher(load_model(path) if path else default_model(variant), variant)
-    limits = Limits(ply=ply, prune_keep=prune_keep, prune_all=prune_all)
-
-    def chooser(b: np.ndarray, d1: int, d2: int, rng: np.ndarray) -> tuple[np.ndarray, bool]:
-        boards, again, probs, plies = s.analyse(b, d1, d2, limits)
-        i = best_index(probs, plies)
-        return boards[i], bool(again[i])
-
-    return chooser
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--doublet", default="search:2",
@@ -279,23 +260,23 @@ def main() -> None:
     if args.games <= 0 or args.games % 2:
         ap.error(f"--games must be a positive even number, got {args.games}")
     from benchmarks.strength import progress_bar, table
-    from doublet.games.duplicate_search import play_match_with, player
+    from doublet.games.duplicate_search import Seat, play_match_with, player
+    from doublet.search.searcher import Limits
 
-    try:
-        player(args.doublet, STANDARD)
-    except ValueError as e:
-        ap.error(str(e))
-    seat: Any = args.doublet
-    name = args.doublet
+    limits = None  # the search's defaults
     if args.prune_keep is not None or args.prune_all is not None:
-        kind, _, rest = args.doublet.partition(":")
-        if kind != "search":
-            ap.error(f"--prune-keep and --prune-all go with a search:PLY seat, not {kind!r}")
         if args.prune_keep is not None and args.prune_keep < 0:
             ap.error(f"--prune-keep must be 0 or more, got {args.prune_keep}")
-        ply_text, _, path = rest.partition(":")
         prune_all = None if args.prune_all is None else args.prune_all == "yes"
-        seat = functools.partial(search_chooser, int(ply_text), path, args.prune_keep, prune_all)
+        limits = Limits(prune_keep=args.prune_keep, prune_all=prune_all)
+    try:
+        player(args.doublet, STANDARD, limits)
+    except ValueError as e:
+        ap.error(str(e))
+    seat: Seat = args.doublet
+    name = args.doublet
+    if limits is not None:  # a factory that worker processes can build (module level)
+        seat = functools.partial(player, args.doublet, limits=limits)
         name = f"{args.doublet} (prune-keep {args.prune_keep}, prune-all {args.prune_all})"
     if not args.no_check:
         t = time.perf_counter()

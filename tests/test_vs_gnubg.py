@@ -78,21 +78,21 @@ def test_pubeval_against_gnubg_plays_four_games() -> None:
 
 
 def test_search_seat_with_pruning_limits() -> None:
-    """--prune-keep / --prune-all's seat (vs_gnubg.search_chooser): with the default
-    limits it is the search:PLY player itself; pruning nothing, its plays are legal, and
-    at 0 ply (nothing below the root to prune) the same as the default's."""
+    """--prune-keep / --prune-all's seat (duplicate_search.player with Limits): with the
+    default limits it is the search:PLY player itself; pruning nothing, its plays are
+    legal, and at 0 ply (nothing below the root to prune) the same as the default's; the
+    limits go with search seats only."""
     from doublet.core.board import STANDARD
     from doublet.games.duplicate_search import player
+    from doublet.search.searcher import Limits
 
     rng = np.zeros(1, np.uint64)
     cases = _cases()[:40]
     spec = player("search:1", STANDARD)
-    same = vs_gnubg.search_chooser(1, "", None, None, STANDARD)
-    wide = vs_gnubg.search_chooser(1, "", 0, False, STANDARD)
-    zero, zero_wide = (
-        player("search:0", STANDARD),
-        vs_gnubg.search_chooser(0, "", 0, False, STANDARD),
-    )
+    same = player("search:1", STANDARD, Limits())
+    wide = player("search:1", STANDARD, Limits(prune_keep=0, prune_all=False))
+    zero = player("search:0", STANDARD)
+    zero_wide = player("search:0", STANDARD, Limits(ply=3, prune_keep=0, prune_all=False))
     for c in cases:
         b = board_from_position_id(c["pid"])
         d1, d2 = c["dice"]
@@ -101,3 +101,5 @@ def test_search_seat_with_pruning_limits() -> None:
         outs, _ = legal_outcomes(b, d1, d2)
         assert (outs == after).all(axis=1).any(), c["case"]
         assert np.array_equal(zero(b, d1, d2, rng)[0], zero_wide(b, d1, d2, rng)[0])
+    with pytest.raises(ValueError, match="search:PLY"):
+        player("pubeval", STANDARD, Limits(prune_keep=0))

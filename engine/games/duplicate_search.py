@@ -9,7 +9,8 @@ from the very same counter-based streams as doublet.games.duplicate (pair k of s
 opening throw and rolls), so ``play_match_with("net", "pubeval", ...)`` plays exactly the
 games of ``play_match(net_player(m), pubeval_player(), ...)`` (a test checks it).
 
-Player specs (``player(spec, variant)``):
+Player specs (``player(spec, variant[, limits])``; limits: a search's
+doublet.search.searcher.Limits other than the defaults, its ply the spec's):
     random | pubeval | net | net:PATH     the players of doublet.games.duplicate
     search:PLY | search:PLY:PATH          the search at PLY (0-4), with the exact bear-off
                                           database and the one-sided race net in standard
@@ -28,6 +29,7 @@ the number of workers.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 from collections.abc import Callable
 from typing import Any
@@ -52,7 +54,7 @@ from doublet.games.duplicate import (
 )
 from doublet.nn.eval import default_model, load_model
 from doublet.search.choice import choose
-from doublet.search.searcher import Searcher
+from doublet.search.searcher import Limits, Searcher
 
 # A chooser plays one roll: (board (SIZE,) int8 mover's view, d1, d2, rng (1,) uint64)
 # -> (the board after the play, the mover rolls again).
@@ -80,24 +82,29 @@ def _kernel_chooser(kind: int, model: Any, variant: int) -> Chooser:
     return choose
 
 
-def _search_chooser(model: Any, variant: int, ply: int, onesided: bool = True) -> Chooser:
+def _search_chooser(model: Any, variant: int, limits: Limits, onesided: bool = True) -> Chooser:
     s = Searcher(model, variant, use_onesided=onesided)
 
     def chooser(b: np.ndarray, d1: int, d2: int, rng: np.ndarray) -> tuple[np.ndarray, bool]:
-        return choose(s, b, d1, d2, ply)  # the board is a row of analyse's fresh copy
+        return choose(s, b, d1, d2, limits)  # the board is a row of analyse's fresh copy
 
     return chooser
 
 
-def player(spec: str, variant: int) -> Chooser:
-    """A chooser from a spec (see the module doc); ValueError or ModelError if bad."""
+def player(spec: str, variant: int, limits: Limits | None = None) -> Chooser:
+    """A chooser from a spec (see the module doc); limits: a search spec's settings
+    (Limits(ply=PLY) by default; given, its ply is replaced by the spec's). ValueError or
+    ModelError if bad."""
     kind, _, rest = spec.partition(":")
     if kind in ("search", "racenet"):
         ply_text, _, path = rest.partition(":")
         if not ply_text.isdigit() or not 0 <= int(ply_text) <= 4:
             raise ValueError(f"{spec!r}: use {kind}:PLY with PLY 0-4, or {kind}:PLY:PATH")
         model = load_model(path) if path else default_model(variant)
-        return _search_chooser(model, variant, int(ply_text), onesided=kind == "search")
+        limits = dataclasses.replace(limits or Limits(), ply=int(ply_text))
+        return _search_chooser(model, variant, limits, onesided=kind == "search")
+    if limits is not None:
+        raise ValueError(f"search limits go with search:PLY or racenet:PLY, not {spec!r}")
     if kind == "net":
         return _kernel_chooser(NET, load_model(rest) if rest else default_model(variant), variant)
     if rest:

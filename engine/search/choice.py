@@ -8,7 +8,8 @@ duplicate-dice harnesses and training all import these; none re-derives them.
 - ``best_index(probs, plies)``: the first of that ranking, the play chosen
   (doublet.search.searcher's ``_best_index`` kernel, which Searcher.best runs).
 - ``choose(searcher, board, d1, d2, ply[, state])``: that play's outcome board and again
-  flag (with a cube state: the best by cubeful equity, as ``doublet analyse`` ranks).
+  flag (with a cube state: the best by cubeful equity, as ``doublet analyse`` ranks);
+  ``ply`` may be a whole Limits (the search's filters and pruning too).
 - ``engine_depth(variant, ply, dice)`` and the front ends' ``MAX_PLAY_PLY`` /
   ``DEFAULT_PLY``: the search depth of a game the engine plays.
 
@@ -54,12 +55,14 @@ def best_index(probs: np.ndarray, plies: np.ndarray) -> int:
     return int(_best_index(p, d, len(d)))
 
 
-def choose(searcher: Searcher, board: Board, d1: int, d2: int, ply: int,
+def choose(searcher: Searcher, board: Board, d1: int, d2: int, ply: int | Limits,
            state: CubeState | None = None) -> tuple[Board, bool]:  # fmt: skip
-    """The board after the play the searcher picks at `ply` (the mover's view) and
-    whether the mover rolls again: by cubeless equity, or with a cube `state` (a game
-    played with the cube) by the cubeful equity after the play (play_values)."""
-    boards, again, probs, plies = searcher.analyse(board, d1, d2, Limits(ply=ply))
+    """The board after the play the searcher picks at `ply` (the mover's view; a Limits:
+    searched with those settings) and whether the mover rolls again: by cubeless equity,
+    or with a cube `state` (a game played with the cube) by the cubeful equity after the
+    play (play_values)."""
+    limits = ply if isinstance(ply, Limits) else Limits(ply=ply)
+    boards, again, probs, plies = searcher.analyse(board, d1, d2, limits)
     if state is None:
         i = best_index(probs, plies)
     else:
