@@ -166,6 +166,21 @@ def all_feats(boards, escapes):
     return out
 
 
+CRASHED, BAR, OTHER = 0, 1, 2  # group classes (group_class)
+
+
+def group_class(b: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Each position's group's class, that of the group's first position (after the play
+    the 0-ply net rates best, as distill data stores them): CRASHED (GNU Backgammon's
+    class), BAR (a checker on either bar), OTHER contact; only first positions classified."""
+    _, first, inv = np.unique(g, return_index=True, return_inverse=True)
+    kind = [
+        CRASHED if crashed(v) else BAR if v[MY_BAR] > 0 or v[OPP_BAR] < 0 else OTHER
+        for v in b[first]
+    ]
+    return np.array(kind, np.int64)[inv]
+
+
 EQ = torch.tensor([2.0, 1.0, 1.0, -1.0, -1.0])  # cubeless equity less its constant -1
 
 
@@ -300,8 +315,7 @@ def main():
         keep = np.array([has_contact(x) for x in b], bool)
         b, p, g = b[keep], p[keep], g[keep]
         if crashed_only:
-            _, first, inv = np.unique(g, return_index=True, return_inverse=True)
-            keep = np.array([crashed(v) for v in b[first]], bool)[inv]
+            keep = group_class(b, g) == CRASHED
             b, p, g = b[keep], p[keep], g[keep]
         x = encode(b)
         if args.extra:
@@ -316,13 +330,7 @@ def main():
     x_held, y_held, g_held, b_held = cat(held)
     # as many fitted chunks as held out, to compare (underfitting or overfitting?)
     x_seen, y_seen, g_seen, _ = cat(fit_idx[: len(held)], args.crashed_only)
-    # each held-out group's class, its first position's: 0 crashed (gnubg's), 1 a checker
-    # on a bar, 2 other contact
-    kind = np.array(
-        [0 if crashed(v) else 1 if v[MY_BAR] > 0 or v[OPP_BAR] < 0 else 2 for v in b_held]
-    )
-    _, first, inv = np.unique(g_held.numpy(), return_index=True, return_inverse=True)
-    group_kind = torch.from_numpy(kind[first][inv])
+    group_kind = torch.from_numpy(group_class(b_held, g_held.numpy()))
     n_in = x_fit.shape[1]
     print(
         f"{len(x_fit):,} fit, {len(x_held):,} held, {n_in} inputs, {time.time() - t0:.0f} s",
@@ -366,7 +374,7 @@ def main():
         if not classes:
             return
         parts = []
-        for c, name in enumerate(("crashed", "bar", "other contact")):
+        for c, name in ((CRASHED, "crashed"), (BAR, "bar"), (OTHER, "other contact")):
             m = group_kind == c  # whole groups, so their means are the groups' own
             err, n = _centred_errors(out[m], y_held[m], g_held[m])
             parts.append(f"{name} {float(err.abs().sum() / n):.5f} ({n:,})" if n else f"{name} -")
