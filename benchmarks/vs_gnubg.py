@@ -2,7 +2,7 @@
 
     python benchmarks/vs_gnubg.py --doublet search:2 --gnubg-ply 0 --games 400 --seed 1
                                   [--workers 1] [--chunk 8] [--no-check]
-                                  [--prune-keep K] [--prune-all yes|no]
+                                  [--prune-keep K] [--prune-all yes|no] [--blend W]
 
 Needs the optional `gnubg` Python module (``pip install -e '.[gnubg]'``: the PyPI wheel
 gnubg==1.1.0a16); without it the script says so and exits with status 0. The engine
@@ -15,7 +15,9 @@ Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], 
 random). With `--prune-keep K` (0: every reply scored by the main net) or `--prune-all
 yes|no` (races and crashed positions pruned too, or not), a search or racenet seat
 searches with those doublet.search.searcher.Limits instead of the defaults (the diagnostic
-of whether the inner levels' pruning costs games). GNU Backgammon plays at --gnubg-ply
+of whether the inner levels' pruning costs games); `--blend W` ranks the plays searched to
+the full depth by W times their value there plus 1 - W times their 0-ply value
+(Limits.blend). GNU Backgammon plays at --gnubg-ply
 with its world-class chequer-play settings, cubeless: pruning nets on, the "normal" move
 filter, one thread, deterministic, no noise (the settings the refdata was made with: see
 benchmarks/decision.py's check).
@@ -253,6 +255,13 @@ def main() -> None:
         default=None,
         help="a search seat prunes races and crashed positions too, or not",
     )
+    ap.add_argument(
+        "--blend",
+        type=float,
+        default=None,
+        help="a search seat ranks its deepest plays by W times their value at the full "
+        "depth plus 1 - W times their 0-ply value (Limits.blend; default 1)",
+    )
     args = ap.parse_args()
     if gnubg is None:
         print(MISSING + ": skipped")
@@ -264,11 +273,15 @@ def main() -> None:
     from doublet.search.searcher import Limits
 
     limits = None  # the search's defaults
-    if args.prune_keep is not None or args.prune_all is not None:
+    if args.prune_keep is not None or args.prune_all is not None or args.blend is not None:
         if args.prune_keep is not None and args.prune_keep < 0:
             ap.error(f"--prune-keep must be 0 or more, got {args.prune_keep}")
         prune_all = None if args.prune_all is None else args.prune_all == "yes"
-        limits = Limits(prune_keep=args.prune_keep, prune_all=prune_all)
+        try:
+            limits = Limits(prune_keep=args.prune_keep, prune_all=prune_all,
+                            blend=1.0 if args.blend is None else args.blend)  # fmt: skip
+        except ValueError as e:
+            ap.error(f"--blend: {e}")
     try:
         player(args.doublet, STANDARD, limits)
     except ValueError as e:
@@ -277,7 +290,8 @@ def main() -> None:
     name = args.doublet
     if limits is not None:  # a factory that worker processes can build (module level)
         seat = functools.partial(player, args.doublet, limits=limits)
-        name = f"{args.doublet} (prune-keep {args.prune_keep}, prune-all {args.prune_all})"
+        name = (f"{args.doublet} (prune-keep {args.prune_keep}, prune-all {args.prune_all}, "
+                f"blend {limits.blend})")  # fmt: skip
     if not args.no_check:
         t = time.perf_counter()
         n, bad, completed = check_refset(args.gnubg_ply)

@@ -225,6 +225,32 @@ def test_root_screening_keeps_the_deepest_values() -> None:
             assert np.allclose(narrow[2][deep], plain[2][deep])
 
 
+@pytest.mark.parametrize("ply", [1, 2])
+def test_root_blend_mixes_the_full_depth_with_0_ply(ply: int) -> None:
+    """Limits.blend w: a play searched to the full depth gets w times its value there plus
+    1 - w times its own static value (the mover's, from the definition); the other plays
+    and the outcomes stay as they are; w = 1 is the plain search."""
+    s = Searcher(MODEL, use_bearoff=False)
+    for b in random_positions(6, STANDARD, seed=9):
+        for d1, d2 in ((5, 2), (4, 4)):
+            plain = s.analyse(b, d1, d2, Limits(ply=ply))
+            mixed = s.analyse(b, d1, d2, Limits(ply=ply, blend=0.75))
+            assert np.array_equal(plain[0], mixed[0]) and np.array_equal(plain[3], mixed[3])
+            for x, a, p, q, d in zip(plain[0], plain[1], plain[2], mixed[2], plain[3],
+                                     strict=True):  # fmt: skip
+                own = _mover(static(x if a else flip(x)), a)
+                want = 0.75 * p + 0.25 * own if d == ply else p
+                assert np.allclose(q, want, atol=2e-6)
+            one = s.analyse(b, d1, d2, Limits(ply=ply, blend=1.0))
+            assert all(np.array_equal(x, y) for x, y in zip(plain, one, strict=True))
+
+
+@pytest.mark.parametrize("blend", [-0.1, 1.5, float("nan")])
+def test_blend_outside_0_to_1_is_refused(blend: float) -> None:
+    with pytest.raises(ValueError, match="blend"):
+        Limits(ply=1, blend=blend)
+
+
 # --------------------------------------------------------------------------------------
 # The pruning net
 # --------------------------------------------------------------------------------------

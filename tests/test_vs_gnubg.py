@@ -78,7 +78,7 @@ def test_pubeval_against_gnubg_plays_four_games() -> None:
 
 
 def test_search_seat_with_pruning_limits() -> None:
-    """--prune-keep / --prune-all's seat (duplicate_search.player with Limits): with the
+    """--prune-keep / --prune-all / --blend's seat (duplicate_search.player with Limits): with the
     default limits it is the search:PLY player itself; pruning nothing, its plays are
     legal, and at 0 ply (nothing below the root to prune) the same as the default's; the
     limits go with search seats only."""
@@ -91,6 +91,7 @@ def test_search_seat_with_pruning_limits() -> None:
     spec = player("search:1", STANDARD)
     same = player("search:1", STANDARD, Limits())
     wide = player("search:1", STANDARD, Limits(prune_keep=0, prune_all=False))
+    mixed = player("search:1", STANDARD, Limits(blend=0.75))
     zero = player("search:0", STANDARD)
     zero_wide = player("search:0", STANDARD, Limits(ply=3, prune_keep=0, prune_all=False))
     for c in cases:
@@ -100,6 +101,7 @@ def test_search_seat_with_pruning_limits() -> None:
         after = wide(b, d1, d2, rng)[0]
         outs, _ = legal_outcomes(b, d1, d2)
         assert (outs == after).all(axis=1).any(), c["case"]
+        assert (outs == mixed(b, d1, d2, rng)[0]).all(axis=1).any(), c["case"]
         assert np.array_equal(zero(b, d1, d2, rng)[0], zero_wide(b, d1, d2, rng)[0])
     with pytest.raises(ValueError, match="search:PLY"):
         player("pubeval", STANDARD, Limits(prune_keep=0))

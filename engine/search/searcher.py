@@ -139,6 +139,15 @@ class Limits:
     prune_keep: int | None = None
     # Prune races and crashed positions too (None: at 1 ply only; see the module doc).
     prune_all: bool | None = None
+    # Root: a play searched to the full depth is ranked (and its probabilities given) as
+    # blend times its value at that depth plus 1 - blend times its 0-ply value (1: the
+    # full depth alone). Session 40 (benchmarks/HISTORY.md): 0.75 at 1 ply loses less
+    # on the refset's fair judge than 1 ply alone, at 2 ply nothing gained.
+    blend: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.blend <= 1.0:
+            raise ValueError(f"blend is a weight from 0 to 1, got {self.blend!r}")
 
     def pruning(self) -> int:
         """The prune_keep this search uses (its own, or the default PRUNE_KEEP)."""
@@ -173,6 +182,7 @@ class Settings(NamedTuple):
     screen_keep: int  # root: plays that go on from each ply to the next (0: no screen)
     screen_width: float
     prune_all: bool  # prune races and crashed positions too (1-ply searches: no gain there)
+    blend: float  # the root's weight of the full depth's value against the 0-ply one
 
 
 class Cache(NamedTuple):
@@ -612,6 +622,9 @@ def _analyse_root(b, d1, d2, ply, nets, bo, cfg, ws, cache, stats, result_probs,
             if not _vn(view, p, 1, nets, bo, cfg, ws, cache, stats, deep):
                 return -1
             _mover_probs(deep, ws.agains[0, i], mp)
+            if p == ply and cfg.blend < 1.0:  # the full depth's value blended with 0 ply's
+                for j in range(N_OUTPUTS):
+                    mp[j] = cfg.blend * mp[j] + (1.0 - cfg.blend) * probs[0, i, j]
             for j in range(N_OUTPUTS):
                 result_probs[i, j] = mp[j]
             result_ply[i] = p
@@ -730,7 +743,7 @@ class Searcher:
                                int(limits.root_keep), float(limits.root_width),
                                int(limits.inner_keep), float(limits.inner_width),
                                int(limits.screen_keep), float(limits.screen_width),
-                               prune_all)))  # fmt: skip
+                               prune_all, float(limits.blend))))  # fmt: skip
         inner, cfg = made
         gen = self._generations.get(inner)
         if gen is None:
