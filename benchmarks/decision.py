@@ -1,6 +1,7 @@
 """Decision speed and accuracy of Doublet's search, judged by GNU Backgammon's 2-ply.
 
     python benchmarks/decision.py [--model PATH] [--plies 0 1 2] [--sample N] [--seed S]
+                                  [--blend W]
 
 For each ply, over the (position, roll) cases of tests/data/gnubg_refset.jsonl (all of
 them, or a seeded sample of N): the median and mean time to choose a play
@@ -115,7 +116,8 @@ def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudg
     Per ply and position class: Doublet's mean loss (mEq), gnubg 0-ply's (its choice as
     the refdata records it) on the same decisions, the paired difference with its
     standard error, and the blunders (> BLUNDER) of each; then the tags where Doublet's
-    2-ply (the deepest ply run) loses most against gnubg 0 ply, and its worst decisions."""
+    2-ply (the deepest ply run) loses most against gnubg 0 ply, and its worst decisions;
+    beside them gnubg 1-ply's own choice on the same judge."""
     g0 = np.array([judge.loss(c, c["best"]["0"]["after"]) for c in cases])
     classes = sorted({c["class"] for c in cases})
     out = ["fair judge: every legal play valued by gnubg 1.07 at 2 ply "
@@ -132,6 +134,12 @@ def fair_report(cases: list[dict], chosen: dict[int, list[str]], judge: FairJudg
             out.append(f"{'Doublet ' + str(ply) + '-ply':<18}{cls:<10}{idx.sum():>6}"
                        f"{1000 * a.mean():>9.3f}{1000 * b.mean():>9.3f}{paired(a - b):>20}"
                        f"{int((a > BLUNDER).sum()):>10}{int((b > BLUNDER).sum()):>9}")  # fmt: skip
+    if all("1" in c["best"] for c in cases):  # gnubg 1-ply's choice (2 ply's is the judge's)
+        g = np.array([judge.loss(c, c["best"]["1"]["after"]) for c in cases])
+        by = ", ".join(f"{cls} {1000 * g[[c['class'] == cls for c in cases]].mean():.3f}"
+                       for cls in classes)  # fmt: skip
+        out.append(f"gnubg 1-ply's own choice (the refdata's): {1000 * g.mean():.3f} ({by}), "
+                   f"{int((g > BLUNDER).sum())} blunders")  # fmt: skip
     deep = max(chosen)
     mine = np.array([judge.loss(c, a) for c, a in zip(cases, chosen[deep], strict=True)])
     by_tag: dict[str, list[int]] = {}
@@ -232,11 +240,17 @@ def main() -> None:
     )
     ap.add_argument("--prune-all", choices=("yes", "no"), default=None,
                     help="prune races and crashed positions too (default: 1 ply only)")  # fmt: skip
+    ap.add_argument("--blend", type=float, default=1.0,
+                    help="the root ranks its deepest plays by W times their value at the "
+                    "full depth plus 1 - W times their 0-ply value (Limits.blend; "
+                    "default 1)")  # fmt: skip
     ap.add_argument("--no-gnubg", action="store_true", help="skip gnubg's own rows")
     ap.add_argument("--no-fair", action="store_true",
                     help="skip the fair judge's tables (benchmarks/fair_judge.py)")  # fmt: skip
     ap.add_argument("--worst", type=int, default=10, help="worst decisions listed (fair judge)")
     args = ap.parse_args()
+    if not 0.0 <= args.blend <= 1.0:
+        ap.error(f"--blend is a weight from 0 to 1, got {args.blend}")
     model = load_model(args.model) if args.model else default_model()
     with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
         cases = [json.loads(line) for line in f]
@@ -266,7 +280,8 @@ def main() -> None:
     for ply in args.plies:
         limits = Limits(ply=ply, prune_keep=args.prune_keep, inner_keep=args.inner_keep,
                         inner_width=args.inner_width, root_keep=args.root_keep,
-                        root_width=args.root_width, prune_all=prune_all)  # fmt: skip
+                        root_width=args.root_width, prune_all=prune_all,
+                        blend=args.blend)  # fmt: skip
         times, chosen = [], []
         for c in cases:  # timed first, judged after: the judge does not disturb the timing
             b = board_from_position_id(c["pid"])

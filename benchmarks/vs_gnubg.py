@@ -11,15 +11,15 @@ doublet.games.duplicate_search as a chooser factory, so the games use the very d
 streams of doublet.games.duplicate_search and
 benchmarks/strength.py (pair k of seed s, each pair played twice with the seats swapped).
 
-Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH], pubeval,
-random). With `--prune-keep K` (0: every reply scored by the main net) or `--prune-all
-yes|no` (races and crashed positions pruned too, or not), a search or racenet seat
-searches with those doublet.search.searcher.Limits instead of the defaults (the diagnostic
-of whether the inner levels' pruning costs games); `--blend W` ranks the plays searched to
-the full depth by W times their value there plus 1 - W times their 0-ply value
-(Limits.blend). GNU Backgammon plays at --gnubg-ply
-with its world-class chequer-play settings, cubeless: pruning nets on, the "normal" move
-filter, one thread, deterministic, no noise (the settings the refdata was made with: see
+Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH],
+pubeval, random). With `--prune-keep K` (0: every reply scored by the main net) or
+`--prune-all yes|no` (races and crashed positions pruned too, or not), a search or
+racenet seat searches with those doublet.search.searcher.Limits instead of the defaults
+(the diagnostic of whether the inner levels' pruning costs games); `--blend W` ranks the
+plays searched to the full depth by W times their value there plus 1 - W times their
+0-ply value (Limits.blend). GNU Backgammon plays at --gnubg-ply with its world-class
+chequer-play settings, cubeless: pruning nets on, the "normal" move filter, one thread,
+deterministic, no noise (the settings the refdata was made with: see
 benchmarks/decision.py's check).
 
 The chooser converts our board (mover's view, engine/board.py) to gnubg's (two rows of
@@ -290,8 +290,10 @@ def main() -> None:
     name = args.doublet
     if limits is not None:  # a factory that worker processes can build (module level)
         seat = functools.partial(player, args.doublet, limits=limits)
-        name = (f"{args.doublet} (prune-keep {args.prune_keep}, prune-all {args.prune_all}, "
-                f"blend {limits.blend})")  # fmt: skip
+        name = f"{args.doublet} (" + ", ".join(
+            f"{k} {v}" for k, v in (("prune-keep", args.prune_keep),
+                                    ("prune-all", args.prune_all), ("blend", args.blend))
+            if v is not None) + ")"  # fmt: skip
     if not args.no_check:
         t = time.perf_counter()
         n, bad, completed = check_refset(args.gnubg_ply)

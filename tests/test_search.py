@@ -229,7 +229,7 @@ def test_root_screening_keeps_the_deepest_values() -> None:
 def test_root_blend_mixes_the_full_depth_with_0_ply(ply: int) -> None:
     """Limits.blend w: a play searched to the full depth gets w times its value there plus
     1 - w times its own static value (the mover's, from the definition); the other plays
-    and the outcomes stay as they are; w = 1 is the plain search."""
+    and the outcomes stay as they are; w = 0 gives the 0-ply values."""
     s = Searcher(MODEL, use_bearoff=False)
     for b in random_positions(6, STANDARD, seed=9):
         for d1, d2 in ((5, 2), (4, 4)):
@@ -241,8 +241,19 @@ def test_root_blend_mixes_the_full_depth_with_0_ply(ply: int) -> None:
                 own = _mover(static(x if a else flip(x)), a)
                 want = 0.75 * p + 0.25 * own if d == ply else p
                 assert np.allclose(q, want, atol=2e-6)
-            one = s.analyse(b, d1, d2, Limits(ply=ply, blend=1.0))
-            assert all(np.array_equal(x, y) for x, y in zip(plain, one, strict=True))
+            zero = s.analyse(b, d1, d2, Limits(ply=ply, blend=0.0))  # 0 ply's values alone
+            flat = s.analyse(b, d1, d2, Limits(ply=0))
+            assert np.allclose(zero[2], flat[2], atol=2e-6)
+    # With the root deepening a ply at a time, only the full depth is blended: a play
+    # screened out at 1 ply keeps its 1-ply value, and the screen is the plain one's.
+    narrow = dict(ply=2, screen_keep=1, screen_width=0.0)
+    for b in random_positions(4, STANDARD, seed=10):
+        plain = s.analyse(b, 6, 2, Limits(**narrow))
+        mixed = s.analyse(b, 6, 2, Limits(**narrow, blend=0.5))
+        assert np.array_equal(plain[3], mixed[3]) and (plain[3] == 1).any()
+        for x, a, p, q, d in zip(plain[0], plain[1], plain[2], mixed[2], plain[3], strict=True):
+            own = _mover(static(x if a else flip(x)), a)
+            assert np.allclose(q, 0.5 * p + 0.5 * own if d == 2 else p, atol=2e-6)
 
 
 @pytest.mark.parametrize("blend", [-0.1, 1.5, float("nan")])

@@ -78,10 +78,11 @@ def test_pubeval_against_gnubg_plays_four_games() -> None:
 
 
 def test_search_seat_with_pruning_limits() -> None:
-    """--prune-keep / --prune-all / --blend's seat (duplicate_search.player with Limits): with the
-    default limits it is the search:PLY player itself; pruning nothing, its plays are
-    legal, and at 0 ply (nothing below the root to prune) the same as the default's; the
-    limits go with search seats only."""
+    """--prune-keep / --prune-all / --blend's seat (duplicate_search.player with Limits):
+    with the default limits it is the search:PLY player itself; pruning nothing, or
+    blending (only its legality here: tests/test_search.py checks the blend's values), its
+    plays are legal, and at 0 ply (nothing below the root to prune) the same as the
+    default's; the limits go with search seats only."""
     from doublet.core.board import STANDARD
     from doublet.games.duplicate_search import player
     from doublet.search.searcher import Limits

@@ -16,6 +16,12 @@ do. Measured on 300 refset decisions at 2 ply (benchmarks/decision.py's judge, l
 machine): no screen 39.5 ms median, mean loss 0.0075; keep 4 within 0.12: 30.1 ms,
 0.0077; 3 within 0.08: 27.3 ms, 0.0089; 2 within 0.04: 19.7 ms, 0.0100. The 1-ply
 screen costs accuracy, so it is off by default.
+Optionally (``Limits.blend`` w < 1) the root ranks the plays searched to the full depth by
+w times their value there plus 1 - w times their 0-ply value, and gives those blended
+probabilities. On the refset's fair judge (benchmarks/decision.py --blend, session 40) w
+0.75 at 1 ply loses 0.5 mEq less than 1 ply alone (3 standard errors; head to head
+against gnubg 1 ply +0.012 +- 0.010, not significant), at 2 ply nothing is gained; off
+by default.
 Pruning (``Limits.prune_keep``, with a model that has a pruning net; doublet.nn.eval): at the
 inner levels every play is rated by the small pruning net and only the prune_keep it
 rates best (and the plays with exact values) are scored by the main net; the root is
@@ -141,8 +147,7 @@ class Limits:
     prune_all: bool | None = None
     # Root: a play searched to the full depth is ranked (and its probabilities given) as
     # blend times its value at that depth plus 1 - blend times its 0-ply value (1: the
-    # full depth alone). Session 40 (benchmarks/HISTORY.md): 0.75 at 1 ply loses less
-    # on the refset's fair judge than 1 ply alone, at 2 ply nothing gained.
+    # full depth alone; see the module doc).
     blend: float = 1.0
 
     def __post_init__(self) -> None:
@@ -589,7 +594,8 @@ def _filter(probs, scored, n, keep, width, order):
 @njit
 def _analyse_root(b, d1, d2, ply, nets, bo, cfg, ws, cache, stats, result_probs, result_ply):
     """Rank every play of d1-d2 in b. result_probs[:n] = the mover's probabilities after
-    each outcome (at the deepest ply it was searched to), result_ply[:n] = that ply.
+    each outcome (at the deepest ply it was searched to; at the full depth, blended with
+    its 0-ply probabilities when cfg.blend < 1), result_ply[:n] = that ply.
     Returns n, or -1 on buffer overflow. Outcomes are in ws.outs[0][:n].
 
     Iterative deepening: every play at 0 ply, the best cfg.root_keep within
