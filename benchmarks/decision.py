@@ -9,7 +9,8 @@ them, or a seeded sample of N): the median and mean time to choose a play
 all decisions are timed first and judged afterwards), and the mean equity loss of
 the chosen play judged by gnubg's 2-ply evaluations of its five best candidates (the
 ``best["2"]["top"]`` field). Beside it, on the same cases and the same judge, gnubg's
-own 0-ply choice as the refdata records it.
+own 0-ply choice as the refdata records it (and in the fair judge's tables, its 1-ply
+choice too). `--blend W` searches with Limits.blend W (deeper than 0 ply only).
 
 With the optional `gnubg` Python module (``pip install -e '.[gnubg]'``), in the same run:
 

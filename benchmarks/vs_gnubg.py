@@ -11,7 +11,7 @@ doublet.games.duplicate_search as a chooser factory, so the games use the very d
 streams of doublet.games.duplicate_search and
 benchmarks/strength.py (pair k of seed s, each pair played twice with the seats swapped).
 
-Doublet's seat takes an doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH],
+Doublet's seat takes a doublet.games.duplicate_search spec (search:PLY[:PATH], net[:PATH],
 pubeval, random). With `--prune-keep K` (0: every reply scored by the main net) or
 `--prune-all yes|no` (races and crashed positions pruned too, or not), a search or
 racenet seat searches with those doublet.search.searcher.Limits instead of the defaults

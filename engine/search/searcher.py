@@ -18,11 +18,10 @@ machine): no screen 39.5 ms median, mean loss 0.0075; keep 4 within 0.12: 30.1 m
 screen costs accuracy, so it is off by default.
 Optionally (``Limits.blend`` w < 1) the root ranks the plays searched to the full depth by
 w times their value there plus 1 - w times their 0-ply value, and gives those blended
-probabilities. On the refset's fair judge (benchmarks/decision.py --blend, session 40) w
-0.75 at 1 ply loses 0.5 mEq less than 1 ply alone (3 standard errors), at 2 ply nothing
-is gained; head to head against gnubg 1 ply it gains nothing (+0.004 +- 0.007 points a
-game over 20,000 games: the judge, gnubg at an even depth, favours the blend), so it is
-off by default.
+probabilities. Session 40 measured it (benchmarks/HISTORY.md). On the refset's fair judge
+(benchmarks/decision.py --blend), w 0.75 at 1 ply loses 0.5 mEq less than 1 ply alone
+(3 standard errors); at 2 ply nothing is gained. Head to head against gnubg 1 ply it
+shows no gain (+0.004 +- 0.007 points a game over 20,000 games). So it is off by default.
 Pruning (``Limits.prune_keep``, with a model that has a pruning net; doublet.nn.eval): at the
 inner levels every play is rated by the small pruning net and only the prune_keep it
 rates best (and the plays with exact values) are scored by the main net; the root is
