@@ -3,6 +3,7 @@
     python benchmarks/vs_gnubg.py --doublet search:2 --gnubg-ply 0 --games 400 --seed 1
                                   [--workers 1] [--chunk 8] [--no-check]
                                   [--prune-keep K] [--prune-all yes|no] [--blend W]
+                                  [--points OUT.npz] [--against BASE.npz]
 
 Needs the optional `gnubg` Python module (``pip install -e '.[gnubg]'``: the PyPI wheel
 gnubg==1.1.0a16); without it the script says so and exits with status 0. The engine
@@ -17,7 +18,10 @@ pubeval, random). With `--prune-keep K` (0: every reply scored by the main net) 
 racenet seat searches with those doublet.search.searcher.Limits instead of the defaults
 (the diagnostic of whether the inner levels' pruning costs games); `--blend W` ranks the
 plays searched to the full depth by W times their value there plus 1 - W times their
-0-ply value (Limits.blend). GNU Backgammon plays at --gnubg-ply with its world-class
+0-ply value (Limits.blend). `--points OUT.npz` saves each game's points; `--against
+BASE.npz` (a saved run of the same seed and games) prints this run's difference to it,
+paired by duplicate pair, much tighter than the two runs' own errors when the seats are
+alike. GNU Backgammon plays at --gnubg-ply with its world-class
 chequer-play settings, cubeless: pruning nets on, the "normal" move filter, one thread,
 deterministic, no noise (the settings the refdata was made with: see
 benchmarks/decision.py's check).
@@ -210,6 +214,33 @@ def gnubg_chooser(ply: int, variant: int) -> GnubgChooser:
     return GnubgChooser(ply)
 
 
+def save_points(path: Path, points: np.ndarray, run: dict[str, Any]) -> None:
+    """Write a run's per-game points (a's, in play_match_with's order: pair k's two games
+    are 2k and 2k + 1) and what it was (`run`: seed, games, gnubg ply, seat) atomically."""
+    from doublet.core.files import atomic_open
+
+    with atomic_open(path) as f:
+        np.savez(f, points=np.asarray(points, np.int64), run=np.array(json.dumps(run)))
+
+
+def load_points(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
+    """(points, run) of a save_points file; ValueError naming what is wrong."""
+    try:
+        with np.load(path) as z:
+            return z["points"].astype(np.int64), json.loads(str(z["run"]))
+    except (OSError, KeyError, ValueError, EOFError) as e:
+        raise ValueError(f"{path} is not a --points file of this script ({e})") from None
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(mean, standard error) of a - b per game, from the duplicate pairs' mean
+    differences: two runs of the same seed play the same dice in each pair."""
+    if a.shape != b.shape or len(a) % 2:
+        raise ValueError(f"runs of {len(a)} and {len(b)} games cannot be paired")
+    d = (np.asarray(a, np.float64) - b).reshape(-1, 2).mean(axis=1)
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+
+
 def check_refset(ply: int, limit: int = 0) -> tuple[int, int, int]:
     """(cases, mismatches, moves completed) of the chooser over gnubg_refset.jsonl."""
     chooser = GnubgChooser(ply)
@@ -262,7 +293,20 @@ def main() -> None:
         help="a search seat ranks its deepest plays by W times their value at the full "
         "depth plus 1 - W times their 0-ply value (Limits.blend; default 1)",
     )
+    ap.add_argument("--points", type=Path, help="save each game's points here (.npz)")
+    ap.add_argument("--against", type=Path,
+                    help="a --points file of a run with the same seed and games: print the "
+                    "difference, paired by duplicate pair")  # fmt: skip
     args = ap.parse_args()
+    base = None
+    if args.against is not None:
+        try:
+            base = load_points(args.against)
+        except ValueError as e:
+            ap.error(str(e))
+        if (base[1].get("seed"), base[1].get("games")) != (args.seed, args.games):
+            ap.error(f"--against {args.against} is a run of seed {base[1].get('seed')}, "
+                     f"{base[1].get('games')} games: pair it with the same")  # fmt: skip
     if gnubg is None:
         print(MISSING + ": skipped")
         return
@@ -311,6 +355,18 @@ def main() -> None:
     seconds = time.perf_counter() - t
     print(table(name, f"gnubg:{args.gnubg_ply}-ply", result, seconds, "standard",
                 args.workers))  # fmt: skip
+    if args.points is not None:
+        run = {"seed": args.seed, "games": args.games, "gnubg_ply": args.gnubg_ply,
+               "doublet": name}  # fmt: skip
+        try:
+            save_points(args.points, result.points, run)
+        except OSError as e:
+            sys.exit(f"error: cannot write {args.points}: {e}")
+        print(f"points written to {args.points}")
+    if base is not None:
+        mean, se = paired(result.points, base[0])
+        print(f"against {args.against} ({base[1].get('doublet')}): {mean:+.4f} ± {se:.4f} "
+              "points a game, paired by duplicate pair")  # fmt: skip
 
 
 if __name__ == "__main__":

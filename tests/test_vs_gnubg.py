@@ -106,3 +106,23 @@ def test_search_seat_with_pruning_limits() -> None:
         assert np.array_equal(zero(b, d1, d2, rng)[0], zero_wide(b, d1, d2, rng)[0])
     with pytest.raises(ValueError, match="search:PLY"):
         player("pubeval", STANDARD, Limits(prune_keep=0))
+
+
+def test_points_saved_and_paired(tmp_path) -> None:
+    """--points / --against: the points and the run come back as written, and the paired
+    difference is the mean and standard error of the pairs' mean differences."""
+    a = np.array([1, -1, 2, 1, -1, -1, 3, 0], np.int64)
+    b = np.array([1, 1, -2, 1, 1, -1, 1, 0], np.int64)
+    path = tmp_path / "run.npz"
+    vs_gnubg.save_points(path, a, {"seed": 3, "games": 8})
+    got, run = vs_gnubg.load_points(path)
+    assert np.array_equal(got, a) and run == {"seed": 3, "games": 8}
+    pairs = [(0 - 2) / 2, (4 + 0) / 2, (-2 + 0) / 2, (2 + 0) / 2]  # a - b, pair by pair
+    mean, se = vs_gnubg.paired(a, b)
+    assert mean == pytest.approx(np.mean(pairs))
+    assert se == pytest.approx(np.std(pairs, ddof=1) / 2)
+    with pytest.raises(ValueError, match="cannot be paired"):
+        vs_gnubg.paired(a, b[:6])
+    (tmp_path / "bad.npz").write_text("not a file of points")
+    with pytest.raises(ValueError, match="not a --points file"):
+        vs_gnubg.load_points(tmp_path / "bad.npz")
