@@ -48,6 +48,7 @@ import argparse
 import contextlib
 import functools
 import json
+import math
 import os
 import sys
 import time
@@ -61,6 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from doublet.core.board import MY_BAR, MY_OFF, OPP_BAR, STANDARD, flip  # noqa: E402
+from doublet.core.files import atomic_open, write_error  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
 from doublet.rules.movegen import legal_outcomes  # noqa: E402
 
@@ -217,19 +219,26 @@ def gnubg_chooser(ply: int, variant: int) -> GnubgChooser:
 def save_points(path: Path, points: np.ndarray, run: dict[str, Any]) -> None:
     """Write a run's per-game points (a's, in play_match_with's order: pair k's two games
     are 2k and 2k + 1) and what it was (`run`: seed, games, gnubg ply, seat) atomically."""
-    from doublet.core.files import atomic_open
-
     with atomic_open(path) as f:
         np.savez(f, points=np.asarray(points, np.int64), run=np.array(json.dumps(run)))
 
 
 def load_points(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
     """(points, run) of a save_points file; ValueError naming what is wrong."""
+    import zipfile
+    import zlib
+
     try:
         with np.load(path) as z:
-            return z["points"].astype(np.int64), json.loads(str(z["run"]))
-    except (OSError, KeyError, ValueError, EOFError) as e:
-        raise ValueError(f"{path} is not a --points file of this script ({e})") from None
+            points, run = z["points"], json.loads(str(z["run"]))
+    except (OSError, KeyError, ValueError, EOFError, TypeError, AttributeError,
+            zipfile.BadZipFile, zlib.error) as e:  # fmt: skip
+        raise ValueError(f"{path} is not a --points file of this script "
+                         f"({type(e).__name__}: {e})") from None  # fmt: skip
+    if not isinstance(run, dict) or points.ndim != 1 or len(points) != run.get("games"):
+        raise ValueError(f"{path} is not a whole --points file: its points and its record "
+                         "of the run do not agree")  # fmt: skip
+    return points.astype(np.int64), run
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -238,7 +247,19 @@ def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     if a.shape != b.shape or len(a) % 2:
         raise ValueError(f"runs of {len(a)} and {len(b)} games cannot be paired")
     d = (np.asarray(a, np.float64) - b).reshape(-1, 2).mean(axis=1)
-    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else math.nan
+
+
+def points_path_error(path: Path) -> str | None:
+    """Why --points cannot be written there (checked before the games), or None."""
+    if path.is_dir():
+        return "it is a folder"
+    for up in path.absolute().parents:  # the nearest folder that exists must take files
+        if up.exists():
+            if not up.is_dir():
+                return f"{str(up)!r} is a file, not a folder"
+            return None if os.access(up, os.W_OK) else f"{str(up)!r} is not writable"
+    return None
 
 
 def check_refset(ply: int, limit: int = 0) -> tuple[int, int, int]:
@@ -304,9 +325,13 @@ def main() -> None:
             base = load_points(args.against)
         except ValueError as e:
             ap.error(str(e))
-        if (base[1].get("seed"), base[1].get("games")) != (args.seed, args.games):
+        want = (args.seed, args.games, args.gnubg_ply)
+        if tuple(base[1].get(k) for k in ("seed", "games", "gnubg_ply")) != want:
             ap.error(f"--against {args.against} is a run of seed {base[1].get('seed')}, "
-                     f"{base[1].get('games')} games: pair it with the same")  # fmt: skip
+                     f"{base[1].get('games')} games, gnubg at {base[1].get('gnubg_ply')} "
+                     "ply: pair it with a run of the same")  # fmt: skip
+    if args.points is not None and (why := points_path_error(args.points)) is not None:
+        ap.error(f"--points {args.points}: cannot write there: {why}")
     if gnubg is None:
         print(MISSING + ": skipped")
         return
@@ -361,7 +386,7 @@ def main() -> None:
         try:
             save_points(args.points, result.points, run)
         except OSError as e:
-            sys.exit(f"error: cannot write {args.points}: {e}")
+            sys.exit(f"error: cannot write {args.points}: {write_error(args.points, e)}")
         print(f"points written to {args.points}")
     if base is not None:
         mean, se = paired(result.points, base[0])

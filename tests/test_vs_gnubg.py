@@ -126,3 +126,33 @@ def test_points_saved_and_paired(tmp_path) -> None:
     (tmp_path / "bad.npz").write_text("not a file of points")
     with pytest.raises(ValueError, match="not a --points file"):
         vs_gnubg.load_points(tmp_path / "bad.npz")
+    np.save(tmp_path / "plain.npy", a)  # an array, not a points file
+    with pytest.raises(ValueError, match="not a --points file"):
+        vs_gnubg.load_points(tmp_path / "plain.npy")
+    vs_gnubg.save_points(tmp_path / "short.npz", a[:6], {"seed": 3, "games": 8})
+    with pytest.raises(ValueError, match="not a whole --points file"):
+        vs_gnubg.load_points(tmp_path / "short.npz")
+    assert np.isnan(vs_gnubg.paired(a[:2], b[:2])[1])  # one pair: no standard error
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--seed", "4"], "pair it with a run of the same"),
+        (["--gnubg-ply", "1"], "pair it with a run of the same"),
+        (["--points", "."], "cannot write there: it is a folder"),
+    ],
+)
+def test_points_options_refuse_before_the_games(tmp_path, monkeypatch, capsys, extra,
+                                                message) -> None:  # fmt: skip
+    """--against a run of another seed or gnubg ply, or --points to a folder: a clear
+    error before any game (and without gnubg)."""
+    base = tmp_path / "base.npz"
+    vs_gnubg.save_points(base, np.zeros(8, np.int64), {"seed": 3, "games": 8, "gnubg_ply": 0})
+    monkeypatch.setattr(vs_gnubg, "gnubg", None)
+    monkeypatch.chdir(tmp_path)
+    argv = ["vs_gnubg.py", "--games", "8", "--seed", "3", "--against", str(base), *extra]
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit) as e:
+        vs_gnubg.main()
+    assert e.value.code == 2 and message in capsys.readouterr().err
