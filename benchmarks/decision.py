@@ -250,8 +250,10 @@ def main() -> None:
                     help="skip the fair judge's tables (benchmarks/fair_judge.py)")  # fmt: skip
     ap.add_argument("--worst", type=int, default=10, help="worst decisions listed (fair judge)")
     args = ap.parse_args()
-    if not 0.0 <= args.blend <= 1.0:
-        ap.error(f"--blend is a weight from 0 to 1, got {args.blend}")
+    try:
+        Limits(blend=args.blend)  # its own check of the weight, before the long run
+    except ValueError as e:
+        ap.error(f"--blend: {e}")
     model = load_model(args.model) if args.model else default_model()
     with open(ROOT / "tests" / "data" / "gnubg_refset.jsonl") as f:
         cases = [json.loads(line) for line in f]

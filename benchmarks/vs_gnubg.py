@@ -48,7 +48,6 @@ import argparse
 import contextlib
 import functools
 import json
-import math
 import os
 import sys
 import time
@@ -64,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 from doublet.core.board import MY_BAR, MY_OFF, OPP_BAR, STANDARD, flip  # noqa: E402
 from doublet.core.files import atomic_open, write_error  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
+from doublet.games.duplicate import ppg_and_se  # noqa: E402
 from doublet.rules.movegen import legal_outcomes  # noqa: E402
 
 try:
@@ -246,8 +246,7 @@ def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     differences: two runs of the same seed play the same dice in each pair."""
     if a.shape != b.shape or len(a) % 2:
         raise ValueError(f"runs of {len(a)} and {len(b)} games cannot be paired")
-    d = (np.asarray(a, np.float64) - b).reshape(-1, 2).mean(axis=1)
-    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else math.nan
+    return ppg_and_se(np.asarray(a, np.float64) - b)  # a run's own figure, of a - b
 
 
 def points_path_error(path: Path) -> str | None:
