@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from doublet.core.board import MY_BAR, MY_OFF, OPP_BAR, STANDARD, flip  # noqa: E402
-from doublet.core.files import atomic_open, write_error  # noqa: E402
+from doublet.core.files import atomic_open, file_path_error, write_error  # noqa: E402
 from doublet.formats.ids import board_from_position_id, position_id  # noqa: E402
 from doublet.games.duplicate import ppg_and_se  # noqa: E402
 from doublet.rules.movegen import legal_outcomes  # noqa: E402
@@ -249,18 +249,6 @@ def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return ppg_and_se(np.asarray(a, np.float64) - b)  # a run's own figure, of a - b
 
 
-def points_path_error(path: Path) -> str | None:
-    """Why --points cannot be written there (checked before the games), or None."""
-    if path.is_dir():
-        return "it is a folder"
-    for up in path.absolute().parents:  # the nearest folder that exists must take files
-        if up.exists():
-            if not up.is_dir():
-                return f"{str(up)!r} is a file, not a folder"
-            return None if os.access(up, os.W_OK) else f"{str(up)!r} is not writable"
-    return None
-
-
 def check_refset(ply: int, limit: int = 0) -> tuple[int, int, int]:
     """(cases, mismatches, moves completed) of the chooser over gnubg_refset.jsonl."""
     chooser = GnubgChooser(ply)
@@ -329,7 +317,7 @@ def main() -> None:
             ap.error(f"--against {args.against} is a run of seed {base[1].get('seed')}, "
                      f"{base[1].get('games')} games, gnubg at {base[1].get('gnubg_ply')} "
                      "ply: pair it with a run of the same")  # fmt: skip
-    if args.points is not None and (why := points_path_error(args.points)) is not None:
+    if args.points is not None and (why := file_path_error(args.points)) is not None:
         ap.error(f"--points {args.points}: cannot write there: {why}")
     if gnubg is None:
         print(MISSING + ": skipped")

@@ -63,3 +63,26 @@ def test_write_error_names_the_file_in_the_way(tmp_path: Path) -> None:
     assert write_error(tmp_path, OSError(21, "Is a directory")) == "it is a folder"
     assert write_error(tmp_path / "a.txt", OSError(28, "No space left on device")) == (
         "No space left on device")  # fmt: skip
+
+
+def test_file_path_error_says_why_before_the_work(tmp_path: Path, monkeypatch) -> None:
+    """file_path_error: None where atomic_open can write (missing folders are made),
+    else what is in the way, in words."""
+    import doublet.core.files as files
+
+    assert files.file_path_error(tmp_path / "new.html") is None
+    assert files.file_path_error(tmp_path / "a" / "b" / "new.html") is None  # made later
+    assert files.file_path_error(tmp_path) == "it is a folder"
+    (tmp_path / "notes.txt").write_text("x")
+    assert files.file_path_error(tmp_path / "notes.txt") is None  # replaced whole
+    assert files.file_path_error(tmp_path / "notes.txt" / "x" / "r.html") == (
+        f"{str(tmp_path / 'notes.txt')!r} is a file, not a folder")  # fmt: skip
+    # a folder that takes no files (root's tests write anywhere, so the OS is asked by a
+    # stand-in that refuses this one folder)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(files.os, "access", lambda p, m: Path(p) != locked and real(p, m))
+    assert files.file_path_error(locked / "r.html") == f"{str(locked)!r} is not writable"
+    assert files.file_path_error(locked / "sub" / "r.html") == f"{str(locked)!r} is not writable"
+    assert files.file_path_error(tmp_path / "r.html") is None

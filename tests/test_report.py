@@ -70,6 +70,12 @@ def test_doublet_review_writes_the_page(tmp_path: Path) -> None:
                           str(where)], capture_output=True, text=True, cwd=ROOT,
                          timeout=300)  # fmt: skip
     assert bad.returncode == 2 and f"cannot write {str(where)!r}" in bad.stderr
+    # a folder: refused before the analysis, not after it
+    folder = subprocess.run([sys.executable, "-m", "doublet", "review", str(MATCH), "--html",
+                             str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300)  # fmt: skip
+    assert folder.returncode == 2, folder.stderr
+    assert f"cannot write {str(tmp_path)!r}: it is a folder" in folder.stderr
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")

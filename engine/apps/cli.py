@@ -28,7 +28,7 @@ from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
 from doublet.core.errors import DoubletError
-from doublet.core.files import atomic_open
+from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
@@ -526,14 +526,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
     if args.workers < 1:
         raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
-    if args.html:  # said before a long analysis, not after it
-        folder = Path(args.html).expanduser().parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise DoubletError(f"cannot write {args.html!r}: {e.strerror}") from None
-        if not os.access(folder, os.W_OK):
-            raise DoubletError(f"cannot write {args.html!r}: its folder is not writable")
+    if args.html and (why := file_path_error(args.html)) is not None:
+        raise DoubletError(f"cannot write {args.html!r}: {why}")  # before a long analysis
     cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
         default_cache_dir())  # fmt: skip
     if cache is not None:  # said before a long analysis too

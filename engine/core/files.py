@@ -66,6 +66,21 @@ def write_error(path: str | os.PathLike[str], e: OSError, folder: bool = False) 
     return e.strerror or str(e)
 
 
+def file_path_error(path: str | os.PathLike[str]) -> str | None:
+    """Why a file could not be written at `path`, said before long work that ends by
+    writing it, or None: a folder in its place, a file where a folder must be, or a
+    nearest existing folder that cannot take files (atomic_open makes the missing ones)."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        return "it is a folder"
+    for up in p.absolute().parents:  # the nearest one that exists must take files
+        if up.exists():
+            if not up.is_dir():
+                return f"{str(up)!r} is a file, not a folder"
+            return None if os.access(up, os.W_OK | os.X_OK) else f"{str(up)!r} is not writable"
+    return None
+
+
 def os_error_text(e: OSError) -> str:
     """An OSError in words for a message: the file it names, if any, then the OS's
     reason (a read or a write alike)."""
