@@ -864,3 +864,108 @@ def test_the_analyze_spelling_and_the_keys_http_takes(client: TestClient) -> Non
     assert r.status_code == 400
     keys = r.json()["error"].split("its keys are ")[1].split(", ")
     assert "dice" in keys and "cmd" not in keys and "model" not in keys
+
+
+def test_a_failed_save_undoes_the_change_and_a_damaged_one_is_a_503(tmp_path: Path) -> None:
+    """A save that fails (the data folder gone, a full disk) answers 503 and undoes the
+    change in memory as well: what is on disk stays the game, and the same request
+    succeeds once the server can save again. A saved file damaged on disk is a 503 too,
+    not the 500 of a bug."""
+    data = tmp_path / "d"
+    c = MoveClient(create_app(data, ply=0))
+    st = new(c)
+    gid, move = st["id"], st["move"]
+    steps = first_play_steps(c, gid)
+    data.rename(tmp_path / "away")
+    data.write_text("")  # a file where the folder was: nothing can be saved
+    r = c.post(f"/api/games/{gid}/play", json={"steps": steps, "move": move})
+    assert r.status_code == 503 and "cannot be saved" in r.json()["error"], r.text
+    data.unlink()
+    (tmp_path / "away").rename(data)
+    again = c.get(f"/api/games/{gid}").json()
+    assert again["move"] == move and again["record"] == []  # the play was not applied
+    r = c.post(f"/api/games/{gid}/play", json={"steps": steps, "move": move})
+    assert r.status_code == 200, r.text
+    saved = json.loads((data / f"{gid}.json").read_text())
+    assert saved["game"]["record"]  # applied and saved this time
+    (data / f"{gid}.json").write_text('{"format": "doublet-game", "vers')  # cut short
+    r = TestClient(create_app(data, ply=0)).get(f"/api/games/{gid}")  # not in memory
+    assert r.status_code == 503 and "cannot be read" in r.json()["error"]
+
+
+def test_a_play_is_its_text_or_its_steps_and_steps_take_no_other_keys(client: TestClient) -> None:
+    """A body with both a play's text and its steps is refused (they may disagree), and
+    so is a step with a key it does not take, or a 'hit' that is not true or false."""
+    gid = new(client)["id"]
+    steps = first_play_steps(client, gid)
+    for body, msg in [
+        ({"steps": steps, "play": "24/14"}, "not both"),
+        ({"steps": [{**steps[0], "x": 1}]}, "a step takes no 'x'"),
+        ({"steps": [{**steps[0], "hit": "yes"}]}, "'hit' is true or false"),
+    ]:
+        r = client.post(f"/api/games/{gid}/play", json=body)
+        assert r.status_code == 400 and msg in r.json()["error"], (body, r.text)
+    assert client.get(f"/api/games/{gid}").json()["record"] == []
+    r = client.post(f"/api/games/{gid}/play", json={"steps": [{**s, "hit": False} for s in steps]})
+    assert r.status_code == 200, r.text  # the page sends the steps as given, "hit" too
+
+
+def test_a_chunked_body_over_the_limit_is_refused(client: TestClient) -> None:
+    """A body sent in chunks (no Content-Length) is counted as it comes: over 64 KiB it is
+    a 413. (Starlette's test client reads the whole body before the app sees it, so this
+    checks the answer, not that the server stops reading early.)"""
+
+    def chunks() -> Any:
+        for _ in range(40):
+            yield b" " * 4096
+
+    r = client.post("/api/games", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "larger than" in r.json()["error"]
+
+
+def test_no_double_is_offered_with_a_dead_cube(client: TestClient) -> None:
+    """The person 3-away with the cube at 8 (theirs), or in a 1-point match: winning the
+    game already wins the match, so no double is offered, and one is refused (409)."""
+    state = {"cube": {"value": 8, "owner": "mover"}, "match": {"length": 3, "score": [0, 0]}}
+    st = new(client, position="4HPwATDgc/ABMA", state=state)
+    assert st["game"]["phase"] == "move" and st["game"]["dice"]  # no double: rolled at once
+    assert not st["cube"]["may_double"] and "dead" in st["cube"]["why_no_double"]
+    st = to_your_roll(client, new(client, length=1, cube=True)["id"])
+    assert not st["cube"]["may_double"] and "dead" in st["cube"]["why_no_double"]
+    r = client.post(f"/api/games/{st['id']}/double", json={})
+    assert r.status_code == 409 and "dead" in r.json()["error"], r.text
+
+
+def test_serve_refuses_a_second_server_on_its_data_and_a_taken_port(tmp_path: Path) -> None:
+    """`doublet serve` holds its data folder: a second server on it is refused (they would
+    overwrite each other's games); a port in use is said as a doublet error before any
+    "serving on"; temporary files a killed server left are removed at the start."""
+    import os
+    import re
+    import signal
+
+    data = tmp_path / "d"
+    data.mkdir()
+    left = data / "x.json.abc123.tmp"
+    left.write_text("half")
+    cmd = [sys.executable, "-m", "doublet", "serve", "--ply", "0", "--port", "0"]
+    first = subprocess.Popen([*cmd, "--data", str(data)], cwd=ROOT, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    try:
+        assert first.stderr is not None
+        line = first.stderr.readline()
+        m = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        assert not left.exists()
+        second = subprocess.run([*cmd, "--data", str(data)], cwd=ROOT, capture_output=True,
+                                text=True, timeout=120)  # fmt: skip
+        assert second.returncode == 2 and "another doublet serve" in second.stderr
+        taken = [sys.executable, "-m", "doublet", "serve", "--port", m[1], "--data",
+                 str(tmp_path / "e")]  # fmt: skip
+        third = subprocess.run(taken, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert third.returncode == 2, third.stderr
+        assert f"cannot listen on 127.0.0.1:{m[1]}" in third.stderr
+        assert "serving on" not in third.stderr and "Traceback" not in third.stderr
+    finally:
+        os.kill(first.pid, signal.SIGINT)
+        first.wait(timeout=60)

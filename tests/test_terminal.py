@@ -325,7 +325,9 @@ def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path
     assert f"Game saved to {save}; doublet play --resume continues it." in done.stdout
     assert len(Series.load(save).game.record) == 2
     later = run_doublet(["--seed", "8"], env, "")
-    assert f"(A saved game is in {save}: doublet play --resume continues it" in later.stdout
+    assert f"(A saved game is in {save}: this game takes its place" in later.stdout
+    keep = save.with_name("game.previous.json")  # the exact command, for the moved file
+    assert f"kept in {keep}: doublet play --resume --save {keep} continues it" in later.stdout
 
 
 @pytest.mark.parametrize(
@@ -775,3 +777,33 @@ def test_a_save_that_fails_on_leaving_is_one_error_line(
     assert len(err.strip().splitlines()) == 1 and f"{str(blocked)!r} is a file" in err
     s = Session(series, 0, tmp_path / "game.json", None, io.StringIO(), io.StringIO())
     assert s.save_and_leave(143) == 143 and Series.load(tmp_path / "game.json")
+
+
+def test_the_record_file_symlinks_and_left_temporary_files(env: dict[str, str],
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    """--export is kept with the saved game: --resume goes on writing the record (the
+    whole match here), and nothing is written before a game ends. A save given through a
+    symbolic link saves the file it names and keeps the link. Temporary files of a save a
+    kill -9 cut short are removed at the start (others are left alone)."""
+    save, mat = tmp_path / "s.json", tmp_path / "m.mat"
+    start = ["--match", "1", "--ply", "0", "--first", "you", "--seed", "5"]
+    done = run_doublet([*start, "--save", str(save), "--export", str(mat)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "Roll or double" not in done.stdout  # a 1-point match: the cube is dead
+    assert Series.load(save).export == str(mat) and not mat.exists()
+    real = tmp_path / "real"
+    real.mkdir()
+    save.rename(real / "s.json")
+    save.symlink_to(real / "s.json")
+    left = real / "s.json.k9x2.tmp"
+    other = real / "other.json.k9x2.tmp"
+    left.write_text("half")
+    other.write_text("half")
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert save.is_symlink() and Series.load(real / "s.json").export == str(mat)
+    assert not left.exists() and other.exists()
+    done = run_doublet(["--resume", "--save", str(save)], env, "resign\nyes\n")
+    assert done.returncode == 0, done.stderr
+    match, games = read_match(mat.read_text())
+    assert match.length == 1 and len(games) == 1 and "1-point match" in done.stdout

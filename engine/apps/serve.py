@@ -27,11 +27,12 @@ address, for another host (``Host``: DNS rebinding), 404 unknown game, 409 not p
 now (the wrong phase: a roll when the dice are rolled, a double the cube does not allow,
 a take with no double waiting; game over, series over) or a ``move`` that is not the
 game's (a retried request: the body then holds ``"state"``), 413 a body over 64 KiB, 415
-a POST that is not ``application/json``, 422 illegal play, 429 too many saved games, 500
-a bug, as JSON). Every request that changes a game (play, roll, double, take, pass,
-beaver, resign, next) carries the state's ``"move"`` (an integer), so that it is applied
-once. A key that a new game, an import, the analysis page or a ``"state"`` does not take
-is a 400 naming it (a typo is not ignored). Bodies
+a POST that is not ``application/json``, 422 illegal play, 429 too many saved games, 503
+the server cannot save the game or read its saved file (a full disk, a damaged file: the
+request was not applied), 500 a bug, as JSON). Every request that changes a game (play,
+roll, double, take, pass, beaver, resign, next) carries the state's ``"move"`` (an
+integer), so that it is applied once. A key that a new game, an import, the analysis
+page or a ``"state"`` does not take is a 400 naming it (a typo is not ignored). Bodies
 of POSTs must be JSON (``Content-Type: application/json``): a page of another site cannot
 send one without the browser asking this server first.
 
@@ -137,7 +138,7 @@ from doublet.apps import protocol
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
-from doublet.core.files import write_error
+from doublet.core.files import held_lock, remove_temps, write_error
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.cube.state import MAX_LENGTH, CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
@@ -213,6 +214,7 @@ def openapi() -> dict[str, Any]:
               "403": error("a request from another site (its Origin or Host)"),
               "413": error("a body over the size limit"),
               "415": error("a body that is not application/json"),
+              "503": error("the game cannot be saved, or its saved file read, on the server"),
               "500": error("an internal error (a bug: please report it)")}  # fmt: skip
     # Here (not in the engine) a request's time is bounded by the server's limit.
     http = {"time": {"maximum": HTTP_TIME}}
@@ -300,12 +302,21 @@ class Store:
         try:
             s = Series.load(self.path(gid))
         except SaveFileError as e:
-            raise ApiError(500, f"the saved game cannot be read: {e}") from None
+            raise ApiError(503, f"the saved game cannot be read: {e}") from None
         self.games[gid] = s
         return s
 
     def save(self, gid: str) -> None:
-        save_json(self.path(gid), self.games[gid].to_dict())
+        """Write the series to disk; when that fails (a full disk, the data folder gone)
+        the change is undone in memory too (what is on disk is the game, read again at
+        the next request) and the request is a 503 that says so."""
+        try:
+            save_json(self.path(gid), self.games[gid].to_dict())
+        except OSError as e:
+            self.games.pop(gid, None)
+            why = write_error(self.path(gid), e)
+            raise ApiError(503, f"the game cannot be saved on the server ({why}): the "
+                                "request was not applied; try again later") from None  # fmt: skip
 
 
 # ---------------------------------------------------------------------------
@@ -677,7 +688,9 @@ def options(s: Series, body: Any) -> dict[str, Any]:
 def play(s: Series, body: Any) -> None:
     expect(s, "move")
     g = s.game
-    if isinstance(body, dict) and "play" in body and "steps" not in body:
+    if isinstance(body, dict) and "play" in body and "steps" in body:
+        raise ApiError(400, "send the play as 'play' (its text) or as 'steps', not both")
+    if isinstance(body, dict) and "play" in body:
         text = body["play"]
         if not isinstance(text, str):
             raise ApiError(400, "'play' is the play's text, like \"13/7 8/7\"")
@@ -1028,9 +1041,12 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return MAX_IMPORT if request.url.path == "/api/import" else MAX_BODY
 
     async def body_of(request: Request) -> Any:
-        raw = await request.body()
-        if len(raw) > limit_of(request):
-            raise ApiError(413, f"the request body is larger than {limit_of(request)} bytes")
+        got = bytearray()  # read as it comes: a chunked body has no length said before it
+        async for chunk in request.stream():
+            got += chunk
+            if len(got) > limit_of(request):
+                raise ApiError(413, f"the request body is larger than {limit_of(request)} bytes")
+        raw = bytes(got)
         if not raw.strip():
             return {}
         import json
@@ -1314,11 +1330,40 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as e:
         raise DoubletError(f"cannot use {str(data)!r} for saved games: "
                            f"{write_error(data, e, folder=True)}") from None  # fmt: skip
-    announce_compile(*SEARCH_KERNELS)
-    # Bound to one address: answer only for it (and localhost); bound to all, for any.
-    hosts = None if args.host in ("0.0.0.0", "::") else {"localhost", "127.0.0.1", "::1", args.host}
-    app = create_app(data, args.ply, hosts=hosts)
-    print(f"doublet: serving on http://{args.host}:{args.port}/ (games in {data}); "
-          "Ctrl-C stops", file=sys.stderr, flush=True)  # fmt: skip
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    busy = (f"another doublet serve is using the saved games in {str(data)!r}: stop it "
+            "first, or give this one --data another folder")  # fmt: skip
+    with held_lock(data / ".serve.lock", busy):  # two servers would overwrite each other
+        remove_temps(data, "*.json")  # left by a server killed while saving
+        sock = _listen(args.host, args.port)  # said now, not after "serving on"
+        announce_compile(*SEARCH_KERNELS)
+        # Bound to one address: answer only for it (and localhost); bound to all, for any.
+        hosts = (None if args.host in ("0.0.0.0", "::")
+                 else {"localhost", "127.0.0.1", "::1", args.host})  # fmt: skip
+        app = create_app(data, args.ply, hosts=hosts)
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"doublet: serving on http://{host}:{sock.getsockname()[1]}/ (games in "
+              f"{data}); Ctrl-C stops", file=sys.stderr, flush=True)  # fmt: skip
+        config = uvicorn.Config(app, log_level="warning")
+        uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _listen(host: str, port: int) -> Any:
+    """A socket bound to host:port (port 0: a free one), or a DoubletError in words: the
+    address unknown, the port taken."""
+    import socket
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]  # fmt: skip
+    except (socket.gaierror, UnicodeError) as e:
+        why = e.strerror if isinstance(e, socket.gaierror) else str(e)
+        raise DoubletError(f"cannot listen on {host!r}: {why}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+    except OSError as e:
+        sock.close()
+        raise DoubletError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    return sock

@@ -55,7 +55,8 @@ A finished series deletes a save file that this session resumed from or wrote. P
 input is echoed after each prompt, so that the output reads like a terminal session.
 ``--export FILE.mat`` (re)writes the whole match or session as a .mat match file after
 every game (doublet.games.record; GNU Backgammon and eXtreme Gammon import it); another
-name gets each game's text record.
+name gets each game's text record. The save keeps the name: ``--resume`` goes on writing
+it (``--resume --export OTHER`` moves it).
 
 Engine depth, measured on this project's 2-core machine with a training run on the other
 core: standard backgammon searches at 2 ply by default (0.13 s a move on average, 1.1 s
@@ -69,6 +70,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import os
 import re
 import signal
@@ -79,7 +81,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from doublet.core import board as B
 from doublet.core.board import ACEY_DEUCEY, STANDARD
 from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
-from doublet.core.files import atomic_open, held_lock, write_error
+from doublet.core.files import (
+    atomic_open,
+    file_path_error,
+    held_lock,
+    remove_temps,
+    write_error,
+)
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
@@ -692,7 +700,8 @@ class Session:
         if not self.owns_save and self.save_path.exists():
             keep = _set_aside(self.save_path)
             if keep is not None:
-                self.say(f"(The game saved before is kept in {keep}.)")
+                self.say(f"(The game saved before is kept in {keep}: doublet play --resume "
+                         f"--save {keep} continues it.)")  # fmt: skip
         self.series.ply = self.ply
         try:
             self.series.save(self.save_path)
@@ -805,7 +814,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="after each game, write the record to FILE: FILE.mat the whole match or session "
         "as a .mat match file (gnubg and eXtreme Gammon import it); another name gets each "
-        "game's text record added",
+        "game's text record added (kept with the saved game: --resume goes on writing it)",
     )
     p.set_defaults(func=cmd_play)
     return p
@@ -857,6 +866,8 @@ def _set_aside(path: Path) -> Path | None:
 def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
 
     save_path = Path(args.save).expanduser() if args.save else default_save_path()
+    if save_path.is_symlink():  # the file it names is saved and locked, the link kept
+        save_path = save_path.resolve()
     if args.save and not args.resume:  # the default place is Doublet's own: what is
         _check_save_target(save_path)  # there is moved aside (before a lock is made)
     # A second doublet play on the same save is refused rather than overwriting this one's
@@ -866,6 +877,7 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     with contextlib.suppress(OSError):  # the lock's folder (the save's; made on the first
         save_path.parent.mkdir(parents=True, exist_ok=True)  # save anyway)
     with held_lock(save_path.with_name(save_path.name + ".lock"), busy):
+        remove_temps(save_path.parent, glob.escape(save_path.name))  # a kill -9 mid-save's
         return _play(args, out, save_path)
 
 
@@ -913,12 +925,14 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         jacoby = cube and not length and args.jacoby is not False
         series = Series.new(variant, games, args.seed, ply, starter, length=length, cube=cube,
                             jacoby=jacoby, beavers=bool(args.beavers))  # fmt: skip
-    export_path = Path(args.export).expanduser() if args.export else None
-    if export_path is not None:
-        try:
-            export_path.open("a", encoding="utf-8").close()
-        except OSError as e:
-            raise DoubletError(f"cannot write {args.export!r}: {e.strerror}") from None
+    if args.export:  # kept in the save, so that --resume goes on writing it
+        series.export = str(Path(args.export).expanduser().absolute())
+    export_path = Path(series.export) if series.export else None
+    if export_path is not None:  # checked now, written when a game ends
+        why = (file_path_error(export_path) if export_path.parent.is_dir()
+               else "its folder does not exist")  # fmt: skip
+        if why is not None:
+            raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
     announce_compile(*SEARCH_KERNELS)
     session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit
@@ -929,8 +943,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     if not args.resume and save_path.exists():
         session.say(
-            f"(A saved game is in {save_path}: doublet play --resume continues it; this "
-            f"game takes its place, and the old one is kept beside it if anything was "
-            f"played in it.)"
+            f"(A saved game is in {save_path}: this game takes its place, and the old one "
+            f"is kept beside it, under a name said then, if anything was played in it.)"
         )
     return session.run()

@@ -25,10 +25,13 @@ from doublet.core.errors import DoubletError
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
     """``with atomic_open(path) as f: ...`` writes f to path atomically (mode "wb" or
-    "w", the latter UTF-8 text). The folder is created if needed."""
+    "w", the latter UTF-8 text). The folder is created if needed; a symbolic link is
+    written through (the file it names is replaced, the link kept)."""
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_open writes whole files: mode 'wb' or 'w', not {mode!r}")
     target = Path(path)
+    if target.is_symlink():  # write the file the link names, and keep the link
+        target = target.resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".", suffix=".tmp")
     try:
@@ -95,6 +98,19 @@ def _mode_for(target: Path) -> int:
         mask = os.umask(0o022)  # read the umask (the call sets it), then put it back
         os.umask(mask)
         return 0o666 & ~mask
+
+
+def remove_temps(folder: str | os.PathLike[str], name: str = "*") -> int:
+    """Remove the temporary files that atomic_open left in `folder`, for files whose names
+    match the glob `name`, when a kill -9 stopped a write half way (the target itself is
+    whole). Only while holding the lock that keeps other writers of those files out: a
+    temporary file of a write in progress would go too. The number removed."""
+    removed = 0
+    for tmp in Path(folder).glob(f"{name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed += 1
+    return removed
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:

@@ -298,9 +298,18 @@ class Game:
         return (r.cube and not r.crawford and self.owner in (-1, self.turn)
                 and self.cube < MAX_CUBE and self.result is None)  # fmt: skip
 
+    def cube_dead(self) -> bool:
+        """In a match, whether the cube is dead for the side on roll: winning this game at
+        the cube's value already wins it the match, so a double could only cost it (GNU
+        Backgammon's cube analysis gives such a side no double). The rules do not forbid
+        one (a match file that holds one replays: `double`), but it is not offered."""
+        r = self.rules
+        return bool(r.length) and r.length - r.score[self.turn] <= self.cube
+
     def may_double(self) -> bool:
-        """Whether the side on roll may double (or redouble) now, before it rolls."""
-        return self.phase == "roll" and self._cube_available()
+        """Whether the side on roll may double (or redouble) now, before it rolls: the
+        rules allow it and the cube is not dead for it (cube_dead)."""
+        return self.phase == "roll" and self._cube_available() and not self.cube_dead()
 
     def why_no_double(self) -> str:
         """Why the side on roll may not double now ("" when it may)."""
@@ -314,6 +323,8 @@ class Game:
             return "this game is played without the cube"
         if self.rules.crawford:
             return "the Crawford game: nobody may double"
+        if self.cube_dead():
+            return "the cube is dead: winning this game at its value already wins the match"
         if self.phase == "answer":
             return "a double is waiting for an answer"
         if self.cube >= MAX_CUBE:
@@ -605,6 +616,7 @@ class Series:
     crawford_game: int | None = None
     history: list[Game] = field(default_factory=list)  # the finished games before `game`
     names: tuple[str, str] | None = None  # the players' names (a series read from a file)
+    export: str | None = None  # where doublet play writes the record (kept for --resume)
 
     @classmethod
     def new(cls, variant: int | str = STANDARD, games: int = 1, seed: int | None = None,
@@ -734,6 +746,7 @@ class Series:
             "crawford_game": self.crawford_game,
             "history": [g.to_dict() for g in self.history],
             "names": list(self.names) if self.names else None,
+            "export": self.export,
             "game": self.game.to_dict(),
         }
 
@@ -764,6 +777,7 @@ class Series:
                 None if crawford is None else int(crawford),
                 [Game.from_dict(g) for g in d.get("history", [])],
                 _names(d.get("names")),
+                _export(d.get("export")),
             )
         except SaveFileError:
             raise
@@ -827,6 +841,12 @@ def _names(v: Any) -> tuple[str, str] | None:
     if not isinstance(v, list) or len(v) != 2 or not all(isinstance(x, str) for x in v):
         raise SaveFileError("the saved series' names are not two strings")
     return (v[0][:100], v[1][:100])
+
+
+def _export(v: Any) -> str | None:
+    if v is not None and (not isinstance(v, str) or not v or "\0" in v):
+        raise SaveFileError("the saved series' record file is not a path")
+    return v
 
 
 def save_json(path: str | os.PathLike[str], doc: Any) -> None:

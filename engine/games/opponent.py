@@ -90,8 +90,6 @@ def engine_doubles(game: Game, ply: int = 0, model: Any = None, noise: float = 0
         return False
     state = game.cube_state()
     assert state is not None
-    if state.is_match and state.value >= max(state.away):
-        return False  # a dead cube: either side wins the match with this game, whatever the cube
     a = cube_decision(searcher(model, game.variant), game.board, state, ply)
     return a.decision is not None and _noisy(a.decision, noise, rng)[0]
 

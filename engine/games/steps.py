@@ -87,6 +87,12 @@ class Step:
         """The inverse of to_json ("hit" is optional and not trusted: the board says)."""
         if not isinstance(d, Mapping) or not {"from", "to", "die"} <= d.keys():
             raise DoubletError(f'a step is {{"from": ..., "to": ..., "die": ...}}, got {shown(d)}')
+        extra = sorted(set(d) - {"from", "to", "die", "hit"}, key=str)
+        if extra:
+            raise DoubletError(f"a step takes no {', '.join(map(repr, extra))}: its keys are "
+                               "from, to, die and hit")  # fmt: skip
+        if "hit" in d and not isinstance(d["hit"], bool):
+            raise DoubletError(f"a step's 'hit' is true or false, got {shown(d['hit'])}")
         src, dst, die = d["from"], d["to"], d["die"]
         for name, ok in (
             ("from", _point(src) or (isinstance(src, str) and src in _FROM_NAMES)),
