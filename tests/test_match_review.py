@@ -6,6 +6,8 @@ listed error's XGID read back to its position and cube state."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -154,3 +156,55 @@ def test_the_review_cache_key_covers_what_the_answers_depend_on(
     assert R.model_fingerprint(m, 0) == base
     monkeypatch.setattr(R, "_code_hash", lambda: "another engine")
     assert R.model_fingerprint(m, 0) != base
+
+
+@pytest.mark.parametrize("n", range(4))
+def test_the_cube_decisions_counted_are_gnubgs(n: int) -> None:
+    """Each player's cube decisions (every roll with access to the cube, and every double,
+    take and pass) number what GNU Backgammon 1.07 counted in the same match (its
+    "Total cube decisions", matchNN.stats.txt): none before a game's first roll (the
+    opening throw) and none with a dead cube (the mover's away no more than the cube's
+    value: the leader after the Crawford game, say). Before session 41 the opening rolls
+    were counted, one too many a game for its opener, and match03's dead cubes: 26
+    against 10."""
+    d = Path(__file__).parent / "data" / "matches" / f"match0{n}"
+    match, games = read_match(d.with_suffix(".mat").read_text())
+    doc = review(match, games, ply=0)
+    stats = (Path(str(d) + ".stats.txt")).read_text()
+    found = re.search(r"Total cube decisions\s+(\d+)\s+(\d+)", stats)
+    assert found is not None
+    assert [p["cube_decisions"] for p in doc["players"]] == [int(x) for x in found.groups()]
+    first = {(g.number, g.moves[0].number, g.moves[0].player) for g in games}
+    assert not [e for e in doc["errors"] if e["kind"] == "missed double"
+                and (e["game"], e["move"], e["player"]) in first]  # fmt: skip
+
+
+def test_a_damaged_cache_is_computed_again(tmp_path: Path, match01: tuple) -> None:
+    """Lines of a review cache that are not whole answers (bytes that are not UTF-8, JSON
+    of another shape: an edited or damaged file) are skipped and counted, and the review
+    computes their answers again: the same review as without a cache."""
+    match, games = match01
+    first = review(match, games[:1], ply=0, cache=tmp_path)
+    (f,) = tmp_path.glob("review-*.jsonl")
+    lines = f.read_bytes().splitlines(keepends=True)
+    key = json.loads(lines[0])[0]
+    bad = [b"\xff\xfe[1, 2]\n", json.dumps([key, {"bogus": 1}]).encode() + b"\n",
+           b"[[1], 2]\n", json.dumps([key, None]).encode() + b"\n"]  # fmt: skip
+    f.write_bytes(b"".join(bad) + b"".join(lines[1:]))
+    a = Analyst(0, cache=tmp_path)
+    assert a.skipped == len(bad) and len(a.memo) == len(lines) - 1
+    assert review(match, games[:1], ply=0, cache=tmp_path) == first
+
+
+def test_the_review_header_counts_one_game(tmp_path: Path) -> None:
+    """`doublet review` of a file with one game says "1 game", not "1 games"."""
+    import subprocess
+    import sys
+
+    full = (HANDMADE / "crawford_match.mat").read_text()
+    one = tmp_path / "one.mat"
+    one.write_text(full[: full.index(" Game 2")])
+    r = subprocess.run([sys.executable, "-m", "doublet", "review", str(one), "--no-cache",
+                        "--ply", "0"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "3-point match, 1 game, reviewed at 0 ply" in r.stdout, r.stdout

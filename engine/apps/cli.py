@@ -555,7 +555,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     kind = f"{match.length}-point match" if match.length else "money session"
     going = ", the last one unfinished" if games and games[-1].winner < 0 else ""
-    out.write(f"{args.file}: {kind}, {len(games)} games{going}, reviewed at {args.ply} ply\n")
+    count = f"{len(games)} game{'s' * (len(games) != 1)}"
+    out.write(f"{args.file}: {kind}, {count}{going}, reviewed at {args.ply} ply\n")
     out.write(f"{'':28}{doc['players'][0]['name']:>14}{doc['players'][1]['name']:>14}\n")
     for label, key, fmt in REVIEW_ROWS:  # the HTML page's rows, the same figures
         a, b = (fmt.format(p[key]) for p in doc["players"])

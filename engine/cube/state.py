@@ -177,6 +177,14 @@ class CubeState:
         """Money play, the cube centered at 1, no Jacoby: where cubeless equity ranks plays."""
         return not self.is_match and self.value == 1 and not self.jacoby
 
+    @property
+    def dead(self) -> bool:
+        """In a match, whether the cube is dead for the mover: winning this game at the
+        cube's value already wins it the match, so a double could only cost it. GNU
+        Backgammon counts no cube decision there (its match statistics), and play does
+        not offer one (doublet.games.game.Game.may_double); the rules allow it."""
+        return self.is_match and self.away[0] <= self.value
+
     def may_double(self) -> bool:
         """Whether the rules let the mover double (or redouble) now."""
         return (not self.crawford and self.owner in ("centered", "mover")

@@ -300,11 +300,10 @@ class Game:
 
     def cube_dead(self) -> bool:
         """In a match, whether the cube is dead for the side on roll: winning this game at
-        the cube's value already wins it the match, so a double could only cost it (GNU
-        Backgammon's cube analysis gives such a side no double). The rules do not forbid
-        one (a match file that holds one replays: `double`), but it is not offered."""
-        r = self.rules
-        return bool(r.length) and r.length - r.score[self.turn] <= self.cube
+        the cube's value already wins it the match (CubeState.dead). The rules do not
+        forbid a double (a match file that holds one replays: `double`); it is not offered."""
+        state = self.cube_state()
+        return state is not None and state.dead
 
     def may_double(self) -> bool:
         """Whether the side on roll may double (or redouble) now, before it rolls: the

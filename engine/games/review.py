@@ -141,6 +141,7 @@ class Analyst:
         self.model = model
         self.memo: dict[str, Any] = {}
         self.hits = 0
+        self.skipped = 0  # lines of the cache files that were not whole answers
         self.file: Any = None
         self.cache = None if cache is None else Path(cache)
         if self.cache is not None:
@@ -151,13 +152,20 @@ class Analyst:
             self.path = self.cache / f"{stem}-{shard}.jsonl"
 
     def _read(self, f: Path) -> None:
-        with open(f, encoding="utf-8") as fh:
-            for line in fh:
+        """The answers in one cache file. A line that is not a whole answer (cut short by
+        a kill, or a file damaged or edited: bytes that are not UTF-8, JSON of another
+        shape) is skipped and counted in `skipped`; its answer is computed again."""
+        with open(f, "rb") as fh:
+            for raw in fh:
                 try:
-                    key, value = json.loads(line)
-                except (ValueError, TypeError):
-                    continue  # a line cut short by a kill
-                self.memo[key] = value
+                    key, value = json.loads(raw.decode("utf-8"))
+                    usable = _usable(key, value)
+                except (ValueError, TypeError):  # UnicodeDecodeError is a ValueError
+                    usable = False
+                if usable:
+                    self.memo[key] = value
+                elif raw.strip():
+                    self.skipped += 1
 
     def close(self) -> None:
         if self.file is not None:
@@ -207,6 +215,26 @@ class Analyst:
             return None
         key = self._key("luck", pos, state, sorted(dice), cubeful)
         return float(self._get(key, lambda: luck(pos, dice, state, self.model, cubeful)))
+
+
+def _usable(key: Any, value: Any) -> bool:
+    """Whether a cache line's key and value have the shape Analyst writes: a JSON key
+    naming its kind, and a cube decision's, a roll's or a luck's document."""
+    if not isinstance(key, str):
+        return False
+    try:
+        kind = json.loads(key)[0]
+    except (ValueError, TypeError, KeyError, IndexError):
+        return False
+    if kind == "luck":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "cube":
+        return (isinstance(value, dict) and isinstance(value.get("equities"), dict)
+                and "action" in value and "double" in value)  # fmt: skip
+    if kind == "roll":
+        plays = value.get("plays") if isinstance(value, dict) else None
+        return isinstance(plays, list) and bool(plays) and all(isinstance(r, dict) for r in plays)
+    return False
 
 
 # -- one decision ---------------------------------------------------------------------------
@@ -448,14 +476,17 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
     stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
     doubled_at = {(a.number, a.player): a for a in g.cube_actions}
     rules = money_rules(match)
-    for mv in g.moves:
+    for i, mv in enumerate(g.moves):
         st = stats[mv.player]
         pos = Position(mv.board)
         state = _state(match, rules, g, mv.player, mv.cube, mv.owner)
         where = {"game": g.number, "move": mv.number, "player": mv.player,
                  "position_id": position_id(mv.board), "dice": list(mv.dice)}  # fmt: skip
         # The cube decision before this roll (none was made: the player rolled).
-        if state.may_double() and (mv.number, mv.player) not in doubled_at:
+        # No decision before a game's first roll (the opening throw's dice, which nobody
+        # chose to roll) nor with a dead cube, as GNU Backgammon counts them.
+        if (i > 0 and state.may_double() and not state.dead
+                and (mv.number, mv.player) not in doubled_at):  # fmt: skip
             doc = analyst.cube(pos, state)
             loss = cube_loss(doc, "roll")
             st.add_cube(loss, actual=False)
@@ -559,11 +590,12 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
             assert t.dice is not None
             # Whether the side could have doubled before this roll: its turn began after
             # the other side's play (not a game's first roll, a roll after a take, nor an
-            # Acey-Deucey roll again), with the cube available to it.
+            # Acey-Deucey roll again), with the cube available to it and not dead.
             prev = game.record[i - 1] if i else None
             began = prev is not None and prev.action == "play" and prev.side != t.side
             cube_doc = None
-            if rules.cube and began and state.may_double() and cube < MAX_CUBE:
+            if (rules.cube and began and state.may_double() and not state.dead
+                    and cube < MAX_CUBE):  # fmt: skip
                 cube_doc = an.cube(pos, state)
             cubeful = True if rules.cube else None
             judged = judge_play(pos, t.dice, t.play, state, cubeful=cubeful, analyst=an)
