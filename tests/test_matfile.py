@@ -6,7 +6,8 @@ as its .mat (line numbers and hit marks too), and write_sgf writes gnubg's .sgf 
 node for node (less the analysis). Beavers, the Jacoby rule, a 1-point match, an
 unfinished game; the hand-made files of tests/data/handmade (every kind of line) replay
 and round-trip through .sgf, GNU Backgammon imports them and their .sgf alike, and
-broken files are refused with the game, move, player and text named."""
+broken files are refused with the game, move, player and text named: among them a
+player who moves twice in a row (the players take turns)."""
 
 from __future__ import annotations
 
@@ -99,6 +100,54 @@ def test_no_double_in_the_crawford_game() -> None:
 """
     with pytest.raises(MatchFileError, match="Crawford"):
         read_match(crawford)
+
+
+# The players take turns. Player 1 (the right column) opens, so the first line's left
+# column is empty; player 1 doubles and player 0 drops on the next line, and the Wins
+# goes beside the drop, as gnubg lays them out.
+TURNS = """ 3 point match
+
+ Game 1
+ a : 0                          b : 0
+  1)                             31: 8/5 6/5
+  2) 52: 13/8 13/11               Doubles => 2
+  3)  Drops                       Wins 1 point
+"""
+
+
+def test_the_players_take_turns() -> None:
+    _, games = read_match(TURNS)
+    assert [(mv.player, mv.play) for mv in games[0].moves] == [(1, "8/5 6/5"), (0, "13/11 13/8")]
+    assert (games[0].winner, games[0].points) == (1, 1)
+
+
+HEAD = " 5 point match\n\n Game 1\n a : 0                          b : 0\n"
+SGF_HEAD = "(;FF[4]GM[6]MI[length:5][game:0][ws:0][bs:0]PW[a]PB[b]"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # Line 1's right column empty in mid-game: player 0 plays twice in a row.
+        (HEAD + "  1) 41: 24/20 24/23\n"
+                "  2) 31: 8/5 6/5                 21: 13/11 6/5*\n",
+         "game 1, move 2, player 0: '31: 8/5 6/5': out of turn: the entry before it (move 1) "
+         "is player 0's too"),
+        (SGF_HEAD + ";W[41xtxw];W[31hefe];B[21lnst])",
+         "game 1, move 2, player 0: '31hefe': out of turn"),
+        # Line 2's left column empty in mid-game: player 1 plays twice in a row.
+        (HEAD + "  1) 41: 24/20 24/23             21: 24/22 24/23\n"
+                "  2)                             31: 8/5 6/5\n",
+         "game 1, move 2, player 1: '31: 8/5 6/5': out of turn"),
+        # A double comes before the doubler's roll, not after its own play.
+        (HEAD + "  1) 41: 24/20 24/23\n"
+                "  2)  Doubles => 2                Takes\n",
+         "game 1, move 2, player 0: 'Doubles => 2': out of turn"),
+    ],
+)  # fmt: skip
+def test_a_player_who_moves_twice_in_a_row_is_refused(text: str, words: str) -> None:
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(text, unfinished=True)
 
 
 @pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)

@@ -19,12 +19,15 @@ resigned by the other player (gnubg writes no line for a resignation).
 
 ``parse_mat`` reads the text into a MatMatch; ``replay`` plays every move through the
 rules (doublet.formats.position) from the starting position, the cube with it, and
-checks each "Wins", each score line, each cube value and the Crawford game (no
-double; the first game in which exactly one side needs a point), and in money play
-the Jacoby rule of a ``; [Jacoby "On"]`` header: a move that does not parse or is not
-legal, a cube action out of turn or a wrong score is a MatchFileError naming the game,
-the move number, the player and the text. A beaver (``Beavers => 4``) is the taker's
-answer; the doubler rolls next.
+checks that the players take turns (their entries alternate: a play, then the other
+player's entry; a double, its answer, then the doubler's play; a dance is the dice
+alone; the Wins after the winner's own last play is no turn; either player may open, a
+game's first line then leaving the left column empty), each "Wins", each score line,
+each cube value and the Crawford game (no double; the first game in which exactly one
+side needs a point), and in money play the Jacoby rule of a ``; [Jacoby "On"]`` header:
+a move that does not parse or is not legal, an entry or cube action out of turn or a
+wrong score is a MatchFileError naming the game, the move number, the player and the
+text. A beaver (``Beavers => 4``) is the taker's answer; the doubler rolls next.
 
 GNU Backgammon's SGF (``.sgf``, ``GM[6]``), as gnubg 1.07 writes it, one game tree a
 game:
@@ -314,11 +317,21 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
     points = 0
     resigned = False
     last = 0  # the last move number seen
+    before: MatAction | None = None  # the last entry that is not a Wins
     for a in g.actions:
         last = a.number or last
         where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last)
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
+        if a.kind != "wins":
+            # The players' entries alternate: a play, then the other's; a double, the
+            # other's answer, then the doubler's play (a dance is an entry too: the dice
+            # alone). The Wins after the winner's own last play is no turn.
+            if before is not None and before.player == a.player:
+                raise MatchFileError(f"{where}: out of turn: the entry before it (move "
+                                     f"{before.number}) is player {a.player}'s too, and the "
+                                     "players take turns")  # fmt: skip
+            before = a
         if a.kind == "move":
             if offered is not None:
                 raise MatchFileError(f"{where}: a double is waiting for its answer")
