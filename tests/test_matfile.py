@@ -186,6 +186,19 @@ def test_broken_sgf_files(text: str, words: str) -> None:
         read_match(text)
 
 
+def test_an_sgf_whose_games_give_different_match_lengths_is_refused() -> None:
+    # Game 1 says a 5-point match, game 2 a 7-point one: which is it? (It was read as
+    # the last game's 7.)
+    game1 = SGF_HEAD + "RE[B+1];W[41xtxw];B[double];W[drop])\n"
+    game2 = "(;FF[4]GM[6]MI[length:{}][game:1][ws:0][bs:1]PW[a]PB[b];W[31hefe])\n"
+    assert read_match(game1 + game2.format(5), unfinished=True)[0].length == 5
+    words = "game 2: its MI[length:7] says a 7-point match, but game 1's says a 5-point match"
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(game1 + game2.format(7), unfinished=True)
+    with pytest.raises(MatchFileError, match=re.escape("says money play, but game 1's")):
+        read_match(game1 + game2.format(0), unfinished=True)
+
+
 @pytest.mark.parametrize("path", MATCHES[:2], ids=lambda p: p.stem)
 def test_a_review_counts_gnubgs_unforced_moves(path) -> None:  # type: ignore[no-untyped-def]
     from doublet.games.review import review

@@ -630,12 +630,14 @@ def parse_sgf(text: str) -> MatMatch:
     lines, and a play its hit marks, as gnubg's .mat export has them. The first game's
     ``DT``, ``EV``, ``RO``, ``PC``, ``AN`` are the tags EventDate, Event, Round, Site and
     Transcriber; lines ``[Name "value"]`` of its comment ``GC`` (gnubg's place for the
-    others) are tags too, and ``RU[Jacoby]`` is ``Jacoby "On"``."""
+    others) are tags too, and ``RU[Jacoby]`` is ``Jacoby "On"``. The games' ``MI``
+    give one match length (a game that says another is refused)."""
     trees = [t for t in _sgf_trees(text) if t and t[0].get("GM", [""])[0].strip() == "6"]
     if not trees:
         raise MatchFileError("not a backgammon SGF file (no game tree with GM[6])")
     games: list[MatGame] = []
     length = 0
+    said: int | None = None  # the first game whose MI[] gives the length
     tags: dict[str, str] = {}
     for k, nodes in enumerate(trees, 1):
         root = nodes[0]
@@ -643,11 +645,19 @@ def parse_sgf(text: str) -> MatMatch:
         if "MI" in root:
             info = dict(v.split(":", 1) for v in root["MI"] if ":" in v)
             try:
-                length = int(info.get("length", 0))
+                given = int(info.get("length", 0))
                 number = int(info.get("game", k - 1)) + 1
                 score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
             except ValueError:
                 raise MatchFileError(f"game {k}: a bad MI[] {root['MI']}") from None
+            if said is not None and given != length:
+                was, now = _length_words(length), _length_words(given)
+                raise MatchFileError(f"game {number}: its MI[length:{given}] says {now}, "
+                                     f"but game {said}'s says {was}: a file holds one "
+                                     "match")  # fmt: skip
+            if said is None:
+                said = number
+            length = given
         if root.get("CV", ["1"])[0].strip() != "1":
             raise MatchFileError(f"game {number}: the cube starts at {root['CV'][0]} (automatic "
                                  "doubles), which is not read")  # fmt: skip
@@ -669,6 +679,10 @@ def parse_sgf(text: str) -> MatMatch:
                                      text=f"RE[{root['RE'][0]}]"))  # fmt: skip
         games.append(MatGame(number, names, score, actions))
     return MatMatch(length, tags, games)
+
+
+def _length_words(length: int) -> str:
+    return f"a {length}-point match" if length else "money play"
 
 
 def _sgf_root_tags(root: SgfNode, tags: dict[str, str], length: int) -> None:
