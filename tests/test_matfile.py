@@ -199,6 +199,71 @@ def test_an_sgf_whose_games_give_different_match_lengths_is_refused() -> None:
         read_match(game1 + game2.format(0), unfinished=True)
 
 
+def test_a_beaver_in_a_match_is_refused() -> None:
+    # Beavers are money play only: b doubles, a beavers, b rolls.
+    game = (" Game 1\n a : 0                          b : 0\n"
+            "  1) 41: 24/20 24/23              Doubles => 2\n"
+            "  2)  Beavers => 4               21: 24/22 24/23\n")  # fmt: skip
+    _, games = read_match(" 0 point match\n\n" + game, unfinished=True)
+    assert [a.kind for a in games[0].cube_actions] == ["double", "beaver"]
+    words = "game 1, move 2, player 0: 'Beavers => 4': a beaver in a match: beavers are for money"
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(" 5 point match\n\n" + game, unfinished=True)
+    # In .sgf a beaver is the taker's double, then the doubler's take.
+    sgf = SGF_HEAD + ";W[41xtxw];B[double];W[double];B[take];B[21acab])"
+    with pytest.raises(MatchFileError, match=re.escape("game 1, move 2, player 0: 'double': a "
+                                                       "beaver in a match")):  # fmt: skip
+        read_match(sgf, unfinished=True)
+
+
+# Game 1: a doubles, b drops: a wins a single game, and so has the first throw of game 2
+# with both dice (seed 002, as doublet.games plays a series); GNU Backgammon, and the
+# first game, have the opening throw, one die each, which is never a doublet.
+SINGLE = """ 7 point match
+
+ Game 1
+ a : 0                          b : 0
+  1) 31: 8/5 6/5                 52: 13/8 13/11
+  2)  Doubles => 2                Drops
+      Wins 1 point
+
+ Game 2
+ a : 1                          b : 0
+"""
+A_44 = "  1) 44: 24/20 24/20 13/9 13/9\n"
+B_44 = "  1)                             44: 24/20 24/20 13/9 13/9\n"
+GAMMON = SINGLE.replace("  2)  Doubles => 2                Drops\n      Wins 1 point\n",
+                        "      Wins 2 points\n").replace(" a : 1 ", " a : 2 ")  # fmt: skip
+
+
+def test_a_games_first_roll_is_no_doublet_where_the_opening_throw_gave_it() -> None:
+    game1 = SINGLE[: SINGLE.index(" Game 2")]
+    words = (
+        "game 1, move 1, player 0: '44: 24/20 24/20 13/9 13/9': a game's first roll "
+        "cannot be a doublet"
+    )
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(game1.replace("31: 8/5 6/5", "44: 24/20 24/20 13/9 13/9"))
+    _, games = read_match(SINGLE + A_44, unfinished=True)  # the winner of a single game
+    assert games[1].moves[0].dice == (4, 4)
+    for text, who in [(SINGLE + B_44, 1), (GAMMON + A_44, 0)]:  # the loser; after a gammon
+        words = f"game 2, move 1, player {who}: '44: 24/20 24/20 13/9 13/9': a game's first roll"
+        with pytest.raises(MatchFileError, match=re.escape(words)):
+            read_match(text, unfinished=True)
+
+
+def test_the_first_throw_tag_lets_game_1_open_with_a_doublet() -> None:
+    # doublet play --first: the starter throws both dice in game 1, with no opening throw.
+    game = " 5 point match\n\n Game 1\n a : 0                          b : 0\n" + A_44
+    tag = '; [First throw "Player {}"]\n'
+    assert read_match(tag.format(1) + game, unfinished=True)[1][0].moves[0].dice == (4, 4)
+    for text in (game, tag.format(2) + game):
+        with pytest.raises(
+            MatchFileError, match=r"game 1, move 1, player 0: .* cannot be a doublet"
+        ):
+            read_match(text, unfinished=True)
+
+
 @pytest.mark.parametrize("path", MATCHES[:2], ids=lambda p: p.stem)
 def test_a_review_counts_gnubgs_unforced_moves(path) -> None:  # type: ignore[no-untyped-def]
     from doublet.games.review import review
@@ -243,7 +308,8 @@ def test_written_matches_read_back_the_same(path, ext: str) -> None:  # type: ig
 
 
 def _random_match(seed: int, games: int = 3):  # type: ignore[no-untyped-def]
-    """A money session of random legal games, each ended by a bear-off or a drop."""
+    """A money session of random legal games, each ended by a bear-off or a drop, each
+    opened by player 0 with a roll of the opening throw (no doublet)."""
     import random as rnd
 
     import numpy as np
@@ -270,6 +336,8 @@ def _random_match(seed: int, games: int = 3):  # type: ignore[no-untyped-def]
                 cube, owner = 2 * cube, 1 - player
                 n += 1
             d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+            while d1 == d2 and not any(x.kind == "move" for x in actions):  # the opening throw
+                d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
             boards, again = legal_outcomes(board, d1, d2, B.STANDARD)
             texts = describe_outcomes(board, boards, again, d1, d2, B.STANDARD)
             i = rng.randrange(len(boards))

@@ -27,7 +27,9 @@ each cube value and the Crawford game (no double; the first game in which exactl
 side needs a point), and in money play the Jacoby rule of a ``; [Jacoby "On"]`` header:
 a move that does not parse or is not legal, an entry or cube action out of turn or a
 wrong score is a MatchFileError naming the game, the move number, the player and the
-text. A beaver (``Beavers => 4``) is the taker's answer; the doubler rolls next.
+text. A beaver (``Beavers => 4``, money play only) is the taker's answer; the doubler
+rolls next. A game's first roll is no doublet where the opening throw gave it (see
+``replay``).
 
 GNU Backgammon's SGF (``.sgf``, ``GM[6]``), as gnubg 1.07 writes it, one game tree a
 game:
@@ -263,6 +265,8 @@ class ReplayedGame:
     points: int
     resigned: bool = False  # the loser conceded (a "Wins" before the game was over)
     crawford: bool = False  # the Crawford game
+    kind: int = 1  # 1, 2, 3: a single game, a gammon, a backgammon (a resignation's by its
+    # points, which under the Jacoby rule at a cube of 1 count single)
 
 
 def money_rules(match: MatMatch) -> tuple[bool, bool]:
@@ -275,14 +279,33 @@ def money_rules(match: MatMatch) -> tuple[bool, bool]:
     return on["Jacoby"], on["Beaver"] or beaver_played
 
 
+# The header tag that names the player who threw first with two dice in game 1, with no
+# opening throw ("Player 1" or "Player 2"; doublet play --first, Series.starter).
+FIRST_THROW = "First throw"
+
+
+def first_thrower(match: MatMatch) -> int | None:
+    """The player who had the first throw of game 1 with both dice (its FIRST_THROW tag),
+    or None: the opening throw decided who started."""
+    value = match.tags.get(FIRST_THROW, "").strip().lower()
+    return {"player 1": 0, "player 2": 1}.get(value)
+
+
 def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
     cube action or score that does not fit. `unfinished`: the last game may end before
-    anyone has won (a match still being played; its winner is -1)."""
+    anyone has won (a match still being played; its winner is -1).
+
+    A game's first roll is no doublet where the opening throw (one die each) decided who
+    starts, the starter playing those two dice (RULES.md): in game 1, and after a gammon
+    or backgammon. The winner of a single game has the first throw of the next game with
+    both dice (seed 002, as doublet.games plays a series), and so has game 1's player of
+    the FIRST_THROW tag."""
     out: list[ReplayedGame] = []
     score = [0, 0]
     crawford_played = False
     jacoby = money_rules(match)[0]
+    thrower = first_thrower(match)  # who may open a game with a doublet
     for k, g in enumerate(match.games):
         if match.length and tuple(score) != g.score and out:
             raise MatchFileError(f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}, "
@@ -291,10 +314,12 @@ def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
         crawford = bool(match.length) and not crawford_played and _crawford(match.length, score)
         crawford_played = crawford_played or crawford
         last = unfinished and k == len(match.games) - 1
-        out.append(_replay_game(g, crawford, jacoby, last))
+        out.append(_replay_game(g, crawford, jacoby, last, beavers=not match.length,
+                                first_throw=thrower))  # fmt: skip
         r = out[-1]
         if r.winner >= 0:
             score[r.winner] += r.points
+        thrower = r.winner if r.winner >= 0 and r.kind == 1 else None
     return out
 
 
@@ -306,7 +331,10 @@ def _crawford(length: int, score: list[int] | tuple[int, int]) -> bool:
 
 
 def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
-                 unfinished: bool = False) -> ReplayedGame:  # fmt: skip
+                 unfinished: bool = False, beavers: bool = True,
+                 first_throw: int | None = None) -> ReplayedGame:  # fmt: skip
+    """One game through the rules. `beavers`: money play, where a beaver may answer a
+    double; `first_throw`: the player who may open the game with a doublet (see replay)."""
     board = B.starting()
     mover: int | None = None  # whose view `board` is
     cube, owner = 1, -1
@@ -315,6 +343,7 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
     cube_actions: list[MatAction] = []
     winner: int | None = None
     points = 0
+    kind = 1
     resigned = False
     last = 0  # the last move number seen
     before: MatAction | None = None  # the last entry that is not a Wins
@@ -341,6 +370,11 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                 board = B.flip(board)
                 mover = a.player
             assert a.dice is not None
+            if not moves and a.dice[0] == a.dice[1] and a.player != first_throw:
+                raise MatchFileError(f"{where}: a game's first roll cannot be a doublet: the "
+                                     "opening throw (one die each, thrown again on a tie) "
+                                     "gives it; only the winner of a single game throws "
+                                     "first with both dice in the next game")  # fmt: skip
             try:
                 play = Position(board).play(to_doublet_notation(a.play), *a.dice)
             except DoubletError as e:
@@ -351,8 +385,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
             result = B.outcome(board)
             if result:
                 # The Jacoby rule (money): gammons count single while the cube is at 1.
-                kind = 1 if jacoby and cube == 1 else abs(int(result))
-                winner, points = a.player, kind * cube
+                kind = abs(int(result))
+                winner, points = a.player, (1 if jacoby and cube == 1 else kind) * cube
         elif a.kind == "double":
             if crawford:
                 raise MatchFileError(f"{where}: nobody may double in the Crawford game")
@@ -366,6 +400,9 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         elif a.kind in ("take", "drop", "beaver"):
             if offered is None or a.player == offered:
                 raise MatchFileError(f"{where}: there is no double of the other player to answer")
+            if a.kind == "beaver" and not beavers:
+                raise MatchFileError(f"{where}: a beaver in a match: beavers are for money "
+                                     "play only")  # fmt: skip
             if a.kind == "beaver" and a.value != 4 * cube:
                 raise MatchFileError(f"{where}: the cube is at {cube}, so a beaver makes it "
                                      f"{4 * cube}, not {a.value}")  # fmt: skip
@@ -387,7 +424,7 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                     raise MatchFileError(f"{where}: the moves do not end the game, and a "
                                          f"resignation at a cube of {cube} is worth {worth} "
                                          f"points, not {a.value}")  # fmt: skip
-                winner, points = a.player, a.value
+                winner, points, kind = a.player, a.value, a.value // cube
                 resigned = True
             if a.player != winner or a.value != points:
                 raise MatchFileError(f"{where}: by the moves, player {winner} wins {points} "
@@ -396,7 +433,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         if not unfinished:
             raise MatchFileError(f"game {g.number}: it ends before anyone has won")
         winner = -1
-    return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford)
+    return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford,
+                        kind)  # fmt: skip
 
 
 # -- writing ----------------------------------------------------------------------------------
