@@ -264,6 +264,19 @@ def test_the_first_throw_tag_lets_game_1_open_with_a_doublet() -> None:
             read_match(text, unfinished=True)
 
 
+def test_a_byte_order_mark_at_the_start_is_no_part_of_the_file() -> None:
+    # Windows editors start a UTF-8 file with U+FEFF; an .sgf with one was taken for a .mat.
+    from doublet.formats.matfile import parse_sgf
+
+    sgf = (DATA / "matches" / "match01.sgf").read_text()
+    for text, parse in [(GOOD, parse_mat), (sgf, parse_sgf)]:
+        m, games = read_match("\ufeff" + text)
+        assert m == parse(text) == parse("\ufeff" + text)
+        assert [(g.winner, g.points, len(g.moves)) for g in games] == [
+            (g.winner, g.points, len(g.moves)) for g in read_match(text)[1]
+        ]
+
+
 @pytest.mark.parametrize("path", MATCHES[:2], ids=lambda p: p.stem)
 def test_a_review_counts_gnubgs_unforced_moves(path) -> None:  # type: ignore[no-untyped-def]
     from doublet.games.review import review

@@ -69,6 +69,9 @@ _WINS = re.compile(r"\s*Wins\s+(\d+)\s+points?\s*$", re.I)
 # The start of a column's entry: a roll, or a cube word, or Wins.
 _ENTRY = re.compile(r"(\d\d:|Doubles\b|Takes\b|Drops\b|Beavers\b|Wins\b)", re.I)
 RIGHT_COLUMN = 28  # a column entry starting at or after this offset (after "NN) ") is player 1's
+# The byte-order mark that Windows editors write at the start of a UTF-8 file: no part of
+# the text, left out wherever a match file is read.
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def parse_mat(text: str) -> MatMatch:
     tags: dict[str, str] = {}
     length: int | None = None
     games: list[MatGame] = []
-    for k, raw in enumerate(text.splitlines(), 1):
+    for k, raw in enumerate(text.removeprefix(BOM).splitlines(), 1):
         line = raw.rstrip()
         if not line.strip():
             continue
@@ -670,6 +673,7 @@ def parse_sgf(text: str) -> MatMatch:
     Transcriber; lines ``[Name "value"]`` of its comment ``GC`` (gnubg's place for the
     others) are tags too, and ``RU[Jacoby]`` is ``Jacoby "On"``. The games' ``MI``
     give one match length (a game that says another is refused)."""
+    text = text.removeprefix(BOM)
     trees = [t for t in _sgf_trees(text) if t and t[0].get("GM", [""])[0].strip() == "6"]
     if not trees:
         raise MatchFileError("not a backgammon SGF file (no game tree with GM[6])")
@@ -896,9 +900,11 @@ def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
 
 
 def read_match(text: str, unfinished: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:
-    """A .mat or a gnubg .sgf file's text (told apart by its first characters), read and
-    replayed; with `unfinished` its last game may stop before anyone has won (a match
-    still being played, as `doublet play`'s export writes one: its winner is -1)."""
+    """A .mat or a gnubg .sgf file's text (told apart by its first characters, after a
+    byte-order mark), read and replayed; with `unfinished` its last game may stop before
+    anyone has won (a match still being played, as `doublet play`'s export writes one:
+    its winner is -1)."""
+    text = text.removeprefix(BOM)
     if not text.strip():
         raise MatchFileError("the file is empty: no match in it")
     m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
