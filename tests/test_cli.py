@@ -489,6 +489,16 @@ def test_review_reads_a_file_that_starts_with_a_byte_order_mark(tmp_path: Path) 
         assert "3-point match, 1 games" in r.stdout
 
 
+def test_review_refuses_a_file_with_no_game(tmp_path: Path) -> None:
+    """A .mat holding its header alone was "reviewed" as 0 games, exit 0."""
+    path = tmp_path / "empty.mat"
+    path.write_text(" 5 point match\n")
+    r = run("review", str(path), "--no-cache")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.endswith("doublet: error: no game in the file: no ' Game 1' line after "
+                             "' 5 point match', so nothing to review\n"), r.stderr  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [("2", 2.0), ("2.5s", 2.5), ("500ms", 0.5), ("1m", 60.0), (" 3 s ", 3.0), (".5", 0.5)],

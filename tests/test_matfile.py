@@ -277,6 +277,37 @@ def test_a_byte_order_mark_at_the_start_is_no_part_of_the_file() -> None:
         ]
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # A negative length was read, and the review said "a score of 0-0 ends a -5-point match".
+        (SGF_HEAD.replace("length:5", "length:-5") + ";W[41xtxw])",
+         "game 1: MI[length:-5]: the match length is not valid: 1 point or more, or 0 for "
+         "money play"),
+        (SGF_HEAD.replace("[ws:0]", "[ws:-3]") + ";W[41xtxw])",
+         "game 1: its score line says -3-0: a score is 0 points or more"),
+        # A score at the match length or beyond: the match is over before the game.
+        (HEAD.replace(" a : 0 ", " a : 8 ") + "  1) 41: 24/20 24/23\n",
+         "game 1: its score line says 8-0, but a 5-point match is over once a player has 5 "
+         "points"),
+        (SGF_HEAD.replace("[bs:0]", "[bs:5]") + ";W[41xtxw])",
+         "game 1: its score line says 0-5, but a 5-point match is over"),
+    ],
+)  # fmt: skip
+def test_a_length_or_a_score_that_is_not_valid_is_named(text: str, words: str) -> None:
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(text, unfinished=True)
+
+
+def test_a_file_with_no_game_has_nothing_to_review() -> None:
+    # The header alone reads (doublet play's export before a game, its players' names),
+    # but doublet review and the server's import, which ask for a game, refuse it.
+    assert read_match(" 5 point match\n")[1] == []
+    for text in (" 5 point match\n", '; [Player 1 "a"]\n\n 0 point match\n\n'):
+        with pytest.raises(MatchFileError, match="no game in the file: no ' Game 1' line"):
+            read_match(text, unfinished=True, need_game=True)
+
+
 @pytest.mark.parametrize("path", MATCHES[:2], ids=lambda p: p.stem)
 def test_a_review_counts_gnubgs_unforced_moves(path) -> None:  # type: ignore[no-untyped-def]
     from doublet.games.review import review

@@ -310,9 +310,15 @@ def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     jacoby = money_rules(match)[0]
     thrower = first_thrower(match)  # who may open a game with a doublet
     for k, g in enumerate(match.games):
+        said = f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}"
+        if min(g.score) < 0:
+            raise MatchFileError(f"{said}: a score is 0 points or more")
         if match.length and tuple(score) != g.score and out:
-            raise MatchFileError(f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}, "
-                                 f"but the games before it make {score[0]}-{score[1]}")  # fmt: skip
+            raise MatchFileError(f"{said}, but the games before it make {score[0]}-{score[1]}")
+        if match.length and max(g.score) >= match.length:
+            n = match.length
+            raise MatchFileError(f"{said}, but a {n}-point match is over once a player has "
+                                 f"{n} points")  # fmt: skip
         score = list(g.score)
         crawford = bool(match.length) and not crawford_played and _crawford(match.length, score)
         crawford_played = crawford_played or crawford
@@ -692,6 +698,9 @@ def parse_sgf(text: str) -> MatMatch:
                 score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
             except ValueError:
                 raise MatchFileError(f"game {k}: a bad MI[] {root['MI']}") from None
+            if given < 0:
+                raise MatchFileError(f"game {number}: MI[length:{given}]: the match length is "
+                                     "not valid: 1 point or more, or 0 for money play")  # fmt: skip
             if said is not None and given != length:
                 was, now = _length_words(length), _length_words(given)
                 raise MatchFileError(f"game {number}: its MI[length:{given}] says {now}, "
@@ -899,15 +908,21 @@ def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
     return text + "".join(_sgf_letter(s, a.player) + _sgf_letter(d, a.player) for s, d in steps)
 
 
-def read_match(text: str, unfinished: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:
+def read_match(text: str, unfinished: bool = False,
+               need_game: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:  # fmt: skip
     """A .mat or a gnubg .sgf file's text (told apart by its first characters, after a
     byte-order mark), read and replayed; with `unfinished` its last game may stop before
     anyone has won (a match still being played, as `doublet play`'s export writes one:
-    its winner is -1)."""
+    its winner is -1). A file with no game yet (a header alone) reads as a match with
+    none; with `need_game` it is refused (doublet review, the server's import: there is
+    nothing to review)."""
     text = text.removeprefix(BOM)
     if not text.strip():
         raise MatchFileError("the file is empty: no match in it")
     m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
+    if need_game and not m.games:
+        raise MatchFileError(f"no game in the file: no ' Game 1' line after ' {m.length} point "
+                             "match', so nothing to review")  # fmt: skip
     return m, replay(m, unfinished)
 
 
