@@ -7,7 +7,11 @@ node for node (less the analysis). Beavers, the Jacoby rule, a 1-point match, an
 unfinished game; the hand-made files of tests/data/handmade (every kind of line) replay
 and round-trip through .sgf, GNU Backgammon imports them and their .sgf alike, and
 broken files are refused with the game, move, player and text named: among them a
-player who moves twice in a row (the players take turns)."""
+player who moves twice in a row (the players take turns), a beaver in a match, a
+doublet as a game's first roll where the opening throw gave it (not after a single game
+won by the roller, nor with the "First throw" tag), .sgf games of different match
+lengths, a length or score that is not valid. A byte-order mark at the start is no part
+of the file; a file with no game reads, but not for a review (need_game)."""
 
 from __future__ import annotations
 

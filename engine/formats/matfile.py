@@ -268,8 +268,9 @@ class ReplayedGame:
     points: int
     resigned: bool = False  # the loser conceded (a "Wins" before the game was over)
     crawford: bool = False  # the Crawford game
-    kind: int = 1  # 1, 2, 3: a single game, a gammon, a backgammon (a resignation's by its
-    # points, which under the Jacoby rule at a cube of 1 count single)
+    # 1, 2, 3: a single game, a gammon, a backgammon; a resignation's is read from its
+    # points (1 under the Jacoby rule at a cube of 1, whatever was resigned)
+    kind: int = 1
 
 
 def money_rules(match: MatMatch) -> tuple[bool, bool]:
@@ -685,7 +686,7 @@ def parse_sgf(text: str) -> MatMatch:
         raise MatchFileError("not a backgammon SGF file (no game tree with GM[6])")
     games: list[MatGame] = []
     length = 0
-    said: int | None = None  # the first game whose MI[] gives the length
+    first_mi: int | None = None  # the first game whose MI[] gives the length
     tags: dict[str, str] = {}
     for k, nodes in enumerate(trees, 1):
         root = nodes[0]
@@ -701,13 +702,13 @@ def parse_sgf(text: str) -> MatMatch:
             if given < 0:
                 raise MatchFileError(f"game {number}: MI[length:{given}]: the match length is "
                                      "not valid: 1 point or more, or 0 for money play")  # fmt: skip
-            if said is not None and given != length:
+            if first_mi is not None and given != length:
                 was, now = _length_words(length), _length_words(given)
                 raise MatchFileError(f"game {number}: its MI[length:{given}] says {now}, "
-                                     f"but game {said}'s says {was}: a file holds one "
+                                     f"but game {first_mi}'s says {was}: a file holds one "
                                      "match")  # fmt: skip
-            if said is None:
-                said = number
+            if first_mi is None:
+                first_mi = number
             length = given
         if root.get("CV", ["1"])[0].strip() != "1":
             raise MatchFileError(f"game {number}: the cube starts at {root['CV'][0]} (automatic "
