@@ -472,6 +472,33 @@ def test_review_a_match_file(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["unfinished"] is True
 
 
+def test_review_reads_a_file_that_starts_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors start a UTF-8 file with U+FEFF: an .sgf with one was taken for a
+    .mat ("expected ' N point match'") and a .mat was unreadable."""
+    sgf = ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0]PW[a]PB[b]RE[B+1]"
+           ";B[31qtst];W[52mhmk];B[double];W[drop])\n")  # fmt: skip
+    mat = (" 3 point match\n\n Game 1\n a : 0                          b : 0\n"
+           "  1)                             31: 8/5 6/5\n"
+           "  2) 52: 13/8 13/11               Doubles => 2\n"
+           "  3)  Drops                       Wins 1 point\n")  # fmt: skip
+    for name, text in (("bom.sgf", sgf), ("bom.mat", mat)):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        r = run("review", str(path), "--no-cache")
+        assert r.returncode == 0, r.stderr
+        assert "3-point match, 1 games" in r.stdout
+
+
+def test_review_refuses_a_file_with_no_game(tmp_path: Path) -> None:
+    """A .mat holding its header alone was "reviewed" as 0 games, exit 0."""
+    path = tmp_path / "empty.mat"
+    path.write_text(" 5 point match\n")
+    r = run("review", str(path), "--no-cache")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.endswith("doublet: error: no game in the file: no ' Game 1' line after "
+                             "' 5 point match', so nothing to review\n"), r.stderr  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [("2", 2.0), ("2.5s", 2.5), ("500ms", 0.5), ("1m", 60.0), (" 3 s ", 3.0), (".5", 0.5)],

@@ -6,7 +6,12 @@ as its .mat (line numbers and hit marks too), and write_sgf writes gnubg's .sgf 
 node for node (less the analysis). Beavers, the Jacoby rule, a 1-point match, an
 unfinished game; the hand-made files of tests/data/handmade (every kind of line) replay
 and round-trip through .sgf, GNU Backgammon imports them and their .sgf alike, and
-broken files are refused with the game, move, player and text named."""
+broken files are refused with the game, move, player and text named: among them a
+player who moves twice in a row (the players take turns), a beaver in a match, a
+doublet as a game's first roll where the opening throw gave it (not after a single game
+won by the roller, nor with the "First throw" tag), .sgf games of different match
+lengths, a length or score that is not valid. A byte-order mark at the start is no part
+of the file; a file with no game reads, but not for a review (need_game)."""
 
 from __future__ import annotations
 
@@ -101,6 +106,54 @@ def test_no_double_in_the_crawford_game() -> None:
         read_match(crawford)
 
 
+# The players take turns. Player 1 (the right column) opens, so the first line's left
+# column is empty; player 1 doubles and player 0 drops on the next line, and the Wins
+# goes beside the drop, as gnubg lays them out.
+TURNS = """ 3 point match
+
+ Game 1
+ a : 0                          b : 0
+  1)                             31: 8/5 6/5
+  2) 52: 13/8 13/11               Doubles => 2
+  3)  Drops                       Wins 1 point
+"""
+
+
+def test_the_players_take_turns() -> None:
+    _, games = read_match(TURNS)
+    assert [(mv.player, mv.play) for mv in games[0].moves] == [(1, "8/5 6/5"), (0, "13/11 13/8")]
+    assert (games[0].winner, games[0].points) == (1, 1)
+
+
+HEAD = " 5 point match\n\n Game 1\n a : 0                          b : 0\n"
+SGF_HEAD = "(;FF[4]GM[6]MI[length:5][game:0][ws:0][bs:0]PW[a]PB[b]"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # Line 1's right column empty in mid-game: player 0 plays twice in a row.
+        (HEAD + "  1) 41: 24/20 24/23\n"
+                "  2) 31: 8/5 6/5                 21: 13/11 6/5*\n",
+         "game 1, move 2, player 0: '31: 8/5 6/5': out of turn: the entry before it (move 1) "
+         "is player 0's too"),
+        (SGF_HEAD + ";W[41xtxw];W[31hefe];B[21lnst])",
+         "game 1, move 2, player 0: '31hefe': out of turn"),
+        # Line 2's left column empty in mid-game: player 1 plays twice in a row.
+        (HEAD + "  1) 41: 24/20 24/23             21: 24/22 24/23\n"
+                "  2)                             31: 8/5 6/5\n",
+         "game 1, move 2, player 1: '31: 8/5 6/5': out of turn"),
+        # A double comes before the doubler's roll, not after its own play.
+        (HEAD + "  1) 41: 24/20 24/23\n"
+                "  2)  Doubles => 2                Takes\n",
+         "game 1, move 2, player 0: 'Doubles => 2': out of turn"),
+    ],
+)  # fmt: skip
+def test_a_player_who_moves_twice_in_a_row_is_refused(text: str, words: str) -> None:
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(text, unfinished=True)
+
+
 @pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
 def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped-def]
     mat_match, mat_games = read_match(path.read_text())
@@ -135,6 +188,128 @@ def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped
 def test_broken_sgf_files(text: str, words: str) -> None:
     with pytest.raises(MatchFileError, match=re.escape(words)):
         read_match(text)
+
+
+def test_an_sgf_whose_games_give_different_match_lengths_is_refused() -> None:
+    # Game 1 says a 5-point match, game 2 a 7-point one: which is it? (It was read as
+    # the last game's 7.)
+    game1 = SGF_HEAD + "RE[B+1];W[41xtxw];B[double];W[drop])\n"
+    game2 = "(;FF[4]GM[6]MI[length:{}][game:1][ws:0][bs:1]PW[a]PB[b];W[31hefe])\n"
+    assert read_match(game1 + game2.format(5), unfinished=True)[0].length == 5
+    words = "game 2: its MI[length:7] says a 7-point match, but game 1's says a 5-point match"
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(game1 + game2.format(7), unfinished=True)
+    with pytest.raises(MatchFileError, match=re.escape("says money play, but game 1's")):
+        read_match(game1 + game2.format(0), unfinished=True)
+
+
+def test_a_beaver_in_a_match_is_refused() -> None:
+    # Beavers are money play only: b doubles, a beavers, b rolls.
+    game = (" Game 1\n a : 0                          b : 0\n"
+            "  1) 41: 24/20 24/23              Doubles => 2\n"
+            "  2)  Beavers => 4               21: 24/22 24/23\n")  # fmt: skip
+    _, games = read_match(" 0 point match\n\n" + game, unfinished=True)
+    assert [a.kind for a in games[0].cube_actions] == ["double", "beaver"]
+    words = "game 1, move 2, player 0: 'Beavers => 4': a beaver in a match: beavers are for money"
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(" 5 point match\n\n" + game, unfinished=True)
+    # In .sgf a beaver is the taker's double, then the doubler's take.
+    sgf = SGF_HEAD + ";W[41xtxw];B[double];W[double];B[take];B[21acab])"
+    with pytest.raises(MatchFileError, match=re.escape("game 1, move 2, player 0: 'double': a "
+                                                       "beaver in a match")):  # fmt: skip
+        read_match(sgf, unfinished=True)
+
+
+# Game 1: a doubles, b drops: a wins a single game, and so has the first throw of game 2
+# with both dice (seed 002, as doublet.games plays a series); GNU Backgammon, and the
+# first game, have the opening throw, one die each, which is never a doublet.
+SINGLE = """ 7 point match
+
+ Game 1
+ a : 0                          b : 0
+  1) 31: 8/5 6/5                 52: 13/8 13/11
+  2)  Doubles => 2                Drops
+      Wins 1 point
+
+ Game 2
+ a : 1                          b : 0
+"""
+A_44 = "  1) 44: 24/20 24/20 13/9 13/9\n"
+B_44 = "  1)                             44: 24/20 24/20 13/9 13/9\n"
+GAMMON = SINGLE.replace("  2)  Doubles => 2                Drops\n      Wins 1 point\n",
+                        "      Wins 2 points\n").replace(" a : 1 ", " a : 2 ")  # fmt: skip
+
+
+def test_a_games_first_roll_is_no_doublet_where_the_opening_throw_gave_it() -> None:
+    game1 = SINGLE[: SINGLE.index(" Game 2")]
+    words = (
+        "game 1, move 1, player 0: '44: 24/20 24/20 13/9 13/9': a game's first roll "
+        "cannot be a doublet"
+    )
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(game1.replace("31: 8/5 6/5", "44: 24/20 24/20 13/9 13/9"))
+    _, games = read_match(SINGLE + A_44, unfinished=True)  # the winner of a single game
+    assert games[1].moves[0].dice == (4, 4)
+    for text, who in [(SINGLE + B_44, 1), (GAMMON + A_44, 0)]:  # the loser; after a gammon
+        words = f"game 2, move 1, player {who}: '44: 24/20 24/20 13/9 13/9': a game's first roll"
+        with pytest.raises(MatchFileError, match=re.escape(words)):
+            read_match(text, unfinished=True)
+
+
+def test_the_first_throw_tag_lets_game_1_open_with_a_doublet() -> None:
+    # doublet play --first: the starter throws both dice in game 1, with no opening throw.
+    game = " 5 point match\n\n Game 1\n a : 0                          b : 0\n" + A_44
+    tag = '; [First throw "Player {}"]\n'
+    assert read_match(tag.format(1) + game, unfinished=True)[1][0].moves[0].dice == (4, 4)
+    for text in (game, tag.format(2) + game):
+        with pytest.raises(
+            MatchFileError, match=r"game 1, move 1, player 0: .* cannot be a doublet"
+        ):
+            read_match(text, unfinished=True)
+
+
+def test_a_byte_order_mark_at_the_start_is_no_part_of_the_file() -> None:
+    # Windows editors start a UTF-8 file with U+FEFF; an .sgf with one was taken for a .mat.
+    from doublet.formats.matfile import parse_sgf
+
+    sgf = (DATA / "matches" / "match01.sgf").read_text()
+    for text, parse in [(GOOD, parse_mat), (sgf, parse_sgf)]:
+        m, games = read_match("\ufeff" + text)
+        assert m == parse(text) == parse("\ufeff" + text)
+        assert [(g.winner, g.points, len(g.moves)) for g in games] == [
+            (g.winner, g.points, len(g.moves)) for g in read_match(text)[1]
+        ]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # A negative length was read, and the review said "a score of 0-0 ends a -5-point match".
+        (SGF_HEAD.replace("length:5", "length:-5") + ";W[41xtxw])",
+         "game 1: MI[length:-5]: the match length is not valid: 1 point or more, or 0 for "
+         "money play"),
+        (SGF_HEAD.replace("[ws:0]", "[ws:-3]") + ";W[41xtxw])",
+         "game 1: its score line says -3-0: a score is 0 points or more"),
+        # A score at the match length or beyond: the match is over before the game.
+        (HEAD.replace(" a : 0 ", " a : 8 ") + "  1) 41: 24/20 24/23\n",
+         "game 1: its score line says 8-0, but a 5-point match is over once a player has 5 "
+         "points"),
+        (SGF_HEAD.replace("[bs:0]", "[bs:5]") + ";W[41xtxw])",
+         "game 1: its score line says 0-5, but a 5-point match is over"),
+    ],
+)  # fmt: skip
+def test_a_length_or_a_score_that_is_not_valid_is_named(text: str, words: str) -> None:
+    with pytest.raises(MatchFileError, match=re.escape(words)):
+        read_match(text, unfinished=True)
+
+
+def test_a_file_with_no_game_has_nothing_to_review() -> None:
+    # The header alone reads (doublet play's export before a game, its players' names),
+    # but doublet review and the server's import, which ask for a game, refuse it.
+    assert read_match(" 5 point match\n")[1] == []
+    for text in (" 5 point match\n", '; [Player 1 "a"]\n\n 0 point match\n\n'):
+        with pytest.raises(MatchFileError, match="no game in the file: no ' Game 1' line"):
+            read_match(text, unfinished=True, need_game=True)
 
 
 @pytest.mark.parametrize("path", MATCHES[:2], ids=lambda p: p.stem)
@@ -181,7 +356,8 @@ def test_written_matches_read_back_the_same(path, ext: str) -> None:  # type: ig
 
 
 def _random_match(seed: int, games: int = 3):  # type: ignore[no-untyped-def]
-    """A money session of random legal games, each ended by a bear-off or a drop."""
+    """A money session of random legal games, each ended by a bear-off or a drop, each
+    opened by player 0 with a roll of the opening throw (no doublet)."""
     import random as rnd
 
     import numpy as np
@@ -208,6 +384,8 @@ def _random_match(seed: int, games: int = 3):  # type: ignore[no-untyped-def]
                 cube, owner = 2 * cube, 1 - player
                 n += 1
             d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+            while d1 == d2 and not any(x.kind == "move" for x in actions):  # the opening throw
+                d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
             boards, again = legal_outcomes(board, d1, d2, B.STANDARD)
             texts = describe_outcomes(board, boards, again, d1, d2, B.STANDARD)
             i = rng.randrange(len(boards))

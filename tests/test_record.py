@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from doublet.core.errors import GameError
+from doublet.core.errors import GameError, MatchFileError
 from doublet.formats.ids import position_id
 from doublet.formats.matfile import read_match, to_doublet_notation, write_sgf
 from doublet.formats.position import Position
@@ -128,6 +128,54 @@ def test_gnu_backgammon_imports_the_file_with_the_same_results(tmp_path: Path, k
     # gnubg names the left column's player (side 0) X.
     want = [["X" if g.result.winner == 0 else "O", g.result.value] for g in [*s.history, s.game]]
     assert gnubg_results([mat, sgf], tmp_path) == [want, want]
+
+
+def test_a_first_game_with_no_opening_throw_says_who_threw_first() -> None:
+    """doublet play --first: the starter throws both dice in game 1 (seed 5: 5-5), which
+    the opening throw never gives; the file's header says who threw first, so that it
+    reads back, through from_match and to_mat too."""
+    from doublet.games.record import from_match
+
+    s = Series.new("standard", seed=5, length=3, cube=True, starter=0)
+    assert s.game.dice == (5, 5)
+    play_out(s)
+    text = to_mat(s, date=DAY)
+    assert '; [First throw "Player 1"]' in text
+    same(s, text)
+    same(s, write_sgf(to_match(s, date=DAY)))
+    back = from_match(read_match(text)[0])
+    assert back.starter == 0
+    same(back, to_mat(back, date=DAY))
+    with pytest.raises(
+        MatchFileError, match=r"game 1, move 1, player 0: '55: .* cannot be a doublet"
+    ):
+        read_match(text.replace('; [First throw "Player 1"]\n', ""))
+
+
+def test_what_doublet_games_refuses_in_a_match_file_names_the_game_and_the_move() -> None:
+    """from_match plays a file through Game after the reader's replay; what Game refuses
+    and the replay took (here a double past Game's highest cube, MAX_CUBE) names the game,
+    move and player too."""
+    from doublet.cube.state import MAX_CUBE
+    from doublet.formats.matfile import MatAction, parse_mat, write_mat
+    from doublet.games.record import from_match
+
+    s = Series.new("standard", seed=1)  # no cube: the dice are rolled at once
+    for _ in range(17):
+        s.game.play(s.game.plays()[0])
+    m = to_match(s, ("a", "b"), DAY)
+    actions, cube = [], 1
+    for a in m.games[0].actions:  # before each play but the first: a double, taken
+        if actions:
+            cube *= 2
+            actions += [MatAction(1, 1, a.player, "double", value=cube),
+                        MatAction(1, 1, 1 - a.player, "take")]  # fmt: skip
+        actions.append(a)
+    m.games[0].actions = actions
+    assert cube == 2 * MAX_CUBE
+    with pytest.raises(GameError, match=r"game 1, move \d+, player \d: no double: the cube is "
+                                        "at its highest"):  # fmt: skip
+        from_match(parse_mat(write_mat(m)))
 
 
 @pytest.mark.parametrize("name", ["match00", "match01", "match02", "match03"])

@@ -854,6 +854,21 @@ def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
     assert client.post("/api/import", json=big).status_code == 413
 
 
+def test_an_imported_match_file_may_start_with_a_byte_order_mark(client: TestClient) -> None:
+    """A file saved by a Windows editor starts with U+FEFF; an .sgf with it was taken for
+    a .mat and refused."""
+    for name in ("match01.mat", "match01.sgf"):
+        text = "\ufeff" + (ROOT / "tests" / "data" / "matches" / name).read_text()
+        r = client.post("/api/import", json={"text": text})
+        assert r.status_code == 201, r.text
+        assert len(r.json()["results"]) == 5
+
+
+def test_an_imported_match_file_with_no_game_is_refused(client: TestClient) -> None:
+    r = client.post("/api/import", json={"text": '; [Player 1 "a"]\n\n 5 point match\n'})
+    assert r.status_code == 400 and "no game in the file" in r.json()["error"], r.text
+
+
 def test_the_analyze_spelling_and_the_keys_http_takes(client: TestClient) -> None:
     """POST /api/analyze is /api/analyse (the protocol takes "analyze" as its cmd); an
     unknown key's error lists the keys HTTP takes, not "cmd" or "model" (session 23)."""

@@ -521,7 +521,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         raise DoubletError(f"cannot read {args.file!r}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise DoubletError(f"{args.file!r} is not a text match file (not UTF-8)") from None
-    match, games = read_match(text, unfinished=True)
+    match, games = read_match(text, unfinished=True, need_game=True)
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
     if args.workers < 1:

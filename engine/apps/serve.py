@@ -950,7 +950,7 @@ def import_match(body: dict[str, Any], default_ply: int) -> Series:
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "'text' is the match file's text (.mat or .sgf)")
     try:
-        match, _ = read_match(text, unfinished=True)
+        match, _ = read_match(text, unfinished=True, need_game=True)
         s = from_match(match)
     except GameError as e:
         raise ApiError(400, f"the match file does not replay: {e}") from None

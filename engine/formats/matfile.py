@@ -19,12 +19,17 @@ resigned by the other player (gnubg writes no line for a resignation).
 
 ``parse_mat`` reads the text into a MatMatch; ``replay`` plays every move through the
 rules (doublet.formats.position) from the starting position, the cube with it, and
-checks each "Wins", each score line, each cube value and the Crawford game (no
-double; the first game in which exactly one side needs a point), and in money play
-the Jacoby rule of a ``; [Jacoby "On"]`` header: a move that does not parse or is not
-legal, a cube action out of turn or a wrong score is a MatchFileError naming the game,
-the move number, the player and the text. A beaver (``Beavers => 4``) is the taker's
-answer; the doubler rolls next.
+checks that the players take turns (their entries alternate: a play, then the other
+player's entry; a double, its answer, then the doubler's play; a dance is the dice
+alone; the Wins after the winner's own last play is no turn; either player may open, a
+game's first line then leaving the left column empty), each "Wins", each score line,
+each cube value and the Crawford game (no double; the first game in which exactly one
+side needs a point), and in money play the Jacoby rule of a ``; [Jacoby "On"]`` header:
+a move that does not parse or is not legal, an entry or cube action out of turn or a
+wrong score is a MatchFileError naming the game, the move number, the player and the
+text. A beaver (``Beavers => 4``, money play only) is the taker's answer; the doubler
+rolls next. A game's first roll is no doublet where the opening throw gave it (see
+``replay``).
 
 GNU Backgammon's SGF (``.sgf``, ``GM[6]``), as gnubg 1.07 writes it, one game tree a
 game:
@@ -64,6 +69,9 @@ _WINS = re.compile(r"\s*Wins\s+(\d+)\s+points?\s*$", re.I)
 # The start of a column's entry: a roll, or a cube word, or Wins.
 _ENTRY = re.compile(r"(\d\d:|Doubles\b|Takes\b|Drops\b|Beavers\b|Wins\b)", re.I)
 RIGHT_COLUMN = 28  # a column entry starting at or after this offset (after "NN) ") is player 1's
+# The byte-order mark that Windows editors write at the start of a UTF-8 file: no part of
+# the text, left out wherever a match file is read.
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,7 @@ def parse_mat(text: str) -> MatMatch:
     tags: dict[str, str] = {}
     length: int | None = None
     games: list[MatGame] = []
-    for k, raw in enumerate(text.splitlines(), 1):
+    for k, raw in enumerate(text.removeprefix(BOM).splitlines(), 1):
         line = raw.rstrip()
         if not line.strip():
             continue
@@ -260,6 +268,9 @@ class ReplayedGame:
     points: int
     resigned: bool = False  # the loser conceded (a "Wins" before the game was over)
     crawford: bool = False  # the Crawford game
+    # 1, 2, 3: a single game, a gammon, a backgammon; a resignation's is read from its
+    # points (1 under the Jacoby rule at a cube of 1, whatever was resigned)
+    kind: int = 1
 
 
 def money_rules(match: MatMatch) -> tuple[bool, bool]:
@@ -272,26 +283,53 @@ def money_rules(match: MatMatch) -> tuple[bool, bool]:
     return on["Jacoby"], on["Beaver"] or beaver_played
 
 
+# The header tag that names the player who threw first with two dice in game 1, with no
+# opening throw ("Player 1" or "Player 2"; doublet play --first, Series.starter).
+FIRST_THROW = "First throw"
+
+
+def first_thrower(match: MatMatch) -> int | None:
+    """The player who had the first throw of game 1 with both dice (its FIRST_THROW tag),
+    or None: the opening throw decided who started."""
+    value = match.tags.get(FIRST_THROW, "").strip().lower()
+    return {"player 1": 0, "player 2": 1}.get(value)
+
+
 def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
     cube action or score that does not fit. `unfinished`: the last game may end before
-    anyone has won (a match still being played; its winner is -1)."""
+    anyone has won (a match still being played; its winner is -1).
+
+    A game's first roll is no doublet where the opening throw (one die each) decided who
+    starts, the starter playing those two dice (RULES.md): in game 1, and after a gammon
+    or backgammon. The winner of a single game has the first throw of the next game with
+    both dice (seed 002, as doublet.games plays a series), and so has game 1's player of
+    the FIRST_THROW tag."""
     out: list[ReplayedGame] = []
     score = [0, 0]
     crawford_played = False
     jacoby = money_rules(match)[0]
+    thrower = first_thrower(match)  # who may open a game with a doublet
     for k, g in enumerate(match.games):
+        said = f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}"
+        if min(g.score) < 0:
+            raise MatchFileError(f"{said}: a score is 0 points or more")
         if match.length and tuple(score) != g.score and out:
-            raise MatchFileError(f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}, "
-                                 f"but the games before it make {score[0]}-{score[1]}")  # fmt: skip
+            raise MatchFileError(f"{said}, but the games before it make {score[0]}-{score[1]}")
+        if match.length and max(g.score) >= match.length:
+            n = match.length
+            raise MatchFileError(f"{said}, but a {n}-point match is over once a player has "
+                                 f"{n} points")  # fmt: skip
         score = list(g.score)
         crawford = bool(match.length) and not crawford_played and _crawford(match.length, score)
         crawford_played = crawford_played or crawford
         last = unfinished and k == len(match.games) - 1
-        out.append(_replay_game(g, crawford, jacoby, last))
+        out.append(_replay_game(g, crawford, jacoby, last, beavers=not match.length,
+                                first_throw=thrower))  # fmt: skip
         r = out[-1]
         if r.winner >= 0:
             score[r.winner] += r.points
+        thrower = r.winner if r.winner >= 0 and r.kind == 1 else None
     return out
 
 
@@ -303,7 +341,10 @@ def _crawford(length: int, score: list[int] | tuple[int, int]) -> bool:
 
 
 def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
-                 unfinished: bool = False) -> ReplayedGame:  # fmt: skip
+                 unfinished: bool = False, beavers: bool = True,
+                 first_throw: int | None = None) -> ReplayedGame:  # fmt: skip
+    """One game through the rules. `beavers`: money play, where a beaver may answer a
+    double; `first_throw`: the player who may open the game with a doublet (see replay)."""
     board = B.starting()
     mover: int | None = None  # whose view `board` is
     cube, owner = 1, -1
@@ -312,13 +353,24 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
     cube_actions: list[MatAction] = []
     winner: int | None = None
     points = 0
+    kind = 1
     resigned = False
     last = 0  # the last move number seen
+    before: MatAction | None = None  # the last entry that is not a Wins
     for a in g.actions:
         last = a.number or last
         where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last)
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
+        if a.kind != "wins":
+            # The players' entries alternate: a play, then the other's; a double, the
+            # other's answer, then the doubler's play (a dance is an entry too: the dice
+            # alone). The Wins after the winner's own last play is no turn.
+            if before is not None and before.player == a.player:
+                raise MatchFileError(f"{where}: out of turn: the entry before it (move "
+                                     f"{before.number}) is player {a.player}'s too, and the "
+                                     "players take turns")  # fmt: skip
+            before = a
         if a.kind == "move":
             if offered is not None:
                 raise MatchFileError(f"{where}: a double is waiting for its answer")
@@ -328,6 +380,11 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                 board = B.flip(board)
                 mover = a.player
             assert a.dice is not None
+            if not moves and a.dice[0] == a.dice[1] and a.player != first_throw:
+                raise MatchFileError(f"{where}: a game's first roll cannot be a doublet: the "
+                                     "opening throw (one die each, thrown again on a tie) "
+                                     "gives it; only the winner of a single game throws "
+                                     "first with both dice in the next game")  # fmt: skip
             try:
                 play = Position(board).play(to_doublet_notation(a.play), *a.dice)
             except DoubletError as e:
@@ -338,8 +395,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
             result = B.outcome(board)
             if result:
                 # The Jacoby rule (money): gammons count single while the cube is at 1.
-                kind = 1 if jacoby and cube == 1 else abs(int(result))
-                winner, points = a.player, kind * cube
+                kind = abs(int(result))
+                winner, points = a.player, (1 if jacoby and cube == 1 else kind) * cube
         elif a.kind == "double":
             if crawford:
                 raise MatchFileError(f"{where}: nobody may double in the Crawford game")
@@ -353,6 +410,9 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         elif a.kind in ("take", "drop", "beaver"):
             if offered is None or a.player == offered:
                 raise MatchFileError(f"{where}: there is no double of the other player to answer")
+            if a.kind == "beaver" and not beavers:
+                raise MatchFileError(f"{where}: a beaver in a match: beavers are for money "
+                                     "play only")  # fmt: skip
             if a.kind == "beaver" and a.value != 4 * cube:
                 raise MatchFileError(f"{where}: the cube is at {cube}, so a beaver makes it "
                                      f"{4 * cube}, not {a.value}")  # fmt: skip
@@ -374,7 +434,7 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                     raise MatchFileError(f"{where}: the moves do not end the game, and a "
                                          f"resignation at a cube of {cube} is worth {worth} "
                                          f"points, not {a.value}")  # fmt: skip
-                winner, points = a.player, a.value
+                winner, points, kind = a.player, a.value, a.value // cube
                 resigned = True
             if a.player != winner or a.value != points:
                 raise MatchFileError(f"{where}: by the moves, player {winner} wins {points} "
@@ -383,7 +443,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         if not unfinished:
             raise MatchFileError(f"game {g.number}: it ends before anyone has won")
         winner = -1
-    return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford)
+    return ReplayedGame(g.number, g.score, moves, cube_actions, winner, points, resigned, crawford,
+                        kind)  # fmt: skip
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -617,12 +678,15 @@ def parse_sgf(text: str) -> MatMatch:
     lines, and a play its hit marks, as gnubg's .mat export has them. The first game's
     ``DT``, ``EV``, ``RO``, ``PC``, ``AN`` are the tags EventDate, Event, Round, Site and
     Transcriber; lines ``[Name "value"]`` of its comment ``GC`` (gnubg's place for the
-    others) are tags too, and ``RU[Jacoby]`` is ``Jacoby "On"``."""
+    others) are tags too, and ``RU[Jacoby]`` is ``Jacoby "On"``. The games' ``MI``
+    give one match length (a game that says another is refused)."""
+    text = text.removeprefix(BOM)
     trees = [t for t in _sgf_trees(text) if t and t[0].get("GM", [""])[0].strip() == "6"]
     if not trees:
         raise MatchFileError("not a backgammon SGF file (no game tree with GM[6])")
     games: list[MatGame] = []
     length = 0
+    first_mi: int | None = None  # the first game whose MI[] gives the length
     tags: dict[str, str] = {}
     for k, nodes in enumerate(trees, 1):
         root = nodes[0]
@@ -630,11 +694,22 @@ def parse_sgf(text: str) -> MatMatch:
         if "MI" in root:
             info = dict(v.split(":", 1) for v in root["MI"] if ":" in v)
             try:
-                length = int(info.get("length", 0))
+                given = int(info.get("length", 0))
                 number = int(info.get("game", k - 1)) + 1
                 score = (int(info.get("ws", 0)), int(info.get("bs", 0)))
             except ValueError:
                 raise MatchFileError(f"game {k}: a bad MI[] {root['MI']}") from None
+            if given < 0:
+                raise MatchFileError(f"game {number}: MI[length:{given}]: the match length is "
+                                     "not valid: 1 point or more, or 0 for money play")  # fmt: skip
+            if first_mi is not None and given != length:
+                was, now = _length_words(length), _length_words(given)
+                raise MatchFileError(f"game {number}: its MI[length:{given}] says {now}, "
+                                     f"but game {first_mi}'s says {was}: a file holds one "
+                                     "match")  # fmt: skip
+            if first_mi is None:
+                first_mi = number
+            length = given
         if root.get("CV", ["1"])[0].strip() != "1":
             raise MatchFileError(f"game {number}: the cube starts at {root['CV'][0]} (automatic "
                                  "doubles), which is not read")  # fmt: skip
@@ -656,6 +731,10 @@ def parse_sgf(text: str) -> MatMatch:
                                      text=f"RE[{root['RE'][0]}]"))  # fmt: skip
         games.append(MatGame(number, names, score, actions))
     return MatMatch(length, tags, games)
+
+
+def _length_words(length: int) -> str:
+    return f"a {length}-point match" if length else "money play"
 
 
 def _sgf_root_tags(root: SgfNode, tags: dict[str, str], length: int) -> None:
@@ -830,13 +909,21 @@ def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
     return text + "".join(_sgf_letter(s, a.player) + _sgf_letter(d, a.player) for s, d in steps)
 
 
-def read_match(text: str, unfinished: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:
-    """A .mat or a gnubg .sgf file's text (told apart by its first characters), read and
-    replayed; with `unfinished` its last game may stop before anyone has won (a match
-    still being played, as `doublet play`'s export writes one: its winner is -1)."""
+def read_match(text: str, unfinished: bool = False,
+               need_game: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:  # fmt: skip
+    """A .mat or a gnubg .sgf file's text (told apart by its first characters, after a
+    byte-order mark), read and replayed; with `unfinished` its last game may stop before
+    anyone has won (a match still being played, as `doublet play`'s export writes one:
+    its winner is -1). A file with no game yet (a header alone) reads as a match with
+    none; with `need_game` it is refused (doublet review, the server's import: there is
+    nothing to review)."""
+    text = text.removeprefix(BOM)
     if not text.strip():
         raise MatchFileError("the file is empty: no match in it")
     m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
+    if need_game and not m.games:
+        raise MatchFileError(f"no game in the file: no ' Game 1' line after ' {m.length} point "
+                             "match', so nothing to review")  # fmt: skip
     return m, replay(m, unfinished)
 
 

@@ -7,10 +7,12 @@ then the current one if anything was played in it), ``to_mat(series, names)`` it
 the file's dice, as a Series (its games finished, `names` the file's players), so that a
 match file is reviewed, saved and exported as a played series is.
 A money session is a "0 point match"; the Jacoby rule and beavers are written as gnubg
-writes them, in the header (``; [Jacoby "On"]``). Each player's plays are in that
-player's own numbering (24 down to 1; the bar 25, off 0), one part per die, as gnubg
-writes them (``mat_play``). A
-resignation has no line of its own; the game ends with the winner's ``Wins N points``.
+writes them, in the header (``; [Jacoby "On"]``). A series whose first game had no
+opening throw (`Series.starter`, doublet play's ``--first``) says who threw first in
+the header (``; [First throw "Player 1"]``): that game's first roll may be a doublet.
+Each player's plays are in that player's own numbering (24 down to 1; the bar 25, off
+0), one part per die, as gnubg writes them (``mat_play``). A resignation has no line of
+its own; the game ends with the winner's ``Wins N points``.
 Only standard backgammon: the format has no notation for Acey-Deucey's entering
 checkers.
 """
@@ -22,12 +24,14 @@ import datetime
 import numpy as np
 
 from doublet.core.board import STANDARD
-from doublet.core.errors import GameError
+from doublet.core.errors import DoubletError, GameError
 from doublet.formats.ids import parse_position
 from doublet.formats.matfile import (
+    FIRST_THROW,
     MatAction,
     MatGame,
     MatMatch,
+    first_thrower,
     money_rules,
     replay,
     to_doublet_notation,
@@ -101,6 +105,8 @@ def to_match(series: Series, names: tuple[str, str] = ("person", "Doublet"),
             "Beaver": "On" if series.beavers else "Off"}  # fmt: skip
     if series.length and series.cube:
         tags["Crawford"] = "On"
+    if series.starter is not None:  # no opening throw in game 1: its first roll may be a doublet
+        tags[FIRST_THROW] = f"Player {series.starter + 1}"
     games = [_game(g, names) for g in series.history]
     if series.game.record or series.game.over:
         games.append(_game(series.game, names))
@@ -116,12 +122,14 @@ def to_mat(series: Series, names: tuple[str, str] = ("person", "Doublet"),
 def from_match(match: MatMatch, seed: int = 0) -> Series:
     """The match as a played Series: each game through doublet.games.game with the
     file's dice and actions (MatchFileError first, from the replay, for a file that does
-    not fit the rules), side 0 the file's player 0. The last game may be unfinished."""
+    not fit the rules; a GameError naming the game, move and player for what Game
+    refuses), side 0 the file's player 0. The last game may be unfinished."""
     replayed = replay(match, unfinished=True)
     jacoby, beavers = money_rules(match)
     s = Series.new(STANDARD, games=0, seed=seed, length=match.length, cube=True,
                    jacoby=jacoby, beavers=beavers)  # fmt: skip
     s.names = match.names
+    s.starter = first_thrower(match)
     played: list[Game] = []
     for mg, rg in zip(match.games, replayed, strict=True):
         first = next((a.player for a in mg.actions if a.kind != "wins"), 0)
@@ -129,27 +137,11 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
         g = Game.new(STANDARD, seed, len(played), starter=first, rules=rules)
         g.dice = None  # the file's dice, not drawn ones
         for a in mg.actions:
-            if a.kind == "move":
-                assert a.dice is not None
-                if g.turn != a.player:
-                    raise GameError(f"game {mg.number}, move {a.number}: player {a.player} "
-                                    f"plays out of turn")  # fmt: skip
-                g.dice = (a.dice[0], a.dice[1])
-                g.play(to_doublet_notation(a.play))
-            elif a.kind == "double":
-                if g.phase == "move":
-                    g.dice = None
-                g.double(a.player)
-            elif a.kind == "take":
-                g.take(a.player)
-            elif a.kind == "beaver":
-                g.beaver(a.player)
-            elif a.kind == "drop":
-                g.drop(a.player)
-            elif a.kind == "wins" and not g.over:  # a resignation: the loser conceded
-                loser = 1 - a.player
-                kind = max(1, a.value // g.cube) if g.cube else 1
-                g.resign(loser, min(kind, 3))
+            try:
+                _take(g, a)
+            except DoubletError as e:  # the rules of doublet.games refuse what replay took
+                at = f"move {a.number}" if a.number else "its Wins line"
+                raise GameError(f"game {mg.number}, {at}, player {a.player}: {e}") from None
         played.append(g)
     for g in played[:-1]:
         s.history.append(g)
@@ -161,6 +153,31 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
                 s.score[g.result.winner] += g.result.value  # type: ignore[union-attr]
         s.crawford_game = next((g.number for g in played if g.rules.crawford), None)
     return s
+
+
+def _take(g: Game, a: MatAction) -> None:
+    """One entry of a match file (a play with the file's dice, a cube action, a Wins) in
+    the game."""
+    if a.kind == "move":
+        assert a.dice is not None
+        if g.turn != a.player:
+            raise GameError("it plays out of turn")
+        g.dice = (a.dice[0], a.dice[1])
+        g.play(to_doublet_notation(a.play))
+    elif a.kind == "double":
+        if g.phase == "move":
+            g.dice = None
+        g.double(a.player)
+    elif a.kind == "take":
+        g.take(a.player)
+    elif a.kind == "beaver":
+        g.beaver(a.player)
+    elif a.kind == "drop":
+        g.drop(a.player)
+    elif a.kind == "wins" and not g.over:  # a resignation: the loser conceded
+        loser = 1 - a.player
+        kind = max(1, a.value // g.cube) if g.cube else 1
+        g.resign(loser, min(kind, 3))
 
 
 __all__ = ["from_match", "mat_play", "to_mat", "to_match"]
