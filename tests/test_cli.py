@@ -482,10 +482,19 @@ def test_time_values(text: str, seconds: float) -> None:
     assert parse(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["", "two", "0", "-1", "601", "2h", "1e3"])
-def test_bad_time_values(text: str) -> None:
-    r = run("analyse", "4HPwATDgc/ABMA", "--time", text)
+@pytest.mark.parametrize("command", ["analyse", "rollout"])
+@pytest.mark.parametrize("text", ["", "two", "0", "-1", "601", "2h", "1e3", "inf", "nan"])
+def test_bad_time_values(command: str, text: str) -> None:
+    """analyse and rollout read --time alike (rollout took "inf", no cap, and refused
+    "2s")."""
+    r = run(command, "4HPwATDgc/ABMA", "--time", text)
     assert r.returncode == 2 and "--time" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_rollouts_time_is_written_as_analyses() -> None:
+    r = run("rollout", "4HPwATDgc/ABMA", "--trials", "4", "--truncate", "2", "--workers", "1",
+            "--time", "2s", "--json")  # fmt: skip
+    assert r.returncode == 0 and json.loads(r.stdout)["rollout"]["trials"] == 4, r.stderr
 
 
 def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
@@ -600,8 +609,10 @@ def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) 
          "select_ply) must be an integer 0..4, got 5"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--select-ply", "5"),
          "select_ply) must be an integer 0..4, got 5"),
-        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"), "above 0, got 0.0"),
-        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"), "above 0, got -1.0"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"),
+         "--time: a time is above 0 and at most 600 s, got '0'"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"),
+         "--time: a time is seconds such as 2, 2.5s, 500ms or 1m, got '-1'"),
         (("review", "tests/data/matches/match00.mat", "--cache", str(tmp_path / "f.txt")),
          "as the review cache folder: a file is in its place"),
         (("eval", "4HPwATDgc/AB==", "--ply", "0"), "characters outside base64"),

@@ -782,8 +782,9 @@ def build_parser() -> argparse.ArgumentParser:
     _rollout_arguments(ro, "--ply")
     ro.add_argument("--select-ply", type=int, default=1,
                     help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
-    ro.add_argument("--time", type=float, default=None, metavar="S",
-                    help="stop after S seconds (default: no limit)")  # fmt: skip
+    ro.add_argument("--time", type=seconds, default=None, metavar="T",
+                    help="stop after this time (2, 2.5s, 500ms, 1m; at most "
+                    f"{protocol.MAX_TIME:g} s; default: no limit)")  # fmt: skip
     _cube_arguments(ro)
     ro.set_defaults(func=cmd_rollout)
 
