@@ -491,6 +491,16 @@ def test_bad_time_values(command: str, text: str) -> None:
     assert r.returncode == 2 and "--time" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_eval_time_deepens_as_analyses() -> None:
+    """eval --time without --ply deepens up to 4 ply, as analyse --time does (it stopped at
+    the default 2 ply, though its help said "as analyse --time"); --ply still caps it."""
+    for command in ("eval", "analyse"):
+        doc = json.loads(run(command, "4HPwATDgc/ABMA", "--time", "1", "--json").stdout)
+        assert doc["ply"] == 4 or "of the 4 asked for" in doc["stopped"], (command, doc)
+    doc = json.loads(run("eval", "4HPwATDgc/ABMA", "--time", "5", "--ply", "1", "--json").stdout)
+    assert doc["ply"] == 1 and "stopped" not in doc
+
+
 def test_a_rollouts_time_is_written_as_analyses() -> None:
     r = run("rollout", "4HPwATDgc/ABMA", "--trials", "4", "--truncate", "2", "--workers", "1",
             "--time", "2s", "--json")  # fmt: skip

@@ -203,14 +203,14 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     check_in_play(pos.board, pos.variant)
     state = CubeState.from_meta(meta)
     model = _load_model(args.model, pos.variant)
-    _check_ply(args.ply)
+    ply = _search_ply(args)
     announce_compile(*EVAL_KERNELS)
     # As the engine's eval: an XGID's or match ID's cube and score add the cube decision.
     if state.is_default:
-        doc = _watched(lambda: evaluate_position(pos, args.ply, model, args.time,
+        doc = _watched(lambda: evaluate_position(pos, ply, model, args.time,
                                                  iterative=True), model, pos.variant)  # fmt: skip
     else:
-        doc = _watched(lambda: evaluate_with_cube(pos, state, args.ply, model, DEFAULT_METHOD,
+        doc = _watched(lambda: evaluate_with_cube(pos, state, ply, model, DEFAULT_METHOD,
                                                   args.time, iterative=True),
                        model, pos.variant)  # fmt: skip
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
@@ -236,9 +236,14 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _check_ply(ply: int) -> None:
+def _search_ply(args: argparse.Namespace) -> int:
+    """The depth of analyse and eval: --ply, else ANALYSIS_PLY, or with --time MAX_PLY (as
+    deep as the time allows)."""
+    ply = args.ply if args.ply is not None else (
+        protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
     if not 0 <= ply <= protocol.MAX_PLY:
         raise DoubletError(f"--ply must be 0..{protocol.MAX_PLY}, got {ply}")
+    return ply
 
 
 def seconds(text: str) -> float:
@@ -385,9 +390,7 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     pos = Position(board, variant)
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
-    ply = args.ply if args.ply is not None else (
-        protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
-    _check_ply(ply)
+    ply = _search_ply(args)
     dice = _roll(args, meta)
     announce_compile(*(SEARCH_KERNELS if dice else EVAL_KERNELS))
     if dice:
@@ -634,6 +637,18 @@ def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None
     p.add_argument("--json", action="store_true")
 
 
+def _ply_and_time_arguments(p: argparse.ArgumentParser) -> None:
+    """--ply and --time, shared by eval and analyse (_search_ply reads them)."""
+    p.add_argument("--ply", type=int, default=None,
+                   help=f"search depth 0..{protocol.MAX_PLY} (default {protocol.ANALYSIS_PLY}; "
+                   f"with --time, {protocol.MAX_PLY}: as deep as the time allows)")  # fmt: skip
+    p.add_argument("--time", type=seconds, default=None, metavar="T",
+                   help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
+                   "time remains and answer with the deepest ply completed (default: no "
+                   "limit; a search of more than a second shows its progress, and Ctrl-C "
+                   "answers with the deepest ply done)")  # fmt: skip
+
+
 def _cube_arguments(p: argparse.ArgumentParser) -> Any:
     """The cube and score flags (cube_state reads them), shared by analyse and rollout."""
     c = p.add_argument_group(
@@ -727,11 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(doublet engine --doc).",
     )
     _position_arguments(e)
-    e.add_argument("--ply", type=int, default=protocol.ANALYSIS_PLY,
-                   help=f"search depth 0..{protocol.MAX_PLY} "
-                   f"(default {protocol.ANALYSIS_PLY})")  # fmt: skip
-    e.add_argument("--time", type=seconds, default=None, metavar="T",
-                   help="a time budget: deepen while it lasts (as analyse --time)")  # fmt: skip
+    _ply_and_time_arguments(e)
     e.set_defaults(func=cmd_eval)
 
     a = sub.add_parser(
@@ -746,15 +757,8 @@ def build_parser() -> argparse.ArgumentParser:
         "play. --json prints the documented JSON (its keys: doublet engine --doc).",
     )
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
-    a.add_argument("--ply", type=int, default=None,
-                   help=f"search depth 0..{protocol.MAX_PLY} (default {protocol.ANALYSIS_PLY}; "
-                   f"with --time, {protocol.MAX_PLY}: as deep as the time allows)")  # fmt: skip
+    _ply_and_time_arguments(a)
     a.add_argument("--all", action="store_true", help=f"list every play, not the best {TEXT_PLAYS}")
-    a.add_argument("--time", type=seconds, default=None, metavar="T",
-                   help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
-                   "time remains and answer with the deepest ply completed (default: no "
-                   "limit; a search of more than a second shows its progress, and Ctrl-C "
-                   "answers with the deepest ply done)")  # fmt: skip
     a.add_argument("--rollout", action="store_true",
                    help="also roll out the position, or the best --top plays of the roll "
                    "(within the --time budget)")  # fmt: skip
