@@ -616,9 +616,9 @@ def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) 
     own errors (after the usage)."""
     cases = [
         (("rollout", "4HPwATDgc/ABMA", "3", "1", "--trials", "36", "--select-ply", "5"),
-         "select_ply) must be an integer 0..4, got 5"),
+         "--select-ply (the depth that picks the plays) must be 0..4, got 5"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--select-ply", "5"),
-         "select_ply) must be an integer 0..4, got 5"),
+         "--select-ply (the depth that picks the plays) must be 0..4, got 5"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"),
          "--time: a time is above 0 and at most 600 s, got '0'"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"),
@@ -635,6 +635,38 @@ def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) 
         last = r.stderr.strip().splitlines()[-1]
         assert r.returncode == 2 and last.startswith("doublet: error: ") and words in last, (
             args, r.stderr)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ("rollout", "--until-se", "-1"),
+            "--until-se (the standard error to stop at) must be 0 or more, got -1",
+        ),
+        (("rollout", "--cube-ply", "2", "--cubeful"), "--cube-ply must be 0 or 1, got 2"),
+        (
+            ("rollout", "--cube-ply", "1"),
+            "--cube-ply is the depth of the cube decisions in the "
+            "trials: it goes with a cubeful rollout (--cubeful)",
+        ),
+        (("rollout", "--ply", "2"), "--ply (the trials' checker play) must be 0 or 1, got 2"),
+        (
+            ("analyse", "--rollout", "--rollout-ply", "2"),
+            "--rollout-ply (the trials' checker play) must be 0 or 1, got 2",
+        ),
+        (("analyse", "--rollout", "--trials", "0"), "--trials must be 1..1296000, got 0"),
+        (("rollout", "--truncate", "-3"), "--truncate must be 0 or more, got -3"),
+        (("rollout", "3", "1", "--top", "0"), "--top must be 1 or more, got 0"),
+    ],
+)
+def test_rollout_errors_name_the_flag(args: tuple[str, ...], words: str) -> None:
+    """A rollout option out of range is named by its flag, not by the engine's field
+    (until_se, cube_ply, select_ply, and "ply" for --rollout-ply), and said before the
+    analysis runs."""
+    command, *rest = args
+    r = run(command, "4HPwATDgc/ABMA", *rest)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == f"doublet: error: {words}"
 
 
 def test_batch_moves_into_a_closed_pipe_end_quietly(tmp_path: Path) -> None:

@@ -492,7 +492,7 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     assert out[0]["plays"] == doc["plays"]
     assert "ply" in out[1]["error"] and "luck" in out[2]["error"]
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "0")
-    assert r.returncode == 2 and r.stderr.startswith("doublet: error: trials")
+    assert r.returncode == 2 and r.stderr.startswith("doublet: error: --trials")
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
                  "--workers", "1")  # fmt: skip
     assert r.returncode == 0 and "cubeless equity" in r.stdout and "Proper cube action" in r.stdout

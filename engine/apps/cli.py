@@ -46,7 +46,7 @@ from doublet.search.analysis import (
     searcher,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
-from doublet.search.rollout import RolloutSettings
+from doublet.search.rollout import MAX_ROLLOUT_PLY, MAX_TRIALS, RolloutSettings
 from doublet.search.rollout_analysis import render as render_rollout
 from doublet.search.rollout_analysis import rollout_document
 from doublet.search.watch import watchdog
@@ -386,6 +386,7 @@ TEXT_PLAYS = 20  # the plays doublet analyse's text lists without --all
 
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
+    settings = _rollout_settings(args) if args.rollout else None  # checked before the search
     board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
     pos = Position(board, variant)
     state = cube_state(args, meta)
@@ -405,8 +406,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
                                                 args.time, iterative=True),
                        model, pos.variant)  # fmt: skip
-    if args.rollout:  # the plays are picked at the depth the analysis reached
-        doc["rollout"] = _rollout(args, pos, dice, state, model, min(doc["ply"], 2))
+    if settings is not None:  # the plays are picked at the depth the analysis reached
+        doc["rollout"] = _rollout(args, settings, pos, dice, state, model, min(doc["ply"], 2))
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
         doc["note"] = meta["note"]
     if args.json:
@@ -424,20 +425,41 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 # -- rollouts (doublet.search.rollout) ---------------------------------------------------------
 
 
+def _in_range(flag: str, value: float, lo: int, hi: int | None = None, what: str = "") -> None:
+    """DoubletError naming `flag` when `value` is not lo..hi (hi None: no top); `what`, its
+    meaning in a few words, is said in brackets."""
+    if not (lo <= value and (hi is None or value <= hi)):  # NaN too
+        span = f"{lo} or more" if hi is None else f"{lo} or {hi}" if hi == lo + 1 else (
+            f"{lo}..{hi}")  # fmt: skip
+        raise DoubletError(f"{flag}{f' ({what})' if what else ''} must be {span}, got {value:g}")
+
+
 def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
+    """The rollout options as RolloutSettings, checked here so that an error names the flag
+    (RolloutSettings.check, the engine's, names its fields)."""
+    _in_range("--trials", args.trials, 1, MAX_TRIALS)
+    _in_range(args.rollout_ply_flag, args.rollout_ply, 0, MAX_ROLLOUT_PLY,
+              "the trials' checker play")  # fmt: skip
+    _in_range("--truncate", args.truncate, 0)
+    _in_range("--cube-ply", args.cube_ply, 0, MAX_ROLLOUT_PLY)
+    if args.cube_ply and not args.cubeful:
+        raise DoubletError("--cube-ply is the depth of the cube decisions in the trials: it "
+                           "goes with a cubeful rollout (--cubeful)")  # fmt: skip
+    if args.until_se is not None:
+        _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
+    _in_range("--top", args.top, 1)
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
                            until_se=args.until_se or 0.0, cubeful=args.cubeful,
                            cube_ply=args.cube_ply)  # fmt: skip
 
 
-def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeState, model: Any,
-             select_ply: int) -> dict[str, Any]:  # fmt: skip
+def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position, dice: Any,
+             state: CubeState, model: Any, select_ply: int) -> dict[str, Any]:  # fmt: skip
     """The rollout document of `doublet rollout` and `analyse --rollout`, with a progress
     bar (the running equity and its standard error) on a terminal."""
     from doublet.core.parallel import shared_executor
 
-    settings = _rollout_settings(args)
     ex = shared_executor(args.workers, args.ray)
     bar = None
     if sys.stderr.isatty():
@@ -464,13 +486,16 @@ def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeStat
 
 
 def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
+    settings = _rollout_settings(args)
     board, variant, meta = parse_position(args.position, args.variant)
     pos = Position(board, variant)
     state = cube_state(args, meta)
     model = _load_model(args.model, pos.variant)
     announce_compile("rollout._chunk")
     dice = _roll(args, meta)
-    doc = _rollout(args, pos, dice, state, model, args.select_ply)
+    _in_range("--select-ply", args.select_ply, 0, protocol.MAX_PLY,
+              "the depth that picks the plays")  # fmt: skip
+    doc = _rollout(args, settings, pos, dice, state, model, args.select_ply)
     out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
     return 0
 
@@ -479,6 +504,7 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     """The rollout's options, shared by `doublet rollout` and `analyse --rollout`."""
     d = RolloutSettings()
     g = p.add_argument_group("rollout")
+    p.set_defaults(rollout_ply_flag=ply_flag)  # for the errors
     g.add_argument("--trials", type=int, default=d.trials, help=f"default {d.trials}")
     g.add_argument(ply_flag, dest="rollout_ply", type=int, default=d.ply,
                    help="the depth of both sides' checker play in the trials, 0 or 1 "
