@@ -669,6 +669,18 @@ def test_rollout_errors_name_the_flag(args: tuple[str, ...], words: str) -> None
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == f"doublet: error: {words}"
 
 
+def test_workers_are_bounded_as_the_engines() -> None:
+    """--workers has the engine protocol's bound (MAX_WORKERS, 64): 65 was taken and
+    started 65 processes."""
+    from doublet.core.parallel import MAX_WORKERS
+
+    for args in (("rollout", "4HPwATDgc/ABMA"), ("analyse", "4HPwATDgc/ABMA", "--rollout"),
+                 ("review", "tests/data/matches/match00.mat", "--no-cache")):  # fmt: skip
+        r = run(*args, "--workers", str(MAX_WORKERS + 1))
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.strip() == "doublet: error: --workers must be 1..64, got 65", args
+
+
 def test_batch_moves_into_a_closed_pipe_end_quietly(tmp_path: Path) -> None:
     """`doublet moves --batch F | head -1`: the closed stdout ends it with status 0 and
     no message (it was reported as an error reading the batch file)."""

@@ -384,6 +384,8 @@ def test_checked_keys_and_echoed_ids() -> None:
     assert r["id"] == 5 and "'select_ply'" in r["error"]
     assert "'workers'" in s.answer({"cmd": "rollout", "position": START,
                                     "workers": 0})["error"]  # fmt: skip
+    assert s.answer({"cmd": "rollout", "position": START, "workers": 65})["error"] == (
+        "'workers' must be an integer 1..64, got 65")  # fmt: skip
 
 
 def test_an_acey_deucey_cube_asked_deeper_says_it_answers_at_1_ply() -> None:

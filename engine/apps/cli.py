@@ -30,6 +30,7 @@ from doublet.core import board as B
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
+from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
@@ -448,6 +449,7 @@ def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
     if args.until_se is not None:
         _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
     _in_range("--top", args.top, 1)
+    _in_range("--workers", args.workers, 1, MAX_WORKERS)
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
                            until_se=args.until_se or 0.0, cubeful=args.cubeful,
@@ -527,7 +529,8 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     g.add_argument("--until-se", type=float, default=None, metavar="SE",
                    help="stop once the equity's standard error (every play's; with the "
                    "cube in the trials, the cubeful one, of no double) is at most SE")  # fmt: skip
-    g.add_argument("--workers", type=int, default=2, help="local processes (default 2)")
+    g.add_argument("--workers", type=int, default=2,
+                   help=f"local processes, 1..{MAX_WORKERS} (default 2)")  # fmt: skip
     g.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="run the trials as Ray tasks: 'auto' (this machine's cluster), "
                    "an address, or 'local' (a private instance); pip install "
@@ -553,8 +556,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     match, games = read_match(text, unfinished=True)
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
-    if args.workers < 1:
-        raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
+    _in_range("--workers", args.workers, 1, MAX_WORKERS)
     if args.html and (why := file_path_error(args.html)) is not None:
         raise DoubletError(f"cannot write {args.html!r}: {why}")  # before a long analysis
     cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
@@ -845,7 +847,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.add_argument("--top", type=int, default=10, help="errors listed in the text (default 10)")
     r.add_argument("--workers", type=int, default=2,
-                   help="processes analysing games side by side (default 2)")  # fmt: skip
+                   help=f"processes analysing games side by side, 1..{MAX_WORKERS} "
+                   "(default 2)")  # fmt: skip
     r.add_argument(
         "--cache",
         metavar="DIR",

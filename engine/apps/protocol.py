@@ -24,6 +24,7 @@ from doublet import __version__
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
 from doublet.core.errors import DoubletError, InvalidDiceError, key_list, shown
+from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id, variant_number
 from doublet.formats.position import Position
@@ -433,7 +434,7 @@ class Session:
                                    cube_ply=_whole(req, "cube_ply", 0),
                                    **flags)  # fmt: skip
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
-        ex = shared_executor(_whole(req, "workers", 2, 1, 64), ray)
+        ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
                                 budget)  # fmt: skip
