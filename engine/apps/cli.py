@@ -27,7 +27,9 @@ from doublet.apps.fastpath import FastBest
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
+from doublet.core.dice import MAX_SEED
 from doublet.core.errors import DoubletError
+from doublet.core.errors import shown as shown_value
 from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
@@ -450,6 +452,8 @@ def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
         _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
     _in_range("--top", args.top, 1)
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
+    if not 0 <= args.seed <= MAX_SEED:  # a larger seed would repeat a smaller one's dice
+        raise DoubletError(f"--seed must be 0 to 2**64 - 1, got {shown_value(args.seed, 30)}")
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
                            until_se=args.until_se or 0.0, cubeful=args.cubeful,
@@ -524,7 +528,8 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     g.add_argument("--cube-ply", type=int, default=d.cube_ply,
                    help="with --cubeful: the depth of the cube decisions in the trials, 0 "
                    "(the net) or 1 (the mean over the 21 rolls)")  # fmt: skip
-    g.add_argument("--seed", type=int, default=d.seed, help=f"default {d.seed}")
+    g.add_argument("--seed", type=int, default=d.seed,
+                   help=f"the dice's seed, 0 to 2**64 - 1 (default {d.seed})")  # fmt: skip
     g.add_argument("--top", type=int, default=3, help="with dice: the plays rolled out (default 3)")
     g.add_argument("--until-se", type=float, default=None, metavar="SE",
                    help="stop once the equity's standard error (every play's; with the "
