@@ -669,6 +669,58 @@ def test_rollout_errors_name_the_flag(args: tuple[str, ...], words: str) -> None
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == f"doublet: error: {words}"
 
 
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("analyse", "3", "1", "--trials", "4", "--seed", "5", "--top", "2"),
+         "--trials, --seed and --top are rollout options: give --rollout too (or leave them "
+         "out)"),
+        (("analyse", "--no-luck"), "--no-luck is a rollout option: give --rollout too"),
+        (("rollout", "--top", "5"), "--top is the number of a roll's plays rolled out: it "
+         "needs a roll (D1 D2, or an XGID's or Match ID's own dice)"),
+        (("rollout", "--select-ply", "3"), "--select-ply is the depth that picks a roll's "
+         "plays to roll out: it needs a roll"),
+        (("analyse", "--rollout", "--top", "2"), "--top is the number of a roll's plays"),
+        (("analyse", "--all"), "--all lists every play of a roll: it needs a roll"),
+        (("analyse", "3", "1", "--cube-method", "janowski"),
+         "--cube-method is how the cube decision before the roll is found: with a roll, "
+         "analyse ranks the plays and takes no cube decision"),
+        (("rollout", "3", "1", "--cubeful"), "--cubeful plays the cube in the trials, but "
+         "with a roll in money play with the cube centred (no owned cube, no --jacoby) the "
+         "plays are ranked by cubeless equity and no cube is turned"),
+        (("analyse", "3", "1", "--rollout", "--cubeful"), "--cubeful plays the cube"),
+        (("analyse", "3", "1", "--beavers"), "--beavers lets the taker of a double beaver, "
+         "but with a roll in money play"),
+        (("rollout", "3", "1", "--no-beavers"), "--no-beavers says the taker"),
+    ],
+)  # fmt: skip
+def test_an_option_that_would_do_nothing_is_refused(args: tuple[str, ...], words: str) -> None:
+    """Each exited 0 having done nothing with it (as --cube-ply without --cubeful is
+    refused): the error names the flag and what it needs, before any search."""
+    command, *rest = args
+    r = run(command, "4HPwATDgc/ABMA", *rest)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last.startswith(f"doublet: error: {words}"), r.stderr
+
+
+def test_options_that_do_something_are_taken(model: str) -> None:
+    """The same flags where they count: --cube-method without dice, --cubeful and
+    --beavers with dice away from money with the cube centred, --top with an XGID's own
+    dice, --beavers before the roll."""
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"
+    cases = [("analyse", "4HPwATDgc/ABMA", "--cube-method", "janowski", "--beavers"),
+             ("analyse", "4HPwATDgc/ABMA", "3", "1", "--jacoby", "--beavers"),
+             ("rollout", "4HPwATDgc/ABMA", "3", "1", "--cube", "2", "--owner", "me",
+              "--cubeful", "--beavers", "--top", "1"),
+             ("rollout", xgid, "--top", "1", "--select-ply", "0"),
+             ("analyse", xgid, "--all", "--rollout", "--top", "1")]  # fmt: skip
+    for args in cases:
+        r = run(*args, "--json", "--ply", "0", "--model", model,
+                *(("--trials", "4", "--truncate", "1", "--workers", "1")
+                  if "--rollout" in args or args[0] == "rollout" else ()))  # fmt: skip
+        assert r.returncode == 0, (args, r.stderr)
+
+
 def test_workers_are_bounded_as_the_engines() -> None:
     """--workers has the engine protocol's bound (MAX_WORKERS, 64): 65 was taken and
     started 65 processes."""

@@ -389,13 +389,22 @@ TEXT_PLAYS = 20  # the plays doublet analyse's text lists without --all
 
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
+    given = _given_flags(args)
+    unused = [f for f in args.rollout_flags if f in given]
+    if unused and not args.rollout:
+        if len(unused) == 1:
+            raise DoubletError(f"{unused[0]} is a rollout option: give --rollout too (or "
+                               "leave it out)")  # fmt: skip
+        raise DoubletError(f"{', '.join(unused[:-1])} and {unused[-1]} are rollout options: "
+                           "give --rollout too (or leave them out)")  # fmt: skip
     settings = _rollout_settings(args) if args.rollout else None  # checked before the search
     board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
     pos = Position(board, variant)
     state = cube_state(args, meta)
+    dice = _roll(args, meta)
+    _refuse_unused(given, dice, state)
     model = _load_model(args.model, pos.variant)
     ply = _search_ply(args)
-    dice = _roll(args, meta)
     announce_compile(*(SEARCH_KERNELS if dice else EVAL_KERNELS))
     if dice:
         d1, d2 = dice
@@ -448,15 +457,14 @@ def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
     if args.cube_ply and not args.cubeful:
         raise DoubletError("--cube-ply is the depth of the cube decisions in the trials: it "
                            "goes with a cubeful rollout (--cubeful)")  # fmt: skip
-    if args.until_se is not None:
-        _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
+    _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
     _in_range("--top", args.top, 1)
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
     if not 0 <= args.seed <= MAX_SEED:  # a larger seed would repeat a smaller one's dice
         raise DoubletError(f"--seed must be 0 to 2**64 - 1, got {shown_value(args.seed, 30)}")
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
-                           until_se=args.until_se or 0.0, cubeful=args.cubeful,
+                           until_se=args.until_se, cubeful=args.cubeful,
                            cube_ply=args.cube_ply)  # fmt: skip
 
 
@@ -492,15 +500,17 @@ def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position,
 
 
 def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
+    given = _given_flags(args)
     settings = _rollout_settings(args)
+    _in_range("--select-ply", args.select_ply, 0, protocol.MAX_PLY,
+              "the depth that picks the plays")  # fmt: skip
     board, variant, meta = parse_position(args.position, args.variant)
     pos = Position(board, variant)
     state = cube_state(args, meta)
+    dice = _roll(args, meta)
+    _refuse_unused(given, dice, state)
     model = _load_model(args.model, pos.variant)
     announce_compile("rollout._chunk")
-    dice = _roll(args, meta)
-    _in_range("--select-ply", args.select_ply, 0, protocol.MAX_PLY,
-              "the depth that picks the plays")  # fmt: skip
     doc = _rollout(args, settings, pos, dice, state, model, args.select_ply)
     out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
     return 0
@@ -511,35 +521,96 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     d = RolloutSettings()
     g = p.add_argument_group("rollout")
     p.set_defaults(rollout_ply_flag=ply_flag)  # for the errors
-    g.add_argument("--trials", type=int, default=d.trials, help=f"default {d.trials}")
-    g.add_argument(ply_flag, dest="rollout_ply", type=int, default=d.ply,
-                   help="the depth of both sides' checker play in the trials, 0 or 1 "
-                   f"(default {d.ply})")  # fmt: skip
-    g.add_argument("--truncate", type=int, default=0, metavar="P",
-                   help="value a trial by the net after P plays (default 0: play to the "
-                   "end)")  # fmt: skip
-    g.add_argument("--no-bearoff", dest="bearoff", action="store_false",
-                   help="play bear-offs out instead of ending at the exact database")  # fmt: skip
-    g.add_argument("--no-luck", dest="luck", action="store_false",
-                   help="no luck adjustment (variance reduction)")  # fmt: skip
-    g.add_argument("--cubeful", action="store_true",
-                   help="play the cube in the trials (a cubeful rollout) instead of "
-                   "converting the cubeless rollout by Janowski's model at the root")  # fmt: skip
-    g.add_argument("--cube-ply", type=int, default=d.cube_ply,
-                   help="with --cubeful: the depth of the cube decisions in the trials, 0 "
-                   "(the net) or 1 (the mean over the 21 rolls)")  # fmt: skip
-    g.add_argument("--seed", type=int, default=d.seed,
-                   help=f"the dice's seed, 0 to 2**64 - 1 (default {d.seed})")  # fmt: skip
-    g.add_argument("--top", type=int, default=3, help="with dice: the plays rolled out (default 3)")
-    g.add_argument("--until-se", type=float, default=None, metavar="SE",
-                   help="stop once the equity's standard error (every play's; with the "
-                   "cube in the trials, the cubeful one, of no double) is at most SE")  # fmt: skip
-    g.add_argument("--workers", type=int, default=2,
-                   help=f"local processes, 1..{MAX_WORKERS} (default 2)")  # fmt: skip
-    g.add_argument("--ray", metavar="ADDRESS", default=None,
-                   help="run the trials as Ray tasks: 'auto' (this machine's cluster), "
-                   "an address, or 'local' (a private instance); pip install "
-                   "'doublet[ray]'")  # fmt: skip
+    flags = [
+        _filled(p, g, "--trials", d.trials, type=int, help=f"default {d.trials}"),
+        _filled(p, g, ply_flag, d.ply, dest="rollout_ply", type=int,
+                help="the depth of both sides' checker play in the trials, 0 or 1 "
+                f"(default {d.ply})"),
+        _filled(p, g, "--truncate", d.truncate, type=int, metavar="P",
+                help="value a trial by the net after P plays (default 0: play to the end)"),
+        _filled(p, g, "--no-bearoff", d.bearoff, dest="bearoff", action="store_false",
+                help="play bear-offs out instead of ending at the exact database"),
+        _filled(p, g, "--no-luck", d.luck, dest="luck", action="store_false",
+                help="no luck adjustment (variance reduction)"),
+        _filled(p, g, "--cubeful", d.cubeful, action="store_true",
+                help="play the cube in the trials (a cubeful rollout) instead of converting "
+                "the cubeless rollout by Janowski's model at the root"),
+        _filled(p, g, "--cube-ply", d.cube_ply, type=int,
+                help="with --cubeful: the depth of the cube decisions in the trials, 0 (the "
+                "net) or 1 (the mean over the 21 rolls)"),
+        _filled(p, g, "--seed", d.seed, type=int,
+                help=f"the dice's seed, 0 to 2**64 - 1 (default {d.seed})"),
+        _filled(p, g, "--top", 3, type=int, help="with dice: the plays rolled out (default 3)"),
+        _filled(p, g, "--until-se", d.until_se, type=float, metavar="SE",
+                help="stop once the equity's standard error (every play's; with the cube in "
+                "the trials, the cubeful one, of no double) is at most SE"),
+        _filled(p, g, "--workers", 2, type=int,
+                help=f"local processes, 1..{MAX_WORKERS} (default 2)"),
+        _filled(p, g, "--ray", None, metavar="ADDRESS",
+                help="run the trials as Ray tasks: 'auto' (this machine's cluster), an "
+                "address, or 'local' (a private instance); pip install 'doublet[ray]'"),
+    ]  # fmt: skip
+    p.set_defaults(rollout_flags=tuple(flags))
+
+
+def _filled(p: argparse.ArgumentParser, g: Any, flag: str, default: Any, **kw: Any) -> str:
+    """g.add_argument(flag, **kw) whose default (None in argparse) is filled in by
+    _given_flags, so that a flag given is told from one left out: a flag given that would
+    do nothing is refused (_refuse_unused). Returns the flag."""
+    action = g.add_argument(flag, default=None, **kw)
+    p.set_defaults(filled=(*(p.get_default("filled") or ()), (flag, action.dest, default)))
+    return flag
+
+
+def _given_flags(args: argparse.Namespace) -> set[str]:
+    """The flags given on the command line, of those added by _filled (each left out then
+    takes its default) and the cube's --beavers / --no-beavers."""
+    given = set()
+    for flag, dest, default in getattr(args, "filled", ()):
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+        else:
+            given.add(flag)
+    if getattr(args, "beavers", None) is not None:
+        given.add("--beavers" if args.beavers else "--no-beavers")
+    return given
+
+
+# What a flag that takes a roll does, for the error when it has none.
+_ROLL_FLAGS = {
+    "--all": "lists every play of a roll",
+    "--top": "is the number of a roll's plays rolled out",
+    "--select-ply": "is the depth that picks a roll's plays to roll out",
+}
+_CUBE_FLAGS = {
+    "--cubeful": "plays the cube in the trials",
+    "--beavers": "lets the taker of a double beaver",
+    "--no-beavers": "says the taker of a double may not beaver",
+}
+
+
+def _refuse_unused(given: set[str], dice: Any, state: CubeState) -> None:
+    """DoubletError naming a flag given that would do nothing here, and what it needs (as
+    --cube-ply without --cubeful): --all, --top, --select-ply without a roll; with one,
+    --cube-method (the cube decision before the roll), and in money play with the cube
+    centred (no owned cube, no Jacoby), where the plays are ranked by cubeless equity
+    and no cube is turned, --cubeful and --beavers."""
+    if not dice:
+        for flag, what in _ROLL_FLAGS.items():
+            if flag in given:
+                raise DoubletError(f"{flag} {what}: it needs a roll (D1 D2, or an XGID's or "
+                                   "Match ID's own dice)")  # fmt: skip
+        return
+    if "--cube-method" in given:
+        raise DoubletError("--cube-method is how the cube decision before the roll is "
+                           "found: with a roll, analyse ranks the plays and takes no cube "
+                           "decision")  # fmt: skip
+    if state.is_default:
+        for flag, what in _CUBE_FLAGS.items():
+            if flag in given:
+                raise DoubletError(f"{flag} {what}, but with a roll in money play with the "
+                                   "cube centred (no owned cube, no --jacoby) the plays are "
+                                   "ranked by cubeless equity and no cube is turned")  # fmt: skip
 
 
 def default_cache_dir() -> Path:
@@ -791,13 +862,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
     _ply_and_time_arguments(a)
-    a.add_argument("--all", action="store_true", help=f"list every play, not the best {TEXT_PLAYS}")
+    _filled(a, a, "--all", False, action="store_true",
+            help=f"with dice: list every play, not the best {TEXT_PLAYS}")  # fmt: skip
     a.add_argument("--rollout", action="store_true",
                    help="also roll out the position, or the best --top plays of the roll "
                    "(within the --time budget)")  # fmt: skip
     c = _cube_arguments(a)
-    c.add_argument("--cube-method", choices=METHODS, default=DEFAULT_METHOD,
-                   help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "
+    _filled(a, c, "--cube-method", DEFAULT_METHOD, choices=METHODS,
+            help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "
                    f"conversion of the cubeless n-ply probabilities ('janowski'); default "
                    f"{DEFAULT_METHOD}")  # fmt: skip
     _rollout_arguments(a, "--rollout-ply")
@@ -817,8 +889,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _position_arguments(ro, dice_help="optional roll, e.g. 3 1")
     _rollout_arguments(ro, "--ply")
-    ro.add_argument("--select-ply", type=int, default=1,
-                    help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
+    _filled(ro, ro, "--select-ply", 1, type=int,
+            help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
     ro.add_argument("--time", type=seconds, default=None, metavar="T",
                     help="stop after this time (2, 2.5s, 500ms, 1m; at most "
                     f"{protocol.MAX_TIME:g} s; default: no limit)")  # fmt: skip

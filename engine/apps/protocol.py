@@ -444,6 +444,11 @@ class Session:
                                    cube_ply=_whole(req, "cube_ply", 0),
                                    **flags)  # fmt: skip
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
+        for key, what in (("top", "is the number of a roll's plays rolled out"),
+                          ("select_ply", "is the depth that picks a roll's plays")):  # fmt: skip
+            if roll is None and key in req:  # as 'limit' without a roll: it would do nothing
+                raise DoubletError(f"'{key}' {what}: give 'dice' (without, the rollout is of "
+                                   "the position)")  # fmt: skip
         ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
