@@ -58,6 +58,8 @@ def test_moves_takes_an_ids_own_roll_and_says_what_an_id_cannot_hold() -> None:
     assert "position mover 000000503" in r.stdout and " opponent 000000503" in r.stdout
     r = run("moves", "4HPwATDgc/ABMA", "6", "5", "--variant", "acey-deucey", "--json")
     assert "unentered" in json.loads(r.stdout)["note"]
+    r = run("moves", xgid, "--variant", "acey-deucey")
+    assert r.returncode == 0 and "note: an XGID carries no unentered" in r.stdout  # not "a XGID"
 
 
 def test_moves_batch_goes_on_after_a_bad_line() -> None:
@@ -719,6 +721,28 @@ def test_options_that_do_something_are_taken(model: str) -> None:
                 *(("--trials", "4", "--truncate", "1", "--workers", "1")
                   if "--rollout" in args or args[0] == "rollout" else ()))  # fmt: skip
         assert r.returncode == 0, (args, r.stderr)
+
+
+def test_a_roll_with_no_legal_play_is_said_alike() -> None:
+    """moves said "0 legal plays" where analyse said "1 legal play" (its one row is the
+    position unchanged); both now say "no legal play (no checker can move)", and the
+    "(no legal play)" row no longer pushes the analyse and rollout tables' columns right.
+    u20TgADgZ8NgQA, 6-3: the side on roll has a checker on the bar against a board where
+    neither the 6 nor the 3 point is open."""
+    no_play = "no legal play (no checker can move)"
+    r = run("moves", "u20TgADgZ8NgQA", "6", "3")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == no_play, r.stdout
+    r = run("analyse", "u20TgADgZ8NgQA", "6", "3", "--ply", "0")
+    lines = r.stdout.splitlines()
+    head = lines.index(f"{no_play}:")
+    header, row = lines[head + 1], lines[head + 2]
+    assert row.startswith("  1  (no legal play)  ") and row[header.index("ply") + 2] == "0"
+    r = run("rollout", "u20TgADgZ8NgQA", "6", "3", "--trials", "4", "--truncate", "1",
+            "--workers", "1")  # fmt: skip
+    lines = r.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("  #  play"))
+    row = next(line for line in lines if "(no legal play)" in line)
+    assert row[header.index("equity")] == "-"  # the equity's sign under its heading
 
 
 def test_workers_are_bounded_as_the_engines() -> None:
