@@ -58,6 +58,8 @@ def test_moves_takes_an_ids_own_roll_and_says_what_an_id_cannot_hold() -> None:
     assert "position mover 000000503" in r.stdout and " opponent 000000503" in r.stdout
     r = run("moves", "4HPwATDgc/ABMA", "6", "5", "--variant", "acey-deucey", "--json")
     assert "unentered" in json.loads(r.stdout)["note"]
+    r = run("moves", xgid, "--variant", "acey-deucey")
+    assert r.returncode == 0 and "note: an XGID carries no unentered" in r.stdout  # not "a XGID"
 
 
 def test_moves_batch_goes_on_after_a_bad_line() -> None:
@@ -509,10 +511,29 @@ def test_time_values(text: str, seconds: float) -> None:
     assert parse(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["", "two", "0", "-1", "601", "2h", "1e3"])
-def test_bad_time_values(text: str) -> None:
-    r = run("analyse", "4HPwATDgc/ABMA", "--time", text)
+@pytest.mark.parametrize("command", ["analyse", "rollout"])
+@pytest.mark.parametrize("text", ["", "two", "0", "-1", "601", "2h", "1e3", "inf", "nan"])
+def test_bad_time_values(command: str, text: str) -> None:
+    """analyse and rollout read --time alike (rollout took "inf", no cap, and refused
+    "2s")."""
+    r = run(command, "4HPwATDgc/ABMA", "--time", text)
     assert r.returncode == 2 and "--time" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_eval_time_deepens_as_analyses() -> None:
+    """eval --time without --ply deepens up to 4 ply, as analyse --time does (it stopped at
+    the default 2 ply, though its help said "as analyse --time"); --ply still caps it."""
+    for command in ("eval", "analyse"):
+        doc = json.loads(run(command, "4HPwATDgc/ABMA", "--time", "1", "--json").stdout)
+        assert doc["ply"] == 4 or "of the 4 asked for" in doc["stopped"], (command, doc)
+    doc = json.loads(run("eval", "4HPwATDgc/ABMA", "--time", "5", "--ply", "1", "--json").stdout)
+    assert doc["ply"] == 1 and "stopped" not in doc
+
+
+def test_a_rollouts_time_is_written_as_analyses() -> None:
+    r = run("rollout", "4HPwATDgc/ABMA", "--trials", "4", "--truncate", "2", "--workers", "1",
+            "--time", "2s", "--json")  # fmt: skip
+    assert r.returncode == 0 and json.loads(r.stdout)["rollout"]["trials"] == 4, r.stderr
 
 
 def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
@@ -624,11 +645,13 @@ def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) 
     own errors (after the usage)."""
     cases = [
         (("rollout", "4HPwATDgc/ABMA", "3", "1", "--trials", "36", "--select-ply", "5"),
-         "select_ply) must be an integer 0..4, got 5"),
+         "--select-ply (the depth that picks the plays) must be 0..4, got 5"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--select-ply", "5"),
-         "select_ply) must be an integer 0..4, got 5"),
-        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"), "above 0, got 0.0"),
-        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"), "above 0, got -1.0"),
+         "--select-ply (the depth that picks the plays) must be 0..4, got 5"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"),
+         "--time: a time is above 0 and at most 600 s, got '0'"),
+        (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"),
+         "--time: a time is seconds such as 2, 2.5s, 500ms or 1m, got '-1'"),
         (("review", "tests/data/matches/match00.mat", "--cache", str(tmp_path / "f.txt")),
          "as the review cache folder: a file is in its place"),
         (("eval", "4HPwATDgc/AB==", "--ply", "0"), "characters outside base64"),
@@ -641,6 +664,124 @@ def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) 
         last = r.stderr.strip().splitlines()[-1]
         assert r.returncode == 2 and last.startswith("doublet: error: ") and words in last, (
             args, r.stderr)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ("rollout", "--until-se", "-1"),
+            "--until-se (the standard error to stop at) must be 0 or more, got -1",
+        ),
+        (("rollout", "--cube-ply", "2", "--cubeful"), "--cube-ply must be 0 or 1, got 2"),
+        (
+            ("rollout", "--cube-ply", "1"),
+            "--cube-ply is the depth of the cube decisions in the "
+            "trials: it goes with a cubeful rollout (--cubeful)",
+        ),
+        (("rollout", "--ply", "2"), "--ply (the trials' checker play) must be 0 or 1, got 2"),
+        (
+            ("analyse", "--rollout", "--rollout-ply", "2"),
+            "--rollout-ply (the trials' checker play) must be 0 or 1, got 2",
+        ),
+        (("analyse", "--rollout", "--trials", "0"), "--trials must be 1..1296000, got 0"),
+        (("rollout", "--truncate", "-3"), "--truncate must be 0 or more, got -3"),
+        (("rollout", "3", "1", "--top", "0"), "--top must be 1 or more, got 0"),
+    ],
+)
+def test_rollout_errors_name_the_flag(args: tuple[str, ...], words: str) -> None:
+    """A rollout option out of range is named by its flag, not by the engine's field
+    (until_se, cube_ply, select_ply, and "ply" for --rollout-ply), and said before the
+    analysis runs."""
+    command, *rest = args
+    r = run(command, "4HPwATDgc/ABMA", *rest)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == f"doublet: error: {words}"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("analyse", "3", "1", "--trials", "4", "--seed", "5", "--top", "2"),
+         "--trials, --seed and --top are rollout options: give --rollout too (or leave them "
+         "out)"),
+        (("analyse", "--no-luck"), "--no-luck is a rollout option: give --rollout too"),
+        (("rollout", "--top", "5"), "--top is the number of a roll's plays rolled out: it "
+         "needs a roll (D1 D2, or an XGID's or Match ID's own dice)"),
+        (("rollout", "--select-ply", "3"), "--select-ply is the depth that picks a roll's "
+         "plays to roll out: it needs a roll"),
+        (("analyse", "--rollout", "--top", "2"), "--top is the number of a roll's plays"),
+        (("analyse", "--all"), "--all lists every play of a roll: it needs a roll"),
+        (("analyse", "3", "1", "--cube-method", "janowski"),
+         "--cube-method is how the cube decision before the roll is found: with a roll, "
+         "analyse ranks the plays and takes no cube decision"),
+        (("rollout", "3", "1", "--cubeful"), "--cubeful plays the cube in the trials, but "
+         "with a roll in money play with the cube centred (no owned cube, no --jacoby) the "
+         "plays are ranked by cubeless equity and no cube is turned"),
+        (("analyse", "3", "1", "--rollout", "--cubeful"), "--cubeful plays the cube"),
+        (("analyse", "3", "1", "--beavers"), "--beavers lets the taker of a double beaver, "
+         "but with a roll in money play"),
+        (("rollout", "3", "1", "--no-beavers"), "--no-beavers says the taker"),
+    ],
+)  # fmt: skip
+def test_an_option_that_would_do_nothing_is_refused(args: tuple[str, ...], words: str) -> None:
+    """Each exited 0 having done nothing with it (as --cube-ply without --cubeful is
+    refused): the error names the flag and what it needs, before any search."""
+    command, *rest = args
+    r = run(command, "4HPwATDgc/ABMA", *rest)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last.startswith(f"doublet: error: {words}"), r.stderr
+
+
+def test_options_that_do_something_are_taken(model: str) -> None:
+    """The same flags where they count: --cube-method without dice, --cubeful and
+    --beavers with dice away from money with the cube centred, --top with an XGID's own
+    dice, --beavers before the roll."""
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"
+    cases = [("analyse", "4HPwATDgc/ABMA", "--cube-method", "janowski", "--beavers"),
+             ("analyse", "4HPwATDgc/ABMA", "3", "1", "--jacoby", "--beavers"),
+             ("rollout", "4HPwATDgc/ABMA", "3", "1", "--cube", "2", "--owner", "me",
+              "--cubeful", "--beavers", "--top", "1"),
+             ("rollout", xgid, "--top", "1", "--select-ply", "0"),
+             ("analyse", xgid, "--all", "--rollout", "--top", "1")]  # fmt: skip
+    for args in cases:
+        r = run(*args, "--json", "--ply", "0", "--model", model,
+                *(("--trials", "4", "--truncate", "1", "--workers", "1")
+                  if "--rollout" in args or args[0] == "rollout" else ()))  # fmt: skip
+        assert r.returncode == 0, (args, r.stderr)
+
+
+def test_a_roll_with_no_legal_play_is_said_alike() -> None:
+    """moves said "0 legal plays" where analyse said "1 legal play" (its one row is the
+    position unchanged); both now say "no legal play (no checker can move)", and the
+    "(no legal play)" row no longer pushes the analyse and rollout tables' columns right.
+    u20TgADgZ8NgQA, 6-3: the side on roll has a checker on the bar against a board where
+    neither the 6 nor the 3 point is open."""
+    no_play = "no legal play (no checker can move)"
+    r = run("moves", "u20TgADgZ8NgQA", "6", "3")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == no_play, r.stdout
+    r = run("analyse", "u20TgADgZ8NgQA", "6", "3", "--ply", "0")
+    lines = r.stdout.splitlines()
+    head = lines.index(f"{no_play}:")
+    header, row = lines[head + 1], lines[head + 2]
+    assert row.startswith("  1  (no legal play)  ") and row[header.index("ply") + 2] == "0"
+    r = run("rollout", "u20TgADgZ8NgQA", "6", "3", "--trials", "4", "--truncate", "1",
+            "--workers", "1")  # fmt: skip
+    lines = r.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("  #  play"))
+    row = next(line for line in lines if "(no legal play)" in line)
+    assert row[header.index("equity")] == "-"  # the equity's sign under its heading
+
+
+def test_workers_are_bounded_as_the_engines() -> None:
+    """--workers has the engine protocol's bound (MAX_WORKERS, 64): 65 was taken and
+    started 65 processes."""
+    from doublet.core.parallel import MAX_WORKERS
+
+    for args in (("rollout", "4HPwATDgc/ABMA"), ("analyse", "4HPwATDgc/ABMA", "--rollout"),
+                 ("review", "tests/data/matches/match00.mat", "--no-cache")):  # fmt: skip
+        r = run(*args, "--workers", str(MAX_WORKERS + 1))
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.strip() == "doublet: error: --workers must be 1..64, got 65", args
 
 
 def test_batch_moves_into_a_closed_pipe_end_quietly(tmp_path: Path) -> None:

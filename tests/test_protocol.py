@@ -384,6 +384,14 @@ def test_checked_keys_and_echoed_ids() -> None:
     assert r["id"] == 5 and "'select_ply'" in r["error"]
     assert "'workers'" in s.answer({"cmd": "rollout", "position": START,
                                     "workers": 0})["error"]  # fmt: skip
+    assert s.answer({"cmd": "rollout", "position": START, "workers": 65})["error"] == (
+        "'workers' must be an integer 1..64, got 65")  # fmt: skip
+    # As 'limit' without a roll: a rollout's 'top' and 'select_ply' would do nothing.
+    for key in ("top", "select_ply"):
+        err = s.answer({"cmd": "rollout", "position": START, key: 1})["error"]
+        assert err.startswith(f"'{key}' is ") and err.endswith(
+            ": give 'dice' (without, the rollout is of the position)"
+        )
 
 
 def test_an_acey_deucey_cube_asked_deeper_says_it_answers_at_1_ply() -> None:

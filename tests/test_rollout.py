@@ -455,6 +455,34 @@ def test_a_play_that_ends_the_game_is_its_result() -> None:
     assert doc["plays"][0]["equity"] == 1.0 and doc["plays"][0]["equity_se"] == 0
 
 
+def test_every_seed_of_64_bits_is_its_own_and_no_other_is_taken() -> None:
+    """A seed of 2**64 and above kept its low 64 bits: 2**64 rolled out seed 0's dice
+    exactly. It is refused (the settings, the streams' seed64, the engine protocol, the
+    command line), and below it each seed has its own first rolls too: the quasi-random
+    ones kept 63 bits, so 2**63 shared seed 0's."""
+    from doublet.apps.protocol import Session
+    from doublet.core.dice import MAX_SEED
+
+    assert MAX_SEED == 2**64 - 1
+    for seed in (MAX_SEED + 1, -1):
+        with pytest.raises(DoubletError, match="seed"):
+            rollout(MODEL, MIDDLE, RolloutSettings(trials=1, seed=seed))
+        with pytest.raises(DoubletError, match=r"must be 0 to 2\*\*64 - 1"):
+            seed64(seed)
+        req = {"cmd": "rollout", "position": "4HPwATDgc/ABMA", "trials": 4, "workers": 1,
+               "seed": seed}  # fmt: skip
+        assert Session().answer(req)["error"] == (
+            f"'seed' must be an integer from 0 to 2**64 - 1, got {seed}")  # fmt: skip
+    assert not np.array_equal(trial_strata(2**63), trial_strata(0))
+    s = RolloutSettings(trials=4, truncate=2, seed=MAX_SEED)
+    assert rollout(MODEL, MIDDLE, s).n == 4
+    r = _doublet("rollout", "4HPwATDgc/ABMA", "--seed", str(2**64))
+    assert r.returncode == 2 and r.stderr.strip() == (
+        "doublet: error: --seed must be 0 to 2**64 - 1, got 18446744073709551616")  # fmt: skip
+    r = _doublet("analyse", "4HPwATDgc/ABMA", "--rollout", "--seed", "-1")
+    assert r.returncode == 2 and "--seed must be 0 to 2**64 - 1, got -1" in r.stderr
+
+
 def test_bad_settings_are_refused() -> None:
     for bad in (RolloutSettings(trials=0), RolloutSettings(ply=2), RolloutSettings(quasi=3),
                 RolloutSettings(until_se=-1.0)):  # fmt: skip
@@ -492,7 +520,7 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     assert out[0]["plays"] == doc["plays"]
     assert "ply" in out[1]["error"] and "luck" in out[2]["error"]
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "0")
-    assert r.returncode == 2 and r.stderr.startswith("doublet: error: trials")
+    assert r.returncode == 2 and r.stderr.startswith("doublet: error: --trials")
     r = _doublet("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2",
                  "--workers", "1")  # fmt: skip
     assert r.returncode == 0 and "cubeless equity" in r.stdout and "Proper cube action" in r.stdout

@@ -340,6 +340,9 @@ def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path
         (["--resume", "--seed", "3"], "{}", "--seed cannot be given with it"),
         (["--ply", "7"], None, "--ply must be 0..3, got 7"),
         (["--games", "-1"], None, "--games must be 0 (no limit) or more"),
+        # a series' dice keep 63 bits of the seed: 2**63 was seed 0's series again
+        (["--seed", str(2**63)], None, "--seed must be 0 to 2**63 - 1, got 9223372036854775808"),
+        (["--seed", "-1"], None, "--seed must be 0 to 2**63 - 1, got -1"),
         (["--export", "/nonexistent/dir/x.txt"], None, "cannot write '/nonexistent/dir/x.txt'"),
     ],
 )

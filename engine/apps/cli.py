@@ -27,9 +27,12 @@ from doublet.apps.fastpath import FastBest
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
+from doublet.core.dice import MAX_SEED
 from doublet.core.errors import DoubletError
+from doublet.core.errors import shown as shown_value
 from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
+from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import read_match
@@ -37,6 +40,7 @@ from doublet.formats.position import Position
 from doublet.games.review import review
 from doublet.nn.eval import default_model, model_for
 from doublet.search.analysis import (
+    NO_PLAY,
     analyse_position,
     analyse_roll,
     evaluate_position,
@@ -46,7 +50,7 @@ from doublet.search.analysis import (
     searcher,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
-from doublet.search.rollout import RolloutSettings
+from doublet.search.rollout import MAX_ROLLOUT_PLY, MAX_TRIALS, RolloutSettings
 from doublet.search.rollout_analysis import render as render_rollout
 from doublet.search.rollout_analysis import rollout_document
 from doublet.search.watch import watchdog
@@ -170,8 +174,8 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     out.write(
         f"{name} position {where}, roll {d1}-{d2}; pips {mine} (on roll) vs {theirs}\n"
         + (f"note: {meta['note']}\n" if meta.get("note") else "")
-        + f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}"
-        f"{'' if legal else ': no checker can move'}\n"
+        + (f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}" if legal else NO_PLAY)
+        + "\n"
     )
     width = max([len(p.notation) for p in legal] + [4])
     for i, p in enumerate(legal, 1):
@@ -203,14 +207,14 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     check_in_play(pos.board, pos.variant)
     state = CubeState.from_meta(meta)
     model = _load_model(args.model, pos.variant)
-    _check_ply(args.ply)
+    ply = _search_ply(args)
     announce_compile(*EVAL_KERNELS)
     # As the engine's eval: an XGID's or match ID's cube and score add the cube decision.
     if state.is_default:
-        doc = _watched(lambda: evaluate_position(pos, args.ply, model, args.time,
+        doc = _watched(lambda: evaluate_position(pos, ply, model, args.time,
                                                  iterative=True), model, pos.variant)  # fmt: skip
     else:
-        doc = _watched(lambda: evaluate_with_cube(pos, state, args.ply, model, DEFAULT_METHOD,
+        doc = _watched(lambda: evaluate_with_cube(pos, state, ply, model, DEFAULT_METHOD,
                                                   args.time, iterative=True),
                        model, pos.variant)  # fmt: skip
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
@@ -236,9 +240,14 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _check_ply(ply: int) -> None:
+def _search_ply(args: argparse.Namespace) -> int:
+    """The depth of analyse and eval: --ply, else ANALYSIS_PLY, or with --time MAX_PLY (as
+    deep as the time allows)."""
+    ply = args.ply if args.ply is not None else (
+        protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
     if not 0 <= ply <= protocol.MAX_PLY:
         raise DoubletError(f"--ply must be 0..{protocol.MAX_PLY}, got {ply}")
+    return ply
 
 
 def seconds(text: str) -> float:
@@ -381,14 +390,22 @@ TEXT_PLAYS = 20  # the plays doublet analyse's text lists without --all
 
 def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 
+    given = _given_flags(args)
+    unused = [f for f in args.rollout_flags if f in given]
+    if unused and not args.rollout:
+        if len(unused) == 1:
+            raise DoubletError(f"{unused[0]} is a rollout option: give --rollout too (or "
+                               "leave it out)")  # fmt: skip
+        raise DoubletError(f"{', '.join(unused[:-1])} and {unused[-1]} are rollout options: "
+                           "give --rollout too (or leave them out)")  # fmt: skip
+    settings = _rollout_settings(args) if args.rollout else None  # checked before the search
     board, variant, meta = parse_position(args.position, args.variant)  # with its cube fields
     pos = Position(board, variant)
     state = cube_state(args, meta)
-    model = _load_model(args.model, pos.variant)
-    ply = args.ply if args.ply is not None else (
-        protocol.MAX_PLY if args.time is not None else protocol.ANALYSIS_PLY)  # fmt: skip
-    _check_ply(ply)
     dice = _roll(args, meta)
+    _refuse_unused(given, dice, state)
+    model = _load_model(args.model, pos.variant)
+    ply = _search_ply(args)
     announce_compile(*(SEARCH_KERNELS if dice else EVAL_KERNELS))
     if dice:
         d1, d2 = dice
@@ -402,8 +419,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
                                                 args.time, iterative=True),
                        model, pos.variant)  # fmt: skip
-    if args.rollout:  # the plays are picked at the depth the analysis reached
-        doc["rollout"] = _rollout(args, pos, dice, state, model, min(doc["ply"], 2))
+    if settings is not None:  # the plays are picked at the depth the analysis reached
+        doc["rollout"] = _rollout(args, settings, pos, dice, state, model, min(doc["ply"], 2))
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
         doc["note"] = meta["note"]
     if args.json:
@@ -421,20 +438,43 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
 # -- rollouts (doublet.search.rollout) ---------------------------------------------------------
 
 
+def _in_range(flag: str, value: float, lo: int, hi: int | None = None, what: str = "") -> None:
+    """DoubletError naming `flag` when `value` is not lo..hi (hi None: no top); `what`, its
+    meaning in a few words, is said in brackets."""
+    if not (lo <= value and (hi is None or value <= hi)):  # NaN too
+        span = f"{lo} or more" if hi is None else f"{lo} or {hi}" if hi == lo + 1 else (
+            f"{lo}..{hi}")  # fmt: skip
+        raise DoubletError(f"{flag}{f' ({what})' if what else ''} must be {span}, got {value:g}")
+
+
 def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
+    """The rollout options as RolloutSettings, checked here so that an error names the flag
+    (RolloutSettings.check, the engine's, names its fields)."""
+    _in_range("--trials", args.trials, 1, MAX_TRIALS)
+    _in_range(args.rollout_ply_flag, args.rollout_ply, 0, MAX_ROLLOUT_PLY,
+              "the trials' checker play")  # fmt: skip
+    _in_range("--truncate", args.truncate, 0)
+    _in_range("--cube-ply", args.cube_ply, 0, MAX_ROLLOUT_PLY)
+    if args.cube_ply and not args.cubeful:
+        raise DoubletError("--cube-ply is the depth of the cube decisions in the trials: it "
+                           "goes with a cubeful rollout (--cubeful)")  # fmt: skip
+    _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
+    _in_range("--top", args.top, 1)
+    _in_range("--workers", args.workers, 1, MAX_WORKERS)
+    if not 0 <= args.seed <= MAX_SEED:  # a larger seed would repeat a smaller one's dice
+        raise DoubletError(f"--seed must be 0 to 2**64 - 1, got {shown_value(args.seed, 30)}")
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
-                           until_se=args.until_se or 0.0, cubeful=args.cubeful,
+                           until_se=args.until_se, cubeful=args.cubeful,
                            cube_ply=args.cube_ply)  # fmt: skip
 
 
-def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeState, model: Any,
-             select_ply: int) -> dict[str, Any]:  # fmt: skip
+def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position, dice: Any,
+             state: CubeState, model: Any, select_ply: int) -> dict[str, Any]:  # fmt: skip
     """The rollout document of `doublet rollout` and `analyse --rollout`, with a progress
     bar (the running equity and its standard error) on a terminal."""
     from doublet.core.parallel import shared_executor
 
-    settings = _rollout_settings(args)
     ex = shared_executor(args.workers, args.ray)
     bar = None
     if sys.stderr.isatty():
@@ -461,13 +501,18 @@ def _rollout(args: argparse.Namespace, pos: Position, dice: Any, state: CubeStat
 
 
 def cmd_rollout(args: argparse.Namespace, out: TextIO) -> int:
+    given = _given_flags(args)
+    settings = _rollout_settings(args)
+    _in_range("--select-ply", args.select_ply, 0, protocol.MAX_PLY,
+              "the depth that picks the plays")  # fmt: skip
     board, variant, meta = parse_position(args.position, args.variant)
     pos = Position(board, variant)
     state = cube_state(args, meta)
+    dice = _roll(args, meta)
+    _refuse_unused(given, dice, state)
     model = _load_model(args.model, pos.variant)
     announce_compile("rollout._chunk")
-    dice = _roll(args, meta)
-    doc = _rollout(args, pos, dice, state, model, args.select_ply)
+    doc = _rollout(args, settings, pos, dice, state, model, args.select_ply)
     out.write((json.dumps(doc) if args.json else render_rollout(doc)) + "\n")
     return 0
 
@@ -476,33 +521,97 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     """The rollout's options, shared by `doublet rollout` and `analyse --rollout`."""
     d = RolloutSettings()
     g = p.add_argument_group("rollout")
-    g.add_argument("--trials", type=int, default=d.trials, help=f"default {d.trials}")
-    g.add_argument(ply_flag, dest="rollout_ply", type=int, default=d.ply,
-                   help="the depth of both sides' checker play in the trials, 0 or 1 "
-                   f"(default {d.ply})")  # fmt: skip
-    g.add_argument("--truncate", type=int, default=0, metavar="P",
-                   help="value a trial by the net after P plays (default 0: play to the "
-                   "end)")  # fmt: skip
-    g.add_argument("--no-bearoff", dest="bearoff", action="store_false",
-                   help="play bear-offs out instead of ending at the exact database")  # fmt: skip
-    g.add_argument("--no-luck", dest="luck", action="store_false",
-                   help="no luck adjustment (variance reduction)")  # fmt: skip
-    g.add_argument("--cubeful", action="store_true",
-                   help="play the cube in the trials (a cubeful rollout) instead of "
-                   "converting the cubeless rollout by Janowski's model at the root")  # fmt: skip
-    g.add_argument("--cube-ply", type=int, default=d.cube_ply,
-                   help="with --cubeful: the depth of the cube decisions in the trials, 0 "
-                   "(the net) or 1 (the mean over the 21 rolls)")  # fmt: skip
-    g.add_argument("--seed", type=int, default=d.seed, help=f"default {d.seed}")
-    g.add_argument("--top", type=int, default=3, help="with dice: the plays rolled out (default 3)")
-    g.add_argument("--until-se", type=float, default=None, metavar="SE",
-                   help="stop once the equity's standard error (every play's; with the "
-                   "cube in the trials, the cubeful one, of no double) is at most SE")  # fmt: skip
-    g.add_argument("--workers", type=int, default=2, help="local processes (default 2)")
-    g.add_argument("--ray", metavar="ADDRESS", default=None,
-                   help="run the trials as Ray tasks: 'auto' (this machine's cluster), "
-                   "an address, or 'local' (a private instance); pip install "
-                   "'doublet[ray]'")  # fmt: skip
+    p.set_defaults(rollout_ply_flag=ply_flag)  # for the errors
+    flags = [
+        _filled(p, g, "--trials", d.trials, type=int, help=f"default {d.trials}"),
+        _filled(p, g, ply_flag, d.ply, dest="rollout_ply", type=int,
+                help="the depth of both sides' checker play in the trials, 0 or 1 "
+                f"(default {d.ply})"),
+        _filled(p, g, "--truncate", d.truncate, type=int, metavar="P",
+                help="value a trial by the net after P plays (default 0: play to the end)"),
+        _filled(p, g, "--no-bearoff", d.bearoff, dest="bearoff", action="store_false",
+                help="play bear-offs out instead of ending at the exact database"),
+        _filled(p, g, "--no-luck", d.luck, dest="luck", action="store_false",
+                help="no luck adjustment (variance reduction)"),
+        _filled(p, g, "--cubeful", d.cubeful, action="store_true",
+                help="play the cube in the trials (a cubeful rollout) instead of converting "
+                "the cubeless rollout by Janowski's model at the root"),
+        _filled(p, g, "--cube-ply", d.cube_ply, type=int,
+                help="with --cubeful: the depth of the cube decisions in the trials, 0 (the "
+                "net) or 1 (the mean over the 21 rolls)"),
+        _filled(p, g, "--seed", d.seed, type=int,
+                help=f"the dice's seed, 0 to 2**64 - 1 (default {d.seed})"),
+        _filled(p, g, "--top", 3, type=int, help="with dice: the plays rolled out (default 3)"),
+        _filled(p, g, "--until-se", d.until_se, type=float, metavar="SE",
+                help="stop once the equity's standard error (every play's; with the cube in "
+                "the trials, the cubeful one, of no double) is at most SE"),
+        _filled(p, g, "--workers", 2, type=int,
+                help=f"local processes, 1..{MAX_WORKERS} (default 2)"),
+        _filled(p, g, "--ray", None, metavar="ADDRESS",
+                help="run the trials as Ray tasks: 'auto' (this machine's cluster), an "
+                "address, or 'local' (a private instance); pip install 'doublet[ray]'"),
+    ]  # fmt: skip
+    p.set_defaults(rollout_flags=tuple(flags))
+
+
+def _filled(p: argparse.ArgumentParser, g: Any, flag: str, default: Any, **kw: Any) -> str:
+    """g.add_argument(flag, **kw) whose default (None in argparse) is filled in by
+    _given_flags, so that a flag given is told from one left out: a flag given that would
+    do nothing is refused (_refuse_unused). Returns the flag."""
+    action = g.add_argument(flag, default=None, **kw)
+    p.set_defaults(filled=(*(p.get_default("filled") or ()), (flag, action.dest, default)))
+    return flag
+
+
+def _given_flags(args: argparse.Namespace) -> set[str]:
+    """The flags given on the command line, of those added by _filled (each left out then
+    takes its default) and the cube's --beavers / --no-beavers."""
+    given = set()
+    for flag, dest, default in getattr(args, "filled", ()):
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+        else:
+            given.add(flag)
+    if getattr(args, "beavers", None) is not None:
+        given.add("--beavers" if args.beavers else "--no-beavers")
+    return given
+
+
+# What a flag that takes a roll does, for the error when it has none.
+_ROLL_FLAGS = {
+    "--all": "lists every play of a roll",
+    "--top": "is the number of a roll's plays rolled out",
+    "--select-ply": "is the depth that picks a roll's plays to roll out",
+}
+_CUBE_FLAGS = {
+    "--cubeful": "plays the cube in the trials",
+    "--beavers": "lets the taker of a double beaver",
+    "--no-beavers": "says the taker of a double may not beaver",
+}
+
+
+def _refuse_unused(given: set[str], dice: Any, state: CubeState) -> None:
+    """DoubletError naming a flag given that would do nothing here, and what it needs (as
+    --cube-ply without --cubeful): --all, --top, --select-ply without a roll; with one,
+    --cube-method (the cube decision before the roll), and in money play with the cube
+    centred (no owned cube, no Jacoby), where the plays are ranked by cubeless equity
+    and no cube is turned, --cubeful and --beavers."""
+    if not dice:
+        for flag, what in _ROLL_FLAGS.items():
+            if flag in given:
+                raise DoubletError(f"{flag} {what}: it needs a roll (D1 D2, or an XGID's or "
+                                   "Match ID's own dice)")  # fmt: skip
+        return
+    if "--cube-method" in given:
+        raise DoubletError("--cube-method is how the cube decision before the roll is "
+                           "found: with a roll, analyse ranks the plays and takes no cube "
+                           "decision")  # fmt: skip
+    if state.is_default:
+        for flag, what in _CUBE_FLAGS.items():
+            if flag in given:
+                raise DoubletError(f"{flag} {what}, but with a roll in money play with the "
+                                   "cube centred (no owned cube, no --jacoby) the plays are "
+                                   "ranked by cubeless equity and no cube is turned")  # fmt: skip
 
 
 def default_cache_dir() -> Path:
@@ -524,8 +633,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     match, games = read_match(text, unfinished=True, need_game=True)
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
-    if args.workers < 1:
-        raise DoubletError(f"--workers must be 1 or more, got {args.workers}")
+    _in_range("--workers", args.workers, 1, MAX_WORKERS)
     if args.html and (why := file_path_error(args.html)) is not None:
         raise DoubletError(f"cannot write {args.html!r}: {why}")  # before a long analysis
     cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
@@ -635,6 +743,18 @@ def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None
     p.add_argument("--json", action="store_true")
 
 
+def _ply_and_time_arguments(p: argparse.ArgumentParser) -> None:
+    """--ply and --time, shared by eval and analyse (_search_ply reads them)."""
+    p.add_argument("--ply", type=int, default=None,
+                   help=f"search depth 0..{protocol.MAX_PLY} (default {protocol.ANALYSIS_PLY}; "
+                   f"with --time, {protocol.MAX_PLY}: as deep as the time allows)")  # fmt: skip
+    p.add_argument("--time", type=seconds, default=None, metavar="T",
+                   help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
+                   "time remains and answer with the deepest ply completed (default: no "
+                   "limit; a search of more than a second shows its progress, and Ctrl-C "
+                   "answers with the deepest ply done)")  # fmt: skip
+
+
 def _cube_arguments(p: argparse.ArgumentParser) -> Any:
     """The cube and score flags (cube_state reads them), shared by analyse and rollout."""
     c = p.add_argument_group(
@@ -728,11 +848,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(doublet engine --doc).",
     )
     _position_arguments(e)
-    e.add_argument("--ply", type=int, default=protocol.ANALYSIS_PLY,
-                   help=f"search depth 0..{protocol.MAX_PLY} "
-                   f"(default {protocol.ANALYSIS_PLY})")  # fmt: skip
-    e.add_argument("--time", type=seconds, default=None, metavar="T",
-                   help="a time budget: deepen while it lasts (as analyse --time)")  # fmt: skip
+    _ply_and_time_arguments(e)
     e.set_defaults(func=cmd_eval)
 
     a = sub.add_parser(
@@ -747,21 +863,15 @@ def build_parser() -> argparse.ArgumentParser:
         "play. --json prints the documented JSON (its keys: doublet engine --doc).",
     )
     _position_arguments(a, dice_help="optional roll, e.g. 3 1")
-    a.add_argument("--ply", type=int, default=None,
-                   help=f"search depth 0..{protocol.MAX_PLY} (default {protocol.ANALYSIS_PLY}; "
-                   f"with --time, {protocol.MAX_PLY}: as deep as the time allows)")  # fmt: skip
-    a.add_argument("--all", action="store_true", help=f"list every play, not the best {TEXT_PLAYS}")
-    a.add_argument("--time", type=seconds, default=None, metavar="T",
-                   help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
-                   "time remains and answer with the deepest ply completed (default: no "
-                   "limit; a search of more than a second shows its progress, and Ctrl-C "
-                   "answers with the deepest ply done)")  # fmt: skip
+    _ply_and_time_arguments(a)
+    _filled(a, a, "--all", False, action="store_true",
+            help=f"with dice: list every play, not the best {TEXT_PLAYS}")  # fmt: skip
     a.add_argument("--rollout", action="store_true",
                    help="also roll out the position, or the best --top plays of the roll "
                    "(within the --time budget)")  # fmt: skip
     c = _cube_arguments(a)
-    c.add_argument("--cube-method", choices=METHODS, default=DEFAULT_METHOD,
-                   help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "
+    _filled(a, c, "--cube-method", DEFAULT_METHOD, choices=METHODS,
+            help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "
                    f"conversion of the cubeless n-ply probabilities ('janowski'); default "
                    f"{DEFAULT_METHOD}")  # fmt: skip
     _rollout_arguments(a, "--rollout-ply")
@@ -781,10 +891,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _position_arguments(ro, dice_help="optional roll, e.g. 3 1")
     _rollout_arguments(ro, "--ply")
-    ro.add_argument("--select-ply", type=int, default=1,
-                    help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
-    ro.add_argument("--time", type=float, default=None, metavar="S",
-                    help="stop after S seconds (default: no limit)")  # fmt: skip
+    _filled(ro, ro, "--select-ply", 1, type=int,
+            help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
+    ro.add_argument("--time", type=seconds, default=None, metavar="T",
+                    help="stop after this time (2, 2.5s, 500ms, 1m; at most "
+                    f"{protocol.MAX_TIME:g} s; default: no limit)")  # fmt: skip
     _cube_arguments(ro)
     ro.set_defaults(func=cmd_rollout)
 
@@ -815,7 +926,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.add_argument("--top", type=int, default=10, help="errors listed in the text (default 10)")
     r.add_argument("--workers", type=int, default=2,
-                   help="processes analysing games side by side (default 2)")  # fmt: skip
+                   help=f"processes analysing games side by side, 1..{MAX_WORKERS} "
+                   "(default 2)")  # fmt: skip
     r.add_argument(
         "--cache",
         metavar="DIR",

@@ -23,7 +23,9 @@ from typing import Any
 from doublet import __version__
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
+from doublet.core.dice import MAX_SEED
 from doublet.core.errors import DoubletError, InvalidDiceError, key_list, shown
+from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id, variant_number
 from doublet.formats.position import Position
@@ -121,7 +123,8 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
     "limit": ({"type": "integer", "minimum": 1}, "analyse: list only the best N plays"),
     "trials": ({"type": "integer"}, "rollout: trials (default 1296)"),
     "truncate": ({"type": "integer"}, "rollout: value by the net after P plays (0: to the end)"),
-    "seed": ({"type": "integer"}, "rollout: the dice's seed (default 1)"),
+    "seed": ({"type": "integer", "minimum": 0, "maximum": MAX_SEED},
+             "rollout: the dice's seed, 0 to 2**64 - 1 (default 1)"),
     "luck": ({"type": "boolean"}, "rollout: luck adjustment (default true)"),
     "cubeful": ({"type": "boolean"}, "rollout: play the cube in the trials (default false: "
                 "Janowski's conversion of the cubeless rollout)"),
@@ -197,6 +200,14 @@ def _whole(req: dict[str, Any], key: str, default: int, lo: int | None = None,
             hi is not None and v > hi):  # fmt: skip
         span = "" if lo is None else f" {lo}..{hi}" if hi is not None else f" of at least {lo}"
         raise DoubletError(f"'{key}' must be an integer{span}, got {shown(v, 30)}")
+    return v
+
+
+def _seed(req: dict[str, Any]) -> int:
+    """A rollout's "seed": 0..MAX_SEED (a larger one would repeat a smaller one's dice)."""
+    v = req.get("seed", RolloutSettings.seed)
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED:
+        raise DoubletError(f"'seed' must be an integer from 0 to 2**64 - 1, got {shown(v, 30)}")
     return v
 
 
@@ -429,11 +440,16 @@ class Session:
             raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {shown(ray, 30)}")
         settings = RolloutSettings(trials=_whole(req, "trials", RolloutSettings.trials),
                                    ply=_whole(req, "ply", 0), truncate=_whole(req, "truncate", 0),
-                                   seed=_whole(req, "seed", 1), until_se=float(until),
+                                   seed=_seed(req), until_se=float(until),
                                    cube_ply=_whole(req, "cube_ply", 0),
                                    **flags)  # fmt: skip
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
-        ex = shared_executor(_whole(req, "workers", 2, 1, 64), ray)
+        for key, what in (("top", "is the number of a roll's plays rolled out"),
+                          ("select_ply", "is the depth that picks a roll's plays")):  # fmt: skip
+            if roll is None and key in req:  # as 'limit' without a roll: it would do nothing
+                raise DoubletError(f"'{key}' {what}: give 'dice' (without, the rollout is of "
+                                   "the position)")  # fmt: skip
+        ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
                                 budget)  # fmt: skip

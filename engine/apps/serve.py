@@ -137,6 +137,7 @@ from doublet import __version__
 from doublet.apps import protocol
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
+from doublet.core.dice import MAX_GAME_SEED
 from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
 from doublet.core.files import held_lock, remove_temps, write_error
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
@@ -528,7 +529,7 @@ def new_series(body: dict[str, Any], default_ply: int) -> Series:
     ply = _int_field(body, "ply", default_ply, 0, MAX_PLAY_PLY)
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
-                             or not 0 <= seed < 2**63):  # fmt: skip
+                             or not 0 <= seed <= MAX_GAME_SEED):  # fmt: skip
         raise ApiError(400, f"'seed' must be an integer from 0 to 2**63 - 1, got {_shown(seed)}")
     if "position" in body:
         s = series_at(body, variant, ply, seed)

@@ -80,7 +80,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from doublet.core import board as B
 from doublet.core.board import ACEY_DEUCEY, STANDARD
-from doublet.core.errors import DoubletError, IllegalPlayError, NotationError
+from doublet.core.dice import MAX_GAME_SEED
+from doublet.core.errors import DoubletError, IllegalPlayError, NotationError, shown
 from doublet.core.files import (
     atomic_open,
     file_path_error,
@@ -905,8 +906,8 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         games = 1 if args.games is None else args.games
         if games < 0:
             raise DoubletError(f"--games must be 0 (no limit) or more, got {games}")
-        if args.seed is not None and args.seed < 0:
-            raise DoubletError(f"--seed must be 0 or more, got {args.seed}")
+        if args.seed is not None and not 0 <= args.seed <= MAX_GAME_SEED:  # see game_roll
+            raise DoubletError(f"--seed must be 0 to 2**63 - 1, got {shown(args.seed, 30)}")
         ply = DEFAULT_PLY[variant] if args.ply is None else args.ply
         starter = {"you": PERSON, "engine": ENGINE, "throw": None}[args.first or "throw"]
         cube = args.cube is None

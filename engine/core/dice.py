@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from doublet.core.errors import DoubletError, shown
 from doublet.core.jit import njit
 
 
@@ -88,6 +89,12 @@ def _die(state):
     return _below(state, 6) + 1
 
 
+# The seeds the streams tell apart: a rollout's or a duplicate run's splitmix64 streams
+# take 64 bits (seed64), a series' dice (game_roll) 63; a larger seed would repeat a
+# smaller one, so the front ends refuse it.
+MAX_SEED = 2**64 - 1
+MAX_GAME_SEED = 2**63 - 1
+
 QUASI_MOVES = 2  # rollouts: the rolls of a trial that are stratified (0, 1 or 2)
 ROLLOUT_STREAM = 1 << 40  # the stream number of a rollout trial's later rolls
 
@@ -95,7 +102,7 @@ ROLLOUT_STREAM = 1 << 40  # the stream number of a rollout trial's later rolls
 def trial_strata(seed: int) -> np.ndarray:
     """(2, 36) int64: the two permutations of the 36 ordered rolls (k: d1 = 1 + k // 6,
     d2 = 1 + k % 6) behind the quasi-random first rolls of a rollout with `seed`."""
-    g = np.random.default_rng([int(seed) & (2**63 - 1), 36])
+    g = np.random.default_rng([int(seed), 36])  # any seed of 0..MAX_SEED its own
     return np.stack([g.permutation(36), g.permutation(36)]).astype(np.int64)
 
 
@@ -121,13 +128,16 @@ def roll_index(d1, d2):
 
 
 def seed64(seed: int) -> np.uint64:
-    """A Python seed as the streams' uint64 (its low 64 bits)."""
-    return np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
+    """A Python seed of 0..MAX_SEED as the streams' uint64; DoubletError for another (its
+    low 64 bits were kept: 2**64 was seed 0 again)."""
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise DoubletError(f"a seed of the dice must be 0 to 2**64 - 1, got {shown(seed, 30)}")
+    return np.uint64(int(seed))
 
 
 def game_roll(seed: int, game: int, k: int) -> tuple[int, int]:
     """The k-th pair of dice of game number `game` of the series with `seed`."""
-    d = np.random.default_rng([seed & (2**63 - 1), game, k]).integers(1, 7, 2)
+    d = np.random.default_rng([seed & MAX_GAME_SEED, game, k]).integers(1, 7, 2)
     return int(d[0]), int(d[1])
 
 
@@ -138,6 +148,8 @@ def stream(*key: int) -> np.random.Generator:
 
 __all__ = [
     "DICE_STREAM",
+    "MAX_GAME_SEED",
+    "MAX_SEED",
     "N_ROLLS",
     "QUASI_MOVES",
     "ROLLOUT_STREAM",

@@ -33,6 +33,12 @@ from typing import Any
 
 from doublet.core.errors import DoubletError, clipped
 
+# The most local processes (or a private Ray instance's CPUs) the front ends (doublet
+# rollout, analyse --rollout, review, the engine protocol) start: a mistyped count is
+# refused rather than starting thousands of processes. The training scripts, which own
+# their machine, are not bound by it.
+MAX_WORKERS = 64
+
 
 def _quiet(parent: int | None = None) -> None:
     """A local worker leaves Ctrl-C to its caller, and ends when its caller is gone (a
@@ -253,4 +259,4 @@ def _close_shared() -> None:
     _SHARED.clear()
 
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "executor", "shared_executor"]
+__all__ = ["MAX_WORKERS", "Executor", "LocalExecutor", "RayExecutor", "executor", "shared_executor"]

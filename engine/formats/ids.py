@@ -846,7 +846,7 @@ def board_to_json(board: Board, variant: int | str = STANDARD) -> dict[str, Any]
 # ---------------------------------------------------------------------------
 
 _NO_UNENTERED_NOTE = (
-    "a {fmt} carries no unentered checkers: every checker missing from the board is taken "
+    "{fmt} carries no unentered checkers: every checker missing from the board is taken "
     "as borne off (use a JSON board for Acey-Deucey positions with unentered checkers)"
 )
 
@@ -956,7 +956,7 @@ def parse_position(
             )
         meta = {"format": "gnubg", "match_id": match_id, "gnubg_match": fields,
                 "roll": fields["dice"]}  # fmt: skip
-        fmt = "gnubg Position ID"
+        fmt = "a gnubg Position ID"
         notes += _match_id_notes(fields)
     elif s[:5].upper() == "XGID=" or ":" in s:
         x = parse_xgid(s)
@@ -975,7 +975,7 @@ def parse_position(
             "match_length": x.match_length,
             "max_cube": x.max_cube,
         }
-        fmt = "XGID"
+        fmt = "an XGID"
         if x.max_cube < XGID_NO_LIMIT:  # (XG writes 10)
             notes.append(f"the XGID's max cube field ({x.max_cube}: a cube of at most "
                          f"{1 << x.max_cube}) is not applied: the cube is valued as if it had "
@@ -986,7 +986,7 @@ def parse_position(
     elif len(s) == 14:
         board = board_from_position_id(s)
         meta = {"format": "gnubg"}
-        fmt = "gnubg Position ID"
+        fmt = "a gnubg Position ID"
     else:
         raise InvalidPositionError(
             f"not a position: {clipped(text_or_obj)} is neither a gnubg Position ID (14 base64 "

@@ -565,6 +565,12 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
     return out
 
 
+# A roll with no legal play has one play, "" (the position unchanged): the texts (doublet
+# moves, analyse, rollout) say so in these words.
+NO_PLAY = "no legal play (no checker can move)"
+NO_PLAY_ROW = "(no legal play)"
+
+
 def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
     """The human text of an analysis: diagram, then the evaluation and the cube decision,
     or the ranked plays."""
@@ -591,18 +597,20 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
         out.append(f"  cubeless equity {ev['equity']:+.3f}")
         return "\n".join(out)
     plays = doc["plays"]
-    width = max([len(r["play"]) for r in plays[:limit]] + [4])
+    width = max([len(r["play"] or NO_PLAY_ROW) for r in plays[:limit]] + [4])
     kind = ""
     if doc.get("equity") == "cubeful":
         kind = " by cubeful equity" + (
             " (money-equivalent; MWC beside it)" if "mwc" in plays[0] else ""
         )
     total = doc.get("count", len(plays))  # with a limit, the plays listed are the best few
-    out.append(f"{total:,} legal play{'s' if total != 1 else ''}{kind}:")
+    heading = NO_PLAY if total == 1 and not plays[0]["play"] else (
+        f"{total:,} legal play{'s' if total != 1 else ''}")  # fmt: skip
+    out.append(f"{heading}{kind}:")
     out.append(f"  #  {'play':<{width}}  ply  equity   loss     win    wg    wbg    lg    lbg")
     for r in plays[:limit]:
         p = r["probabilities"]
-        text = r["play"] or "(no legal play)"
+        text = r["play"] or NO_PLAY_ROW
         again = "  rolls again" if r["again"] else ""
         mwc = f"  MWC {100 * r['mwc']:.2f}%" if "mwc" in r else ""
         out.append(f"{r['rank']:3d}  {text:<{width}}  {r['ply']:3d}  {r['equity']:+.3f}  "

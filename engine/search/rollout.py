@@ -60,6 +60,7 @@ import numpy as np
 
 from doublet.core.board import SIZE, STANDARD, flip_into
 from doublet.core.dice import (
+    MAX_SEED,
     N_ROLLS,
     QUASI_MOVES,
     ROLL_WEIGHTS,
@@ -146,7 +147,7 @@ class RolloutSettings:
         whole("trials", self.trials, 1, MAX_TRIALS)
         whole("ply", self.ply, 0, MAX_ROLLOUT_PLY)
         whole("truncate", self.truncate, 0)
-        whole("seed", self.seed, 0)
+        whole("seed", self.seed, 0, MAX_SEED)
         whole("quasi", self.quasi, 0, 2)
         whole("cube_ply", self.cube_ply, 0, MAX_ROLLOUT_PLY)
         if self.cube_ply and not self.cubeful:

@@ -57,7 +57,7 @@ from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play
 from doublet.formats.position import Position
 from doublet.nn.eval import N_OUTPUTS, Model, _terminal, default_model
-from doublet.search.analysis import analyse_roll, play_equities, searcher
+from doublet.search.analysis import NO_PLAY_ROW, analyse_roll, play_equities, searcher
 from doublet.search.cubeful import _other, _scale, leaf_values
 from doublet.search.rollout import (
     EQUITY_GRADIENT,
@@ -392,7 +392,7 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"  {doc['state_text']}")
         kind = " (cubeful)" if doc.get("equity") == "cubeful" else ""
         mwc = any("mwc" in p for p in doc["plays"])
-        width = max([len(p["play"]) for p in doc["plays"]] + [4])
+        width = max([len(p["play"] or NO_PLAY_ROW) for p in doc["plays"]] + [4])
         lines.append(f"  #  {'play':<{width}}  equity{kind}     diff     "
                      + ("   mwc   " if mwc else "")
                      + " win    wg    wbg    lg    lbg   search")  # fmt: skip
@@ -401,7 +401,7 @@ def render(doc: dict[str, Any]) -> str:
             diff = (f"{p['difference']:+.3f}±{p['difference_se']:.3f}" if p["rank"] > 1
                     else " " * 12)  # fmt: skip
             chance = f"{100 * p['mwc']:6.2f}%  " if "mwc" in p else ""
-            lines.append(f"{p['rank']:3d}  {p['play'] or '(no legal play)':<{width}}  "
+            lines.append(f"{p['rank']:3d}  {p['play'] or NO_PLAY_ROW:<{width}}  "
                          f"{p['equity']:+.3f}±{p['equity_se']:.3f}  {diff}  {chance}"
                          f"{100 * q['win']:5.1f} {100 * q['win_gammon']:5.1f} "
                          f"{100 * q['win_backgammon']:5.1f} {100 * q['lose_gammon']:5.1f} "
