@@ -488,7 +488,7 @@ def test_review_reads_a_file_that_starts_with_a_byte_order_mark(tmp_path: Path) 
         path.write_bytes(b"\xef\xbb\xbf" + text.encode())
         r = run("review", str(path), "--no-cache")
         assert r.returncode == 0, r.stderr
-        assert "3-point match, 1 games" in r.stdout
+        assert "3-point match, 1 game," in r.stdout
 
 
 def test_review_refuses_a_file_with_no_game(tmp_path: Path) -> None:
@@ -511,13 +511,23 @@ def test_time_values(text: str, seconds: float) -> None:
     assert parse(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("command", ["analyse", "rollout"])
-@pytest.mark.parametrize("text", ["", "two", "0", "-1", "601", "2h", "1e3", "inf", "nan"])
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [(c, t) for c in ("analyse", "rollout") for t in ("", "two", "0", "-1", "1e3", "inf", "nan")]
+    + [("analyse", "601"), ("analyse", "2h"), ("rollout", "169h")],
+)
 def test_bad_time_values(command: str, text: str) -> None:
     """analyse and rollout read --time alike (rollout took "inf", no cap, and refused
-    "2s")."""
+    "2s"); a search stops at the protocol's 600 s, a rollout at a week."""
     r = run(command, "4HPwATDgc/ABMA", "--time", text)
     assert r.returncode == 2 and "--time" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_rollouts_time_may_be_long() -> None:
+    from doublet.apps.cli import rollout_seconds, seconds
+
+    assert rollout_seconds("2h") == 7200.0 and rollout_seconds("20m") == 1200.0
+    assert seconds("1m") == 60.0
 
 
 def test_eval_time_deepens_as_analyses() -> None:
@@ -649,9 +659,9 @@ def test_bad_values_found_by_a_users_review_are_one_clear_error(tmp_path: Path) 
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--select-ply", "5"),
          "--select-ply (the depth that picks the plays) must be 0..4, got 5"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "0"),
-         "--time: a time is above 0 and at most 600 s, got '0'"),
+         "--time: a time is above 0 and at most 604800 s, got '0'"),
         (("rollout", "4HPwATDgc/ABMA", "--trials", "36", "--time", "-1"),
-         "--time: a time is seconds such as 2, 2.5s, 500ms or 1m, got '-1'"),
+         "--time: a time is seconds such as 2, 2.5s, 500ms, 1m or 1h, got '-1'"),
         (("review", "tests/data/matches/match00.mat", "--cache", str(tmp_path / "f.txt")),
          "as the review cache folder: a file is in its place"),
         (("eval", "4HPwATDgc/AB==", "--ply", "0"), "characters outside base64"),

@@ -286,22 +286,22 @@ def test_no_resignation_while_a_double_waits_for_its_answer() -> None:
     assert g.result.passed and g.result.value == 1
 
 
-def test_a_dead_cube_is_not_offered_but_replays() -> None:
+def test_a_dead_cube_is_not_offered() -> None:
     """A match side for whom winning the game at the cube's value already wins the match
     is not offered a double (its away <= the cube: a double could only cost it), as GNU
-    Backgammon's cube analysis has it; the rules still take one (a match file holding
-    one replays). Money play has no dead cube."""
+    Backgammon's cube analysis has it: it rolls at once, as in the Crawford game, and
+    why_no_double says why. The other side's dead cube does not take its double away.
+    Money play has no dead cube."""
 
     def to_roll(g: Game) -> None:  # play on until the side on roll is before its roll
         while g.phase != "roll":
             g.play(g.plays()[0])
 
     one = Series.new("standard", length=1, cube=True, seed=3, starter=0).game
-    to_roll(one)
+    one.play(one.plays()[0])
+    assert one.phase == "move" and one.dice is not None  # rolled at once
     assert one.cube_dead() and not one.may_double()
     assert one.why_no_double().startswith("the cube is dead")
-    one.double()  # the rules allow it: a file that holds one replays
-    assert one.phase == "answer"
 
     g = Series.new("standard", length=3, cube=True, seed=3, starter=0).game
     to_roll(g)
@@ -309,19 +309,14 @@ def test_a_dead_cube_is_not_offered_but_replays() -> None:
     assert g.may_double() and not g.cube_dead()  # 3-away, the cube at 1
     g.double()
     g.take()
-    to_roll(g)
-    while g.turn == doubler:  # the taker's turn: 3-away, owning the cube at 2
-        g.roll()
-        to_roll(g)
-    assert g.may_double()  # 3 > 2: a redouble to 4 is live
+    to_roll(g)  # the taker, 3-away, owning the cube at 2: a redouble to 4 is live
+    assert g.turn != doubler and g.may_double()
     g.double()
     g.take()
-    to_roll(g)
-    while g.turn != doubler:
-        g.roll()
-        to_roll(g)
-    assert g.owner == doubler and g.cube == 4  # 3-away owning 4: a win at 4 wins the match
-    assert g.cube_dead() and not g.may_double()
+    g.play(g.plays()[0])  # the redoubler's roll after the take
+    assert g.turn == doubler and g.owner == doubler and g.cube == 4
+    assert g.phase == "move" and g.cube_dead()  # 3-away owning 4: rolled at once
+    assert "the cube is dead" in g.why_no_double()
 
     money = Series.new("standard", cube=True, seed=3, starter=0).game
     to_roll(money)

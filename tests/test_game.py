@@ -140,3 +140,40 @@ def test_an_unknown_variant_is_a_game_error_naming_both() -> None:
     for bad in ("hypergammon", 2, True):
         with pytest.raises(GameError, match="use 'standard' \\(0\\) or 'acey-deucey' \\(1\\)"):
             Game.new(bad, seed=1)  # type: ignore[arg-type]
+
+
+def test_a_signal_waits_until_the_play_is_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a kill) arriving in the middle of a play is delivered once the play is
+    done: the game a save then writes holds the whole turn, never a play in the record
+    with the board and dice before it (a resumed game would play that roll twice)."""
+    import os
+    import signal
+    import threading
+
+    import doublet.games.game as game_module
+
+    g = Series.new("standard", seed=3, starter=0).game
+    assert g.phase == "move"
+    real, sent = game_module.B.outcome, []
+
+    def outcome(board: np.ndarray) -> int:  # the middle of Game.play, after the record
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(board)
+
+    monkeypatch.setattr(game_module.B, "outcome", outcome)
+    mover = g.turn
+    # Another thread in the process (numpy's BLAS threads are such), which the kernel may
+    # hand the signal to: a signal mask in the main thread alone would not hold it.
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, daemon=True)
+    other.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            g.play(g.plays()[0])
+    finally:
+        done.set()
+    assert sent and len(g.record) == 1
+    assert g.turn != mover and g.dice is not None  # the turn passed, the next dice rolled
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back

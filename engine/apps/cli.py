@@ -250,17 +250,28 @@ def _search_ply(args: argparse.Namespace) -> int:
     return ply
 
 
-def seconds(text: str) -> float:
-    """A --time value: seconds, as "2", "2.5", "2s", "500ms" or "1m"."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|min)?\s*", text or "")
+def seconds(text: str, most: float = protocol.MAX_TIME) -> float:
+    """A --time value: seconds, as "2", "2.5", "2s", "500ms", "1m" or "1h", above 0 and
+    at most `most` (a search's limit, the engine protocol's)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|min|h)?\s*", text or "")
     if not m:
-        raise argparse.ArgumentTypeError(f"a time is seconds such as 2, 2.5s, 500ms or 1m, "
-                                         f"got {text[:20]!r}")  # fmt: skip
-    value = float(m.group(1)) * {"ms": 0.001, "m": 60.0, "min": 60.0}.get(m.group(2) or "s", 1.0)
-    if not 0 < value <= protocol.MAX_TIME:
-        raise argparse.ArgumentTypeError(f"a time is above 0 and at most "
-                                         f"{protocol.MAX_TIME:g} s, got {text[:20]!r}")  # fmt: skip
+        raise argparse.ArgumentTypeError(f"a time is seconds such as 2, 2.5s, 500ms, 1m or "
+                                         f"1h, got {text[:20]!r}")  # fmt: skip
+    unit = {"ms": 0.001, "m": 60.0, "min": 60.0, "h": 3600.0}.get(m.group(2) or "s", 1.0)
+    value = float(m.group(1)) * unit
+    if not 0 < value <= most:
+        raise argparse.ArgumentTypeError(f"a time is above 0 and at most {most:g} s, got "
+                                         f"{text[:20]!r}")  # fmt: skip
     return value
+
+
+# A rollout's --time: a budget for a long run (a search's is the protocol's 600 s).
+ROLLOUT_MAX_TIME = 7 * 24 * 3600.0
+
+
+def rollout_seconds(text: str) -> float:
+    """A rollout's --time value: as `seconds`, up to ROLLOUT_MAX_TIME (a week)."""
+    return seconds(text, ROLLOUT_MAX_TIME)
 
 
 # A search that takes longer than this shows a progress line on a terminal.
@@ -893,9 +904,9 @@ def build_parser() -> argparse.ArgumentParser:
     _rollout_arguments(ro, "--ply")
     _filled(ro, ro, "--select-ply", 1, type=int,
             help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
-    ro.add_argument("--time", type=seconds, default=None, metavar="T",
-                    help="stop after this time (2, 2.5s, 500ms, 1m; at most "
-                    f"{protocol.MAX_TIME:g} s; default: no limit)")  # fmt: skip
+    ro.add_argument("--time", type=rollout_seconds, default=None, metavar="T",
+                    help="stop after this time (2, 2.5s, 500ms, 1m, 2h; at most a week; "
+                    "default: no limit)")  # fmt: skip
     _cube_arguments(ro)
     ro.set_defaults(func=cmd_rollout)
 

@@ -73,6 +73,7 @@ import contextlib
 import glob
 import os
 import re
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -373,6 +374,9 @@ class Session:
                 g.roll()
                 return
             if word in ("double", "redouble", "d"):
+                if not g.may_double():  # a save from before the dead cube was not offered
+                    self.say(f"You may not {self.verb()}: {g.why_no_double()}.")
+                    continue
                 self.person_doubles()
                 return
             if self.command(line):
@@ -702,7 +706,7 @@ class Session:
             keep = _set_aside(self.save_path)
             if keep is not None:
                 self.say(f"(The game saved before is kept in {keep}: doublet play --resume "
-                         f"--save {keep} continues it.)")  # fmt: skip
+                         f"--save {shlex.quote(str(keep))} continues it.)")  # fmt: skip
         self.series.ply = self.ply
         try:
             self.series.save(self.save_path)
@@ -729,7 +733,7 @@ class Session:
             return 1
         resume = "doublet play --resume"
         if self.save_path != default_save_path():
-            resume += f" --save {self.save_path}"
+            resume += f" --save {shlex.quote(str(self.save_path))}"
         with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): saved all the same
             self.say(f"\nGame saved to {self.save_path}; {resume} continues it.")
         return status

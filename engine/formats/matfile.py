@@ -288,6 +288,9 @@ def money_rules(match: MatMatch) -> tuple[bool, bool]:
 FIRST_THROW = "First throw"
 
 
+ANYONE = -1  # replay's first_throw: either player may open the game with a doublet
+
+
 def first_thrower(match: MatMatch) -> int | None:
     """The player who had the first throw of game 1 with both dice (its FIRST_THROW tag),
     or None: the opening throw decided who started."""
@@ -301,15 +304,16 @@ def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     anyone has won (a match still being played; its winner is -1).
 
     A game's first roll is no doublet where the opening throw (one die each) decided who
-    starts, the starter playing those two dice (RULES.md): in game 1, and after a gammon
-    or backgammon. The winner of a single game has the first throw of the next game with
-    both dice (seed 002, as doublet.games plays a series), and so has game 1's player of
-    the FIRST_THROW tag."""
+    starts, the starter playing those two dice (RULES.md): after a gammon or backgammon.
+    The winner of a single game has the first throw of the next game with both dice (seed
+    002, as doublet.games plays a series). Game 1 is not checked: `doublet play --first`
+    gives its first throw to one player, with both dice, and its files before the
+    FIRST_THROW tag do not say so."""
     out: list[ReplayedGame] = []
     score = [0, 0]
     crawford_played = False
     jacoby = money_rules(match)[0]
-    thrower = first_thrower(match)  # who may open a game with a doublet
+    thrower: int | None = ANYONE  # who may open the game with a doublet
     for k, g in enumerate(match.games):
         said = f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}"
         if min(g.score) < 0:
@@ -380,7 +384,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                 board = B.flip(board)
                 mover = a.player
             assert a.dice is not None
-            if not moves and a.dice[0] == a.dice[1] and a.player != first_throw:
+            if (not moves and a.dice[0] == a.dice[1]
+                    and first_throw not in (a.player, ANYONE)):  # fmt: skip
                 raise MatchFileError(f"{where}: a game's first roll cannot be a doublet: the "
                                      "opening throw (one die each, thrown again on a tie) "
                                      "gives it; only the winner of a single game throws "

@@ -39,13 +39,16 @@ with a damaged file.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
-from collections.abc import Mapping
+import signal
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -90,6 +93,46 @@ PHASE_ERRORS = {
     "roll": "roll first (or double)",
     "move": "the dice are rolled: play",
 }
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+# The signals that end a program which saves on them (doublet play: Ctrl-C, kill, a
+# closed terminal).
+_ENDING = [signal.SIGINT, signal.SIGTERM]
+if hasattr(signal, "SIGHUP"):
+    _ENDING.append(signal.SIGHUP)
+_held: list[int] = []  # those signals that arrived during a change, delivered after it
+
+
+def _whole(change: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A change of a game or series runs whole: in the main thread, those signals that
+    arrive while it runs are held by a handler that only notes them, and raised again
+    once it is done, so that a save made on one never holds half a turn (a play in the
+    record with the board before it). Held in Python, not by a signal mask: a process's
+    signal may be taken by any of its threads (numpy's own, say), while Python runs every
+    handler in the main thread. Other threads (the web server's) get no signals."""
+
+    @functools.wraps(change)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if threading.current_thread() is not threading.main_thread() or _held:
+            return change(*args, **kwargs)  # not ours to hold, or held already (nested)
+        before = {n: signal.getsignal(n) for n in _ENDING}
+        mine = [n for n, h in before.items() if h not in (signal.SIG_IGN, None)]
+        _held.append(0)  # a change is running (entry 0 is no signal)
+        try:
+            for n in mine:
+                signal.signal(n, lambda signum, _frame: _held.append(signum))
+            return change(*args, **kwargs)
+        finally:
+            for n in mine:
+                signal.signal(n, before[n])
+            came = [n for n in _held if n]
+            _held.clear()
+            if came:
+                signal.raise_signal(came[0])  # its own handler runs now, as it would have
+
+    return run
 
 
 @dataclass
@@ -322,14 +365,14 @@ class Game:
             return "this game is played without the cube"
         if self.rules.crawford:
             return "the Crawford game: nobody may double"
-        if self.cube_dead():
-            return "the cube is dead: winning this game at its value already wins the match"
         if self.phase == "answer":
             return "a double is waiting for an answer"
         if self.cube >= MAX_CUBE:
             return f"the cube is at its highest ({MAX_CUBE})"
         if self.owner not in (-1, self.turn):
             return "the opponent owns the cube"
+        if self.cube_dead():
+            return "the cube is dead: winning this game at its value already wins the match"
         return "the dice are rolled: a double comes before the roll"
 
     def position(self) -> Position:
@@ -387,8 +430,9 @@ class Game:
             raise GameError(f"it is side {expected}'s turn, not side {side}'s")
 
     def _begin_turn(self) -> None:
-        """The side on roll now: it rolls at once unless it may double first."""
-        self.dice = None if self._cube_available() else self._draw()
+        """The side on roll now: it rolls at once unless it may double first (the cube
+        available to it and not dead)."""
+        self.dice = None if self._cube_available() and not self.cube_dead() else self._draw()
 
     def _value(self, points: int) -> int:
         """The points a result of kind `points` scores with the cube as it is."""
@@ -396,6 +440,7 @@ class Game:
         jacoby = r.jacoby and r.length == 0 and self.cube == 1
         return self.cube * (1 if jacoby else points)
 
+    @_whole
     def roll(self, side: int | None = None) -> tuple[int, int]:
         """The side on roll rolls (it did not double)."""
         self._check_phase("roll", side)
@@ -407,6 +452,7 @@ class Game:
         self.record.append(turn)
         return turn
 
+    @_whole
     def double(self, side: int | None = None) -> Turn:
         """The side on roll doubles (redoubles) before its roll; the other side answers."""
         self._check_phase("roll", side)
@@ -415,6 +461,7 @@ class Game:
         self.offered = True
         return self._cube_turn(self.turn, "double", 2 * self.cube)
 
+    @_whole
     def take(self, side: int | None = None) -> Turn:
         """The other side takes the double: it owns the cube at twice the value; the
         doubler rolls."""
@@ -426,6 +473,7 @@ class Game:
         self.dice = self._draw()
         return turn
 
+    @_whole
     def beaver(self, side: int | None = None) -> Turn:
         """Money play with beavers: the other side takes and redoubles at once, keeping
         the cube (four times the value); the doubler rolls."""
@@ -439,6 +487,7 @@ class Game:
         self.dice = self._draw()
         return turn
 
+    @_whole
     def drop(self, side: int | None = None) -> Result:
         """The other side passes the double: the doubler wins the cube's value."""
         self._check_phase("answer", side, 1 - self.turn)
@@ -447,6 +496,7 @@ class Game:
         self.result = Result(self.turn, 1, passed=True, cube=self.cube, value=self.cube)
         return self.result
 
+    @_whole
     def play(self, play: str | Play, side: int | None = None) -> Turn:
         """Play `play` (notation, or a Play of `plays()`) for the side on roll; the next
         dice are rolled, or the game ends. IllegalPlayError / NotationError name what is
@@ -483,6 +533,7 @@ class Game:
             self._begin_turn()
         return turn
 
+    @_whole
     def resign(self, side: int, points: int = 1) -> Result:
         """`side` gives up the game, conceding `points` (1, 2 or 3). Not while a double
         waits for its answer: passing it gives up the game at the cube's present value,
@@ -705,6 +756,7 @@ class Series:
             return "post-Crawford"
         return ""
 
+    @_whole
     def record_result(self) -> Result:
         """Count the current game's result in the score (once); returns it."""
         r = self.game.result
@@ -715,6 +767,7 @@ class Series:
             self.score[r.winner] += r.value
         return r
 
+    @_whole
     def next_game(self) -> Game:
         """Start the next game: the winner of a single game has the first throw; after a
         gammon or backgammon both sides throw one die (seed 002)."""

@@ -7,14 +7,15 @@ are judged by the same functions, one decision at a time (``judge_play``,
 For each play with more than one legal play, the play's loss is the equity of the best
 play minus that of the play made, both at `ply`, money-equivalent at the score and cube
 (the units GNU Backgammon calls EMG). For each turn at which the player on roll could
-double, the cube decision is judged by the cube decision at `ply`
+double (not before a game's first roll, nor with a dead cube: the decisions GNU
+Backgammon counts), the cube decision is judged by the cube decision at `ply`
 (doublet.search.analysis.cube_document): not doubling when the proper action is a double
 loses min(DT, DP) - ND; doubling when it is not loses ND - min(DT, DP); a wrong take or
 pass loses |DP - DT| (the error of the refdata's README); a beaver counts as a take.
 
 Per player: unforced moves, checker errors (total, and mean per unforced move in mEMG:
-GNU Backgammon's error rate), cube decisions (every turn with access to the cube, and the
-actual doubles, takes and passes), cube errors (total, and mean per counted cube
+GNU Backgammon's error rate), cube decisions (every turn with access to a live cube, and
+the actual doubles, takes and passes), cube errors (total, and mean per counted cube
 decision: the actual ones and the wrong ones), and overall the error rate over the
 unforced moves and the cube decisions that were actual or wrong (gnubg counts its
 "close or actual" ones; this counts the actual and the wrong), and the performance
