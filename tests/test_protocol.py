@@ -550,6 +550,10 @@ def test_inputs_that_would_be_ignored_or_misread_get_a_clear_error() -> None:
     out = s.answer({"cmd": "best", "position": START, "dice": [3, 1], "ply": "2"})
     assert out["error"].endswith('got "2"')  # a string, shown as one
     assert "needs a 'cmd'" in s.answer({"position": START})["error"]
+    # 'cubeful' with a roll in centred money play would be ignored (the CLI refuses it too)
+    out = s.answer({"cmd": "rollout", "position": START, "dice": [3, 1], "trials": 4,
+                    "workers": 1, "cubeful": True})  # fmt: skip
+    assert "'cubeful' plays the cube in the trials, but with a roll" in out["error"]
 
 
 @pytest.mark.parametrize(("flags", "message"), [

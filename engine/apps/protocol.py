@@ -449,6 +449,11 @@ class Session:
             if roll is None and key in req:  # as 'limit' without a roll: it would do nothing
                 raise DoubletError(f"'{key}' {what}: give 'dice' (without, the rollout is of "
                                    "the position)")  # fmt: skip
+        if roll is not None and state.is_default and req.get("cubeful") is True:
+            raise DoubletError("'cubeful' plays the cube in the trials, but with a roll in "
+                               "money play with the cube centred (no owned cube, no Jacoby) "
+                               "the plays are ranked by cubeless equity and no cube is "
+                               "turned, as doublet rollout says")  # fmt: skip
         ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
