@@ -192,7 +192,10 @@ def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) ->
     again = t.expect(STANDARD_TURN)  # the same position and dice again
     assert (again["pos"], again["d1"], again["d2"]) == (turn["pos"], turn["d1"], turn["d2"])
     forgiving = " ".join(reversed(hinted[0].split()))  # parts in another order
-    t.type(forgiving)
+    t.type(other)
+    t.expect(rf"You play {re.escape(other)}\.\nEnter confirms, undo takes it back: ")
+    t.type(forgiving)  # another play at the confirmation: the first is taken back
+    t.expect(rf"Taken back: {re.escape(other)}\.")
     t.expect(rf"You play {re.escape(hinted[0])}\.\nEnter confirms, undo takes it back: ")
     t.type("")
     after = pos.play(hinted[0], *dice).position()  # seen by the engine, on roll

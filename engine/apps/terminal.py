@@ -29,7 +29,9 @@ A turn of the person:
    of each against the best.
 3. After a legal play the board after it is shown and ``Enter confirms, undo takes it
    back:``. Enter (or y, yes, ok) plays it and the engine moves; ``undo`` returns to
-   step 1 with the same dice; ``quit`` saves the game as it was before the play.
+   step 1 with the same dice; ``quit`` saves the game as it was before the play; anything
+   else takes the play back and is read as typed at step 1 (another play, ``hint``,
+   ``board``, ``resign``).
 4. With no legal play: ``No legal play. Enter to pass:``.
 
 When the engine doubles (by its cube decision before its roll): ``Doublet doubles to 2.
@@ -148,7 +150,8 @@ Commands:
                                 eXtreme Gammon import it), any other name this game's text
   help                          this text
   quit                          save the game and leave (doublet play --resume goes on)
-After your play, Enter confirms it and undo takes it back."""
+After your play, Enter confirms it and undo takes it back; another play or a command
+typed then takes it back too and is done."""
 
 
 def default_save_path() -> Path:
@@ -447,8 +450,10 @@ class Session:
         if not g.has_play():
             self.pass_turn()
             return
+        typed: str | None = None  # a line typed at the confirmation, taken as typed here
         while True:
-            line = self.ask("Your play: ")
+            line = self.ask("Your play: ") if typed is None else typed
+            typed = None
             if self.command(line):
                 if g.over:
                     return
@@ -465,19 +470,26 @@ class Session:
                 kind = "Ambiguous" if "ambiguous" in str(e) else "Illegal"
                 self.say(f"{kind} play: {e}")
                 continue
-            if self.confirm(play):
+            answer = self.confirm(play)
+            if answer is True:
                 g.play(play)
                 if play.again and not g.over:
                     self.say(f"You roll again: {g.dice[0]}-{g.dice[1]}.")
                 return
+            if isinstance(answer, str):
+                typed = answer  # another play, or a command (hint, board, resign ...)
+                continue
             self.show(g.board, g.dice)
 
-    def confirm(self, play: Play) -> bool:
-        """Show the board after `play` and ask; True: play it, False: undo."""
+    def confirm(self, play: Play) -> bool | str:
+        """Show the board after `play` and ask; True: play it, False: undo; anything else
+        typed takes the play back too, and is returned, to be read as typed at "Your
+        play:" (another play, or a command such as hint, board or resign)."""
         self.show(play.board)
         self.say(f"You play {play.notation}{' and roll again' if play.again else ''}.")
         while True:
-            answer = self.ask("Enter confirms, undo takes it back: ").lower()
+            line = self.ask("Enter confirms, undo takes it back: ")
+            answer = line.lower()
             if answer in CONFIRM:
                 return True
             if answer == "undo":
@@ -488,7 +500,8 @@ class Session:
             if answer == "help":
                 self.say(HELP)
                 continue
-            self.say("Press Enter to confirm your play, or type undo to take it back.")
+            self.say(f"Taken back: {play.notation}.")
+            return line
 
     def pass_turn(self) -> None:
         g = self.game
