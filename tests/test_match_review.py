@@ -208,3 +208,24 @@ def test_the_review_header_counts_one_game(tmp_path: Path) -> None:
                         "--ply", "0"], capture_output=True, text=True, timeout=300)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "3-point match, 1 game, reviewed at 0 ply" in r.stdout, r.stdout
+
+
+def test_the_review_table_keeps_its_columns_with_wide_or_long_names(tmp_path: Path) -> None:
+    """Players' names with wide characters (中文: two columns each on a terminal) or over
+    14 characters kept the figures' columns only for names like the shipped files'."""
+    import subprocess
+    import sys
+
+    from doublet.apps.cli import _cells
+
+    full = (HANDMADE / "crawford_match.mat").read_text()
+    one = full[: full.index(" Game 2")]
+    a, b = read_match(one)[0].names
+    wide = tmp_path / "wide.mat"
+    wide.write_text(one.replace(a, "中文中文", 1).replace(b, "a-very-long-name-indeed", 1))
+    r = subprocess.run([sys.executable, "-m", "doublet", "review", str(wide), "--no-cache",
+                        "--ply", "0"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    table = r.stdout.splitlines()[1:10]
+    assert "中文中文" in table[0] and "a-very-long-name-indeed" in table[0]
+    assert len({_cells(line) for line in table}) == 1  # every row as wide on screen

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
@@ -676,14 +677,18 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     going = ", the last one unfinished" if games and games[-1].winner < 0 else ""
     count = f"{len(games)} game{'s' * (len(games) != 1)}"
     out.write(f"{args.file}: {kind}, {count}{going}, reviewed at {args.ply} ply\n")
-    out.write(f"{'':28}{doc['players'][0]['name']:>14}{doc['players'][1]['name']:>14}\n")
+    names = [p["name"] for p in doc["players"]]
+    width = max(14, *(_cells(n) + 2 for n in names))  # a long or wide name widens both
+
+    def row(label: str, a: str, b: str) -> str:
+        return f"{label:<28}{_right(a, width)}{_right(b, width)}\n"
+
+    out.write(row("", *names))
     for label, key, fmt in REVIEW_ROWS:  # the HTML page's rows, the same figures
-        a, b = (fmt.format(p[key]) for p in doc["players"])
-        out.write(f"{label:<28}{a:>14}{b:>14}\n")
+        out.write(row(label, *(fmt.format(p[key]) for p in doc["players"])))
     for what, key in (("Checker", "checker_verdicts"), ("Cube", "cube_verdicts")):
         for words in ("doubtful", "bad", "very bad"):
-            a, b = (str(p[key][words]) for p in doc["players"])
-            out.write(f"{what + ' ' + words:<28}{a:>14}{b:>14}\n")
+            out.write(row(f"{what} {words}", *(str(p[key][words]) for p in doc["players"])))
     worst = sorted(doc["errors"], key=lambda x: -x["loss"])[: args.top]
     if worst:
         out.write("Worst decisions:\n")
@@ -695,6 +700,18 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  game {err['game']} move {err['move']}, {who}{dice}: {what}; "
                   f"loses {err['loss']:.3f} ({err['position_id']}, {err['xgid']})\n")  # fmt: skip
     return 0
+
+
+def _cells(text: str) -> int:
+    """The columns `text` takes on a terminal: 2 for a wide character (中, ｶ), 0 for a
+    combining mark, else 1."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF"
+               else 1 for c in text)  # fmt: skip
+
+
+def _right(text: str, width: int) -> str:
+    """`text` right-aligned in `width` terminal columns."""
+    return " " * max(0, width - _cells(text)) + text
 
 
 def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
