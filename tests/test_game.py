@@ -143,9 +143,11 @@ def test_an_unknown_variant_is_a_game_error_naming_both() -> None:
 
 
 def test_a_signal_waits_until_the_play_is_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C (or a kill) arriving in the middle of a play is delivered once the play is
-    done: the game a save then writes holds the whole turn, never a play in the record
-    with the board and dice before it (a resumed game would play that roll twice)."""
+    """Ctrl-C (or a kill) arriving in the middle of a play, with doublet play's handlers
+    (held_while_changing), is delivered once the play is done: the game a save then
+    writes holds the whole turn, never a play in the record with the board and dice
+    before it (a resumed game would play that roll twice). Two signals in one change
+    both reach their handlers, once each, in order."""
     import os
     import signal
     import threading
@@ -154,15 +156,20 @@ def test_a_signal_waits_until_the_play_is_whole(monkeypatch: pytest.MonkeyPatch)
 
     g = Series.new("standard", seed=3, starter=0).game
     assert g.phase == "move"
-    real, sent = game_module.B.outcome, []
+    real, sent, ran = game_module.B.outcome, [], []
 
     def outcome(board: np.ndarray) -> int:  # the middle of Game.play, after the record
         if not sent:
             sent.append(True)
+            os.kill(os.getpid(), signal.SIGUSR1)
             os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGUSR1)
         return real(board)
 
     monkeypatch.setattr(game_module.B, "outcome", outcome)
+    old = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGUSR1)}
+    signal.signal(signal.SIGINT, game_module.held_while_changing(signal.default_int_handler))
+    signal.signal(signal.SIGUSR1, game_module.held_while_changing(lambda n, f: ran.append(n)))
     mover = g.turn
     # Another thread in the process (numpy's BLAS threads are such), which the kernel may
     # hand the signal to: a signal mask in the main thread alone would not hold it.
@@ -174,6 +181,9 @@ def test_a_signal_waits_until_the_play_is_whole(monkeypatch: pytest.MonkeyPatch)
             g.play(g.plays()[0])
     finally:
         done.set()
+        for n, h in old.items():
+            signal.signal(n, h)
     assert sent and len(g.record) == 1
     assert g.turn != mover and g.dice is not None  # the turn passed, the next dice rolled
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    assert ran == [signal.SIGUSR1]  # delivered too, once, though Ctrl-C raised
+    assert not game_module._changing and not game_module._held

@@ -263,6 +263,8 @@ def test_the_first_throw_tag_names_game_1s_starter() -> None:
     assert first_thrower(parse_mat(game)) is None
     for text in (tag.format(1) + game, game):  # with the tag, and an export from before it
         assert read_match(text, unfinished=True)[1][0].moves[0].dice == (4, 4)
+    with pytest.raises(MatchFileError, match=r"game 1, move 1, player 0: .* cannot be a doublet"):
+        read_match(tag.format(2) + game, unfinished=True)  # the tag names the other player
 
 
 def test_a_byte_order_mark_at_the_start_is_no_part_of_the_file() -> None:

@@ -968,7 +968,7 @@ def test_no_double_is_offered_with_a_dead_cube(client: TestClient) -> None:
     assert st["game"]["phase"] == "move" and st["game"]["turn"] == "you"  # rolled at once
     assert not st["cube"]["may_double"] and "dead" in st["cube"]["why_no_double"]
     r = client.post(f"/api/games/{st['id']}/double", json={})
-    assert r.status_code == 409, r.text
+    assert r.status_code == 409 and "the cube is dead" in r.json()["error"], r.text
 
 
 def test_serve_refuses_a_second_server_on_its_data_and_a_taken_port(tmp_path: Path) -> None:

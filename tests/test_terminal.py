@@ -194,6 +194,11 @@ def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) ->
     forgiving = " ".join(reversed(hinted[0].split()))  # parts in another order
     t.type(other)
     t.expect(rf"You play {re.escape(other)}\.\nEnter confirms, undo takes it back: ")
+    t.type("yy")  # a slip: asked again, the play kept
+    t.expect(r"Press Enter to confirm your play, type undo to take it back, or type another "
+             r"play\.\nEnter confirms, undo takes it back: ")  # fmt: skip
+    t.type("help")  # answered, and asked again
+    t.expect(r"After your play, Enter confirms it[\s\S]*?Enter confirms, undo takes it back: ")
     t.type(forgiving)  # another play at the confirmation: the first is taken back
     t.expect(rf"Taken back: {re.escape(other)}\.")
     t.expect(rf"You play {re.escape(hinted[0])}\.\nEnter confirms, undo takes it back: ")

@@ -714,8 +714,10 @@ def roll_dice(s: Series) -> None:
 
 
 def double(s: Series) -> None:
-    expect(s, "roll")
     g = s.game
+    if g.turn == YOU and not g.over and g.cube_dead():  # rolled at once: say why, not "rolled"
+        raise ApiError(409, f"you may not double now: {g.why_no_double()}")
+    expect(s, "roll")
     if not g.may_double():
         raise ApiError(409, f"you may not double now: {g.why_no_double()}")
     g.double(YOU)

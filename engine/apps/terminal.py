@@ -29,9 +29,10 @@ A turn of the person:
    of each against the best.
 3. After a legal play the board after it is shown and ``Enter confirms, undo takes it
    back:``. Enter (or y, yes, ok) plays it and the engine moves; ``undo`` returns to
-   step 1 with the same dice; ``quit`` saves the game as it was before the play; anything
-   else takes the play back and is read as typed at step 1 (another play, ``hint``,
-   ``board``, ``resign``).
+   step 1 with the same dice; ``quit`` saves the game as it was before the play; another
+   legal play, or ``resign``, takes the play back and is done as typed at step 1;
+   ``help``, ``hint``, ``board`` and ``export`` are answered and the question asked
+   again.
 4. With no legal play: ``No legal play. Enter to pass:``.
 
 When the engine doubles (by its cube decision before its roll): ``Doublet doubles to 2.
@@ -95,7 +96,7 @@ from doublet.core.files import (
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
-from doublet.games.game import FORMAT, NO_RESIGN_NOW, RESULT_NAMES, Series
+from doublet.games.game import FORMAT, NO_RESIGN_NOW, RESULT_NAMES, Series, held_while_changing
 from doublet.games.opponent import (
     engine_answer,
     engine_doubles,
@@ -150,7 +151,7 @@ Commands:
                                 eXtreme Gammon import it), any other name this game's text
   help                          this text
   quit                          save the game and leave (doublet play --resume goes on)
-After your play, Enter confirms it and undo takes it back; another play or a command
+After your play, Enter confirms it and undo takes it back; another play, or resign,
 typed then takes it back too and is done."""
 
 
@@ -168,6 +169,16 @@ class Quit(Exception):
     def __init__(self, status: int = 0) -> None:
         super().__init__(status)
         self.status = status
+
+
+def _parses(game: Any, line: str) -> bool:
+    """Whether `line` is a legal play of the game's roll (a play typed at the
+    confirmation of another)."""
+    try:
+        game.position().play(line, *game.dice)
+    except DoubletError:
+        return False
+    return True
 
 
 def _hang_up(signum: int, frame: Any) -> None:
@@ -476,17 +487,22 @@ class Session:
                 if play.again and not g.over:
                     self.say(f"You roll again: {g.dice[0]}-{g.dice[1]}.")
                 return
-            if isinstance(answer, str):
-                typed = answer  # another play, or a command (hint, board, resign ...)
+            if isinstance(answer, str):  # another play, or resign: done as typed here
+                typed = answer
+                if not _parses(g, answer):
+                    self.show(g.board, g.dice)  # the board before the play taken back
                 continue
             self.show(g.board, g.dice)
 
     def confirm(self, play: Play) -> bool | str:
-        """Show the board after `play` and ask; True: play it, False: undo; anything else
-        typed takes the play back too, and is returned, to be read as typed at "Your
-        play:" (another play, or a command such as hint, board or resign)."""
+        """Show the board after `play` and ask; True: play it, False: undo. Another play
+        typed there, or resign, takes this one back and is returned, to be read as typed
+        at "Your play:"; a command that changes nothing (help, hint, board, export) is
+        answered and the question asked again, as is anything else."""
         self.show(play.board)
         self.say(f"You play {play.notation}{' and roll again' if play.again else ''}.")
+        g = self.game
+        assert g.dice is not None
         while True:
             line = self.ask("Enter confirms, undo takes it back: ")
             answer = line.lower()
@@ -495,13 +511,15 @@ class Session:
             if answer == "undo":
                 self.say(f"Taken back: {play.notation}.")
                 return False
-            if answer == "quit":
-                raise Quit
-            if answer == "help":
-                self.say(HELP)
+            word = (answer.split() or [""])[0]
+            if word == "resign" or _parses(g, line):
+                self.say(f"Taken back: {play.notation}.")
+                return line
+            if word in ("help", "?", "hint", "board", "export", "quit", "exit"):
+                self.command(line)  # quit and exit leave: the save is from before the play
                 continue
-            self.say(f"Taken back: {play.notation}.")
-            return line
+            self.say("Press Enter to confirm your play, type undo to take it back, or type "
+                     "another play.")  # fmt: skip
 
     def pass_turn(self) -> None:
         g = self.game
@@ -953,12 +971,14 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
     announce_compile(*SEARCH_KERNELS)
     session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
+    # Each waits while a turn is being applied (held_while_changing), so that the save
+    # it leads to holds whole turns.
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit
-        signal.signal(signal.SIGHUP, _hang_up)
-    signal.signal(signal.SIGTERM, _hang_up)  # kill: save, as on quit
+        signal.signal(signal.SIGHUP, held_while_changing(_hang_up))
+    signal.signal(signal.SIGTERM, held_while_changing(_hang_up))  # kill: save, as on quit
     # Ctrl-C saves too, even when started from a shell that ignores SIGINT (a background
     # job inherits SIG_IGN, and Python then installs no KeyboardInterrupt handler).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, held_while_changing(signal.default_int_handler))
     if not args.resume and save_path.exists():
         session.say(
             f"(A saved game is in {save_path}: this game takes its place, and the old one "

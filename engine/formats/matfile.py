@@ -306,14 +306,15 @@ def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     A game's first roll is no doublet where the opening throw (one die each) decided who
     starts, the starter playing those two dice (RULES.md): after a gammon or backgammon.
     The winner of a single game has the first throw of the next game with both dice (seed
-    002, as doublet.games plays a series). Game 1 is not checked: `doublet play --first`
-    gives its first throw to one player, with both dice, and its files before the
-    FIRST_THROW tag do not say so."""
+    002, as doublet.games plays a series). In game 1 the FIRST_THROW tag's player may
+    (doublet play --first: one player throws first, with both dice); without the tag game
+    1 is not checked, as that command's files from before the tag do not say so."""
     out: list[ReplayedGame] = []
     score = [0, 0]
     crawford_played = False
     jacoby = money_rules(match)[0]
-    thrower: int | None = ANYONE  # who may open the game with a doublet
+    tagged = first_thrower(match)  # who may open the game with a doublet: game 1's
+    thrower: int | None = ANYONE if tagged is None else tagged  # tag, else either player
     for k, g in enumerate(match.games):
         said = f"game {g.number}: its score line says {g.score[0]}-{g.score[1]}"
         if min(g.score) < 0:

@@ -97,42 +97,66 @@ PHASE_ERRORS = {
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-# The signals that end a program which saves on them (doublet play: Ctrl-C, kill, a
-# closed terminal).
-_ENDING = [signal.SIGINT, signal.SIGTERM]
-if hasattr(signal, "SIGHUP"):
-    _ENDING.append(signal.SIGHUP)
-_held: list[int] = []  # those signals that arrived during a change, delivered after it
+_changing = 0  # changes of a game running in the main thread (nested ones count too)
+_held: list[int] = []  # signals a held_while_changing handler kept back, in arrival order
+
+SignalHandler = Callable[[int, Any], Any]
+
+
+def held_while_changing(handler: SignalHandler) -> SignalHandler:
+    """A signal handler that waits while a game or series is changing: a program that
+    saves the game on a signal (doublet play: Ctrl-C, kill, a closed terminal) installs
+    its handlers through this, so that a save never holds half a turn (a play in the
+    record with the board before it: a resumed game would play that roll twice). The
+    signal is noted and delivered, to `handler`, once the change is whole (`_whole`).
+    Held in Python, not by a signal mask: a process's signal may be taken by any of its
+    threads (numpy's own, say), while Python runs every handler in the main thread."""
+
+    @functools.wraps(handler)
+    def run(signum: int, frame: Any) -> Any:
+        if _changing:
+            _held.append(signum)
+            return None
+        return handler(signum, frame)
+
+    return run
 
 
 def _whole(change: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A change of a game or series runs whole: in the main thread, those signals that
-    arrive while it runs are held by a handler that only notes them, and raised again
-    once it is done, so that a save made on one never holds half a turn (a play in the
-    record with the board before it). Held in Python, not by a signal mask: a process's
-    signal may be taken by any of its threads (numpy's own, say), while Python runs every
-    handler in the main thread. Other threads (the web server's) get no signals."""
+    """A change of a game or series, run whole as held_while_changing says (in the main
+    thread: other threads, the web server's, get no signals). Two integer operations a
+    change when no signal comes."""
 
     @functools.wraps(change)
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        if threading.current_thread() is not threading.main_thread() or _held:
-            return change(*args, **kwargs)  # not ours to hold, or held already (nested)
-        before = {n: signal.getsignal(n) for n in _ENDING}
-        mine = [n for n, h in before.items() if h not in (signal.SIG_IGN, None)]
-        _held.append(0)  # a change is running (entry 0 is no signal)
+        global _changing
+        if threading.current_thread() is not threading.main_thread():
+            return change(*args, **kwargs)
+        _changing += 1
         try:
-            for n in mine:
-                signal.signal(n, lambda signum, _frame: _held.append(signum))
             return change(*args, **kwargs)
         finally:
-            for n in mine:
-                signal.signal(n, before[n])
-            came = [n for n in _held if n]
-            _held.clear()
-            if came:
-                signal.raise_signal(came[0])  # its own handler runs now, as it would have
+            _changing -= 1
+            if not _changing and _held:
+                _deliver()
 
     return run
+
+
+def _deliver() -> None:
+    """Raise each signal held during a change again, once each, in the order they came:
+    their handlers run now (signal.raise_signal runs them at once); the first exception
+    one raises (KeyboardInterrupt, doublet play's Quit) is raised after all have run."""
+    came = list(dict.fromkeys(_held))
+    _held.clear()
+    first: BaseException | None = None
+    for n in came:
+        try:
+            signal.raise_signal(n)
+        except BaseException as e:  # every held signal is delivered first
+            first = first or e
+    if first is not None:
+        raise first
 
 
 @dataclass
