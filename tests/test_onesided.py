@@ -169,6 +169,10 @@ def test_fit_writes_each_round_and_resumes(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit, match="--configs 30, not 31"):
         O.main([*small[:-4], "--configs", "31", "--hidden", "8", "--rounds", "3",
                 "--resume"])  # fmt: skip
+    cut = tmp_path / "cut.npz"  # a net cut short (a copy stopped half way): words, no traceback
+    cut.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
+    with pytest.raises(SystemExit, match=r"cut\.npz cannot be read .*remove it to start again"):
+        O.main([*small[:2], str(cut), *small[3:], "--rounds", "3", "--resume"])
     capsys.readouterr()
     assert O.main([*small, "--rounds", "3", "--resume", "--init", str(out)]) == 2
     assert "not both" in capsys.readouterr().err

@@ -515,6 +515,20 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     with pytest.raises(checkpoint.CheckpointError, match=r"cannot be read: .+") as e:
         checkpoint.load(ck)
     assert "weights_only=False" not in str(e.value) and "()" not in str(e.value)
+    # A flipped byte inside a tensor: torch.load reads it (no CRC check), the run would
+    # train on wrong weights; the archive's checksum refuses it.
+    import io
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(good)) as z:
+        part = next(i for i in z.infolist() if "/data/" in i.filename and i.file_size >= 16)
+    head = good[part.header_offset : part.header_offset + 30]
+    name_len, extra_len = struct.unpack("<HH", head[26:30])
+    at = part.header_offset + 30 + name_len + extra_len + 4  # inside the tensor's bytes
+    ck.write_bytes(good[:at] + bytes([good[at] ^ 0x41]) + good[at + 1 :])
+    with pytest.raises(checkpoint.CheckpointError, match=r"is damaged: its part .* checksum"):
+        checkpoint.load(ck)
     ck.write_bytes(good)
 
 
@@ -1324,6 +1338,18 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
         assert main(["--out", str(out), "--resume", "--no-progress", *extra]) == 0
         assert "is exported to" in capsys.readouterr().err
     assert main(["--out", str(out), "--resume", "--games", "8", "--no-progress"]) == 2
+    assert "give 16 or more" in capsys.readouterr().err  # 16 finishes the run (above)
+    # the model gone, its card left: exported again, not "exported to" a missing file
+    (out / "model.npz").unlink()
+    assert main(["--out", str(out), "--resume", "--no-progress"]) == 0
+    assert (out / "model.npz").exists() and "is exported to" not in capsys.readouterr().err
+    # a total that is no multiple of the block (8 games): the run learns 16 for 10, and a
+    # plain --resume finishes it (it said "--games 10 would train none")
+    odd = tmp_path / "odd"
+    assert main(["--config", "tiny", "--out", str(odd), "--games", "10", "--workers", "1",
+                 "--no-progress", "--no-export"]) == 0  # fmt: skip
+    assert main(["--out", str(odd), "--resume", "--no-progress"]) == 0, capsys.readouterr().err
+    assert (odd / "model.npz").exists()
     assert main(["--config", "tiny", "--out", str(tmp_path / "x"), "--seed", "-1"]) == 2
     assert "--seed must be 0 to 2**63 - 1" in capsys.readouterr().err
 
@@ -1350,10 +1376,14 @@ def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -
     assert distill.main(["data", "--model", rel, "--out", str(out), "--ply", "0",
                          "--workers", "1", "--chunks", "2"]) == 0  # fmt: skip
     fit = ["fit", "--model", src, "--data", str(out), "--out", str(tmp_path / "m.npz")]
+    (tmp_path / "a-file").write_text("x")
     for extra, words in ((["--epochs", "0"], "--epochs must be 1 or more"),
                          (["--lr", "-1"], "--lr must be above 0"),
-                         (["--out", str(tmp_path)], "is a folder")):  # fmt: skip
-        with pytest.raises(SystemExit, match=re.escape(words)):
+                         (["--out", str(tmp_path)], "is a folder"),
+                         (["--out", str(tmp_path / "a-file" / "m.npz")],
+                          "cannot be written: " + repr(str(tmp_path / "a-file"))
+                          + " is a file, not a folder")):  # fmt: skip
+        with pytest.raises(SystemExit, match=re.escape(words)):  # before any fitting
             distill.main([*fit, *extra])
     one = tmp_path / "one"
     one.mkdir()
@@ -1366,6 +1396,9 @@ def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -
     ad = str(ROOT / "models" / "doublet-acey-deucey.npz")
     with pytest.raises(SystemExit, match="positions of variant 0"):
         distill.main(["fit", "--model", ad, "--data", str(out), "--out", str(tmp_path / "y")])
+    (out / "info.json").write_text('{"model": "r1/mo')  # cut short: words, no traceback
+    with pytest.raises(SystemExit, match=r"info\.json' cannot be read \(not whole JSON\)"):
+        distill.main([*fit])
 
 
 def test_prune_and_arena_refuse_bad_arguments_in_one_line(tmp_path: Path,

@@ -16,6 +16,7 @@ version and says what to do.
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,12 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise CheckpointError(f"no checkpoint at {str(path)!r}")
     if path.stat().st_size == 0:
         raise CheckpointError(f"checkpoint {str(path)!r} is empty (0 bytes)")
+    bad = _damaged_member(path)  # torch.load does not check the zip's CRCs
+    if bad is not None:
+        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its part {bad!r} "
+                              "does not match its checksum (a disk or copy error), so its "
+                              "weights are not used: start again from a good copy, or "
+                              "another --out")  # fmt: skip
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds for a corrupt file
@@ -81,6 +88,17 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{ENCODER_VERSION}: its net cannot continue; start a new run (another --out)"
         )
     return doc
+
+
+def _damaged_member(path: Path) -> str | None:
+    """The first part of the checkpoint (a zip archive, as torch.save writes) whose bytes
+    do not match the CRC-32 the archive holds for it, or None; None too for a file that
+    is not a zip (torch.load says what is wrong with it)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError):
+        return None
 
 
 __all__ = [

@@ -87,7 +87,13 @@ import numpy as np
 from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
 from doublet.core.errors import NEEDS_TORCH, InvalidPositionError
-from doublet.core.files import atomic_open, atomic_write, os_error_text, write_error
+from doublet.core.files import (
+    atomic_open,
+    atomic_write,
+    file_path_error,
+    os_error_text,
+    write_error,
+)
 from doublet.core.parallel import executor
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import (
@@ -357,7 +363,7 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     info["model_digest"] = digest(model)  # the weights: a path can hold another model
     info_path = out / "info.json"
     if info_path.exists():
-        old = json.loads(info_path.read_text())
+        old = _read_info(info_path)
         blank = {"epsilon": 0.0, "candidates": 0, "min_equity": 0.0, "only": [],
                  "rollout_ply": -1}  # fmt: skip
         if "model_digest" not in old:  # a set made before digests were recorded
@@ -692,6 +698,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _read_info(path: Path) -> dict[str, Any]:
+    """A data folder's info.json (how its chunks were made), or SystemExit in words."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) else "not whole JSON"
+        raise SystemExit(f"error: {str(path)!r} cannot be read ({why}): it records how the "
+                         "chunks beside it were made; put it back, or make the data again "
+                         "in another folder") from None  # fmt: skip
+    if not isinstance(doc, dict):
+        raise SystemExit(f"error: {str(path)!r} is not a data folder's record (a JSON object)")
+    return doc
+
+
 def _check_args(args: argparse.Namespace) -> None:
     """Each number in range and --out writable in principle: SystemExit (one line)
     before anything is written or trained."""
@@ -723,6 +743,8 @@ def _check_args(args: argparse.Namespace) -> None:
             bad.append(f"--seed must be 0 or more, got {args.seed}")
         if args.out.is_dir():
             bad.append(f"--out {str(args.out)!r} is a folder: give the model file's path")
+        elif (why := file_path_error(args.out)) is not None:  # said before the fit
+            bad.append(f"--out {str(args.out)!r} cannot be written: {why}")
     if bad:
         raise SystemExit("error: " + "; ".join(bad))
 
@@ -748,7 +770,7 @@ def _run(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     for d in args.data:  # data of the model's variant only (sets made before session 23
         info = Path(d) / "info.json"  # do not record it: they are standard)
-        made = json.loads(info.read_text()).get("variant", STANDARD) if info.exists() else None
+        made = _read_info(info).get("variant", STANDARD) if info.exists() else None
         if made is not None and made != model.variant:
             raise SystemExit(f"error: {d} holds positions of variant {made}, and "
                              f"{args.model} is a model of variant {model.variant}")  # fmt: skip

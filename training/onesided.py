@@ -47,6 +47,7 @@ import argparse
 import json
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -392,15 +393,26 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.resume:
         if not out.exists():
             raise SystemExit(f"--resume: no {out} to go on from")
-        with np.load(out, allow_pickle=False) as z:
-            old = json.loads(str(z["meta"]))
-            if old.get("kind") != KIND:
-                raise SystemExit(f"{out} is not a one-sided race net")
-            for key in ("hidden", "games", "epsilon", "configs", "seed", "model"):
-                if old.get(key) != meta[key]:
-                    raise SystemExit(f"--resume: {out} was made with --{key} {old[key]}, "
-                                     f"not {meta[key]}")  # fmt: skip
-            net.load_arrays(z)
+        try:
+            with np.load(out, allow_pickle=False) as z:
+                old = json.loads(str(z["meta"]))
+                arrays = {k: z[k] for k in z.files}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+            raise SystemExit(f"--resume: {out} cannot be read ({type(e).__name__}: a file cut "
+                             "short or not a one-sided net): remove it to start again, or "
+                             "give another --out") from None  # fmt: skip
+        if not isinstance(old, dict) or old.get("kind") != KIND:
+            raise SystemExit(f"{out} is not a one-sided race net")
+        for key in ("hidden", "games", "epsilon", "configs", "seed", "model"):
+            if old.get(key) != meta[key]:
+                raise SystemExit(f"--resume: {out} was made with --{key} {old.get(key)}, "
+                                 f"not {meta[key]}")  # fmt: skip
+        try:
+            net.load_arrays(arrays)
+        except (KeyError, RuntimeError) as e:  # a part missing, or of another shape
+            raise SystemExit(f"--resume: {out} does not hold this net's weights ({e}): "
+                             "remove it to start again, or give another --out"
+                             ) from None  # fmt: skip
         meta["rounds"] = old["rounds"]
     elif args.init:
         net.load_arrays(OneSided.load(args.init).a)

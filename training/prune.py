@@ -46,7 +46,7 @@ from tqdm import tqdm
 from doublet.core.board import STANDARD, flip, outcome
 from doublet.core.dice import stream
 from doublet.core.errors import DoubletError
-from doublet.core.files import write_error
+from doublet.core.files import file_path_error, write_error
 from doublet.nn.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
 from doublet.nn.eval import (
     Model,
@@ -232,6 +232,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     out = Path(args.out or args.model)
     if out.is_dir():
         bad.append(f"--out {str(out)!r} is a folder: give the model file's path")
+    elif (why := file_path_error(out)) is not None:  # said before the training
+        bad.append(f"--out {str(out)!r} cannot be written: {why}")
     if bad:
         raise DoubletError("; ".join(bad))
     model = load_model(args.model)

@@ -688,7 +688,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise DoubletError(f"--init {args.init!r}: no such model file")
                 changes["init"] = str(Path(args.init).resolve())
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
-        total = args.games if args.games is not None else t.cfg.games
+        # Without --games, the run's own total; games are learned in whole blocks, so a
+        # total that is not a multiple of the block may have been passed already.
+        total = args.games if args.games is not None else max(t.cfg.games, t.games)
         path = Path(args.export) if args.export else out / "model.npz"
         if args.export and (args.export.endswith(("/", os.sep)) or path.is_dir()):
             raise DoubletError(f"--export {args.export!r} is a folder: give the model file's "
@@ -696,13 +698,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.resume and total < t.games:
             raise DoubletError(
                 f"{str(out)!r} has learned {t.games} games already: --games {total} would "
-                f"train none (give more than {t.games}, the run's total, not the games to add)"
+                f"train none (give {t.games} or more, the run's total, not the games to add)"
             )  # fmt: skip
         if args.resume and total == t.games:
             # The run learned all its games: a stop or a failure came at its last checks or
             # its export. run() finishes the checks (it trains nothing); then the export,
             # unless it is there already.
-            if not args.no_export and path.with_suffix(".md").exists():
+            if not args.no_export and path.exists() and path.with_suffix(".md").exists():
                 log(f"{t.cfg.name} has learned its {t.games} games and is exported to {path}: "
                     "nothing to do (--export elsewhere to export it again)")  # fmt: skip
                 return 0
