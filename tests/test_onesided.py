@@ -281,3 +281,18 @@ def test_racenet_player_spec() -> None:
     assert callable(player("racenet:0", B.STANDARD))
     with pytest.raises(ValueError, match="racenet:PLY with PLY 0-4"):
         player("racenet:9", B.STANDARD)
+
+
+def test_ctrl_c_is_said_not_a_traceback(tmp_path, monkeypatch, capsys) -> None:
+    """Ctrl-C in onesided fit (and prune) ends with a line and 130, not a traceback."""
+    from doublet.training import prune
+
+    def stop(*_args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(O, "fit", stop)
+    assert O.main(["fit", "--out", str(tmp_path / "os.npz")]) == 130
+    assert "stopped (Ctrl-C)" in capsys.readouterr().err
+    monkeypatch.setattr(prune, "_run", stop)
+    assert prune.main([str(tmp_path / "m.npz")]) == 130
+    assert "stopped (Ctrl-C): nothing written" in capsys.readouterr().err

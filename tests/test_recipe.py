@@ -179,6 +179,9 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
      "only is a list of the kinds 'crashed', 'bar'"),
     (f"[[step]]\nname = 'd'\nkind = 'data'\nmodel = '{MODEL}'\nonly = 'bar'\n",
      "only is a list of the kinds"),
+    ("step = [1, 2]\n", "step 1 is 1: each step is a [[step]] table"),  # was AttributeError
+    (f"[[step]]\nname = 'p'\nkind = 'fit'\nmodel = '{MODEL}'\ndata = []\n",
+     "data names no data"),  # was found only when the step was reached
 ])  # fmt: skip
 def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip

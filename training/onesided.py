@@ -489,6 +489,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:  # a read-only or full --out
         print(f"error: {os_error_text(e)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # each round is written whole: --resume goes on after it
+        print(f"stopped (Ctrl-C): {args.out} holds the rounds finished; --resume goes on",
+              file=sys.stderr)  # fmt: skip
+        return 130
 
 
 if __name__ == "__main__":

@@ -222,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DoubletError as e:  # a missing or corrupt model, a bad number, an --out
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the model is written whole at the end, or not at all
+        print("stopped (Ctrl-C): nothing written", file=sys.stderr)
+        return 130
 
 
 def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:

@@ -151,6 +151,8 @@ def load(path: Path) -> list[Step]:
     steps: list[Step] = []
     seen: dict[str, Step] = {}
     for i, t in enumerate(raw, 1):
+        if not isinstance(t, dict):  # step = [1, 2], not [[step]] tables
+            raise DoubletError(f"step {i} is {t!r}: each step is a [[step]] table of keys")
         name, kind = t.get("name"), t.get("kind")
         where = f"step {i}" + (f" ({name!r})" if isinstance(name, str) else "")
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
@@ -181,6 +183,8 @@ def load(path: Path) -> list[Step]:
         refs = [(k, t.get(k)) for k in ("model", "against", "init", "judge", "refset", "cube")]
         if kind == "fit":
             data = t["data"] if isinstance(t["data"], list) else [t["data"]]
+            if not data:
+                raise DoubletError(f"{where}: data names no data (an empty list)")
             refs += [("data", d) for d in data]
         for key, ref in refs:
             if ref is None:
