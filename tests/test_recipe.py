@@ -332,3 +332,21 @@ def test_an_onesided_step_runs_and_resumes(tmp_path: Path) -> None:
     assert (out / "os" / "onesided.npz").exists()
     assert recipe.main(["--recipe", str(recipe_file), "--out", str(out)]) == 0
     assert json.loads((out / "os" / "done.json").read_text()) == done
+
+
+def test_a_second_run_on_the_same_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two `doublet train --recipe` on one --out both ran its steps at once (a data step
+    made twice); the second is now refused while the first holds the folder."""
+    from doublet.core.files import held_lock
+
+    path = tmp_path / "r.toml"
+    path.write_text("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\ngames = 16\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    with held_lock(out / ".recipe.lock", "held by the test"):
+        assert recipe.main(["--recipe", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "another doublet train --recipe is running in" in err, err
+    assert not (out / "a").exists()

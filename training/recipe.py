@@ -76,6 +76,7 @@ at most the step in progress.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -88,7 +89,7 @@ from pathlib import Path
 from typing import Any
 
 from doublet.core.errors import DoubletError
-from doublet.core.files import atomic_write, os_error_text
+from doublet.core.files import atomic_write, held_lock, os_error_text
 
 _DATA = (
     "model chunks ply seed epsilon candidates race_trials rollout_trials rollout_ply "
@@ -686,7 +687,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="say which steps would run")
     args = p.parse_args(argv)
     try:
-        return Pipeline(args.recipe, args.out).run(args.dry_run)
+        pipeline = Pipeline(args.recipe, args.out)
+        if args.dry_run:
+            return pipeline.run(dry_run=True)
+        busy = (f"another doublet train --recipe is running in {str(args.out)!r}: wait for "
+                "it, or give this one another --out")  # fmt: skip
+        with contextlib.suppress(OSError):  # the lock's folder (made by the first step anyway)
+            args.out.mkdir(parents=True, exist_ok=True)
+        with held_lock(args.out / ".recipe.lock", busy):  # two runs would make a step twice
+            return pipeline.run(False)
     except DoubletError as e:
         print(f"recipe: error: {e}", file=sys.stderr)
         return 2
