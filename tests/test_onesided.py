@@ -181,6 +181,10 @@ def test_fit_writes_each_round_and_resumes(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "--hidden must be at least 1" in err and "0 to 1, got 3.0" in err
     assert "--lr must be above 0" in err
+    before = out.read_bytes()  # a new run over a net is refused: its rounds would go
+    assert O.main([*small, "--rounds", "1"]) == 2
+    assert "holds a net already: --resume goes on from it" in capsys.readouterr().err
+    assert out.read_bytes() == before
     loaded = O.OneSided.load(out)
     a, f = loaded.dists(np.array([_cfg({12: 2, 8: 3, 3: 10})]))
     assert a.sum() == pytest.approx(1.0, abs=1e-5) and f.sum() == pytest.approx(1.0, abs=1e-5)

@@ -478,6 +478,9 @@ def main(argv: list[str] | None = None) -> int:
         bad.append(f"--seed must be 0 or more, got {args.seed}")
     if args.resume and args.init:
         bad.append("--resume goes on from --out; --init starts a new run: not both")
+    if not args.resume and args.out.exists():  # its rounds would be replaced by a new run's
+        bad.append(f"--out {args.out} holds a net already: --resume goes on from it; to "
+                   "start again, remove it or give another --out")  # fmt: skip
     if bad:
         print("error: " + "; ".join(bad), file=sys.stderr)
         return 2
