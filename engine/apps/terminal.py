@@ -171,6 +171,14 @@ class Quit(Exception):
         self.status = status
 
 
+def _missing_folder(path: Path) -> str | None:
+    """Why the record cannot go to `path` when its folder is missing (the record's
+    folders are not made on the way, --export's and the export command's alike)."""
+    if path.parent.is_dir():
+        return None
+    return write_error(path, FileNotFoundError(2, "its folder does not exist"))
+
+
 def _parses(game: Any, line: str) -> bool:
     """Whether `line` is a legal play of the game's roll (a play typed at the
     confirmation of another)."""
@@ -663,9 +671,8 @@ class Session:
             self.say("export needs a file name: export FILE (FILE.mat: the match file)")
             return
         path = Path(name).expanduser()
-        if not path.parent.is_dir():  # as --export: no folders made on the way
-            missing = FileNotFoundError(2, "its folder does not exist")
-            self.say(f"Cannot write {name}: {write_error(path, missing)}")
+        if (why := _missing_folder(path)) is not None:  # as --export
+            self.say(f"Cannot write {name}: {why}")
             return
         try:
             if path.suffix.lower() == ".mat":
@@ -965,8 +972,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         series.export = str(Path(args.export).expanduser().absolute())
     export_path = Path(series.export) if series.export else None
     if export_path is not None:  # checked now, written when a game ends
-        why = (file_path_error(export_path) if export_path.parent.is_dir()
-               else "its folder does not exist")  # fmt: skip
+        why = _missing_folder(export_path) or file_path_error(export_path)
         if why is not None:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
     announce_compile(*SEARCH_KERNELS)

@@ -61,12 +61,16 @@ def write_error(path: str | os.PathLike[str], e: OSError, folder: bool = False) 
         return "it is a file, not a folder"
     if not folder and p.is_dir():
         return "it is a folder"
-    for up in p.parents:  # the nearest one that exists
-        if up.exists():
-            if not up.is_dir():
-                return f"{str(up)!r} is a file, not a folder"
-            break
+    up = _nearest_existing(p)
+    if up is not None and not up.is_dir():
+        return f"{str(up)!r} is a file, not a folder"
     return e.strerror or str(e)
+
+
+def _nearest_existing(p: Path) -> Path | None:
+    """The nearest of p's parents that exists (a file in the way, or the folder that must
+    take the new ones), or None."""
+    return next((up for up in p.parents if up.exists()), None)
 
 
 def file_path_error(path: str | os.PathLike[str]) -> str | None:
@@ -76,12 +80,12 @@ def file_path_error(path: str | os.PathLike[str]) -> str | None:
     p = Path(path).expanduser()
     if p.is_dir():
         return "it is a folder"
-    for up in p.absolute().parents:  # the nearest one that exists must take files
-        if up.exists():
-            if not up.is_dir():
-                return f"{str(up)!r} is a file, not a folder"
-            return None if os.access(up, os.W_OK | os.X_OK) else f"{str(up)!r} is not writable"
-    return None
+    up = _nearest_existing(p.absolute())  # it must take files
+    if up is None:
+        return None
+    if not up.is_dir():
+        return f"{str(up)!r} is a file, not a folder"
+    return None if os.access(up, os.W_OK | os.X_OK) else f"{str(up)!r} is not writable"
 
 
 def os_error_text(e: OSError) -> str:
