@@ -28,9 +28,8 @@ from doublet.apps.fastpath import FastBest
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
-from doublet.core.dice import MAX_SEED
+from doublet.core.dice import check_seed
 from doublet.core.errors import DoubletError
-from doublet.core.errors import shown as shown_value
 from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
@@ -473,8 +472,7 @@ def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
     _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
     _in_range("--top", args.top, 1)
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
-    if not 0 <= args.seed <= MAX_SEED:  # a larger seed would repeat a smaller one's dice
-        raise DoubletError(f"--seed must be 0 to 2**64 - 1, got {shown_value(args.seed, 30)}")
+    check_seed(args.seed, "--seed must be")
     return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
                            bearoff=args.bearoff, luck=args.luck, seed=args.seed,
                            until_se=args.until_se, cubeful=args.cubeful,

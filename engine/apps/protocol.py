@@ -23,7 +23,7 @@ from typing import Any
 from doublet import __version__
 from doublet.core import board as B
 from doublet.core.board import STANDARD, VARIANT_NAMES, VARIANTS
-from doublet.core.dice import MAX_SEED
+from doublet.core.dice import MAX_SEED, check_seed
 from doublet.core.errors import DoubletError, InvalidDiceError, key_list, shown
 from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import CubeState, from_request
@@ -205,10 +205,7 @@ def _whole(req: dict[str, Any], key: str, default: int, lo: int | None = None,
 
 def _seed(req: dict[str, Any]) -> int:
     """A rollout's "seed": 0..MAX_SEED (a larger one would repeat a smaller one's dice)."""
-    v = req.get("seed", RolloutSettings.seed)
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED:
-        raise DoubletError(f"'seed' must be an integer from 0 to 2**64 - 1, got {shown(v, 30)}")
-    return v
+    return check_seed(req.get("seed", RolloutSettings.seed), "'seed' must be an integer from")
 
 
 def _board_text(position: Any) -> Any:

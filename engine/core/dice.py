@@ -27,6 +27,8 @@ Seeded streams, so that a seed replays the same games in any process, in any ord
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from doublet.core.errors import DoubletError, shown
@@ -127,12 +129,19 @@ def roll_index(d1, d2):
     return hi * (hi - 1) // 2 + lo - 1
 
 
+def check_seed(seed: Any, lead: str = "a seed of the dice must be") -> int:
+    """`seed` as a seed of the dice, 0..MAX_SEED (a larger one's low 64 bits would repeat
+    a smaller seed's dice), or DoubletError "{lead} 0 to 2**64 - 1, got ..." (the front
+    ends' leads name their flag or key)."""
+    if (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+            or not 0 <= seed <= MAX_SEED):  # fmt: skip
+        raise DoubletError(f"{lead} 0 to 2**64 - 1, got {shown(seed, 30)}")
+    return int(seed)
+
+
 def seed64(seed: int) -> np.uint64:
-    """A Python seed of 0..MAX_SEED as the streams' uint64; DoubletError for another (its
-    low 64 bits were kept: 2**64 was seed 0 again)."""
-    if not 0 <= int(seed) <= MAX_SEED:
-        raise DoubletError(f"a seed of the dice must be 0 to 2**64 - 1, got {shown(seed, 30)}")
-    return np.uint64(int(seed))
+    """A Python seed of 0..MAX_SEED as the streams' uint64 (check_seed)."""
+    return np.uint64(check_seed(seed))
 
 
 def game_roll(seed: int, game: int, k: int) -> tuple[int, int]:

@@ -396,10 +396,11 @@ def play_game(a: MatchPlayer, b: MatchPlayer, seed: int, pair: int = 0, swapped:
     dice_rng = np.empty(1, np.uint64)
     choice_rng = np.empty(1, np.uint64)
     buf = _Buffers()
+    seed_u = seed64(seed)
     while True:
         with np.errstate(over="ignore"):  # splitmix64 wraps on purpose (NUMBA_DISABLE_JIT=1)
-            _seed_stream(dice_rng, seed64(seed), pair, DICE_STREAM)
-            _seed_stream(choice_rng, seed64(seed), pair, 1 + j)
+            _seed_stream(dice_rng, seed_u, pair, DICE_STREAM)
+            _seed_stream(choice_rng, seed_u, pair, 1 + j)
             r, t, s = _play_game(seat_player, kinds, variant, starting(variant), w.contact,
                                  w.race, nets_a, nets_b, dice_rng, choice_rng, buf.ws.acc,
                                  buf.ws.tmp, buf.ws.scratch, buf.probs, board, True, rec_boards,

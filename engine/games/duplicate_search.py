@@ -130,8 +130,9 @@ def play_game_with(seats: tuple[Chooser, Chooser], seed: int, pair: int, swapped
     dice = np.empty(1, np.uint64)
     rng = np.empty(1, np.uint64)
     with np.errstate(over="ignore"):
-        _seed_stream(dice, seed64(seed), pair, DICE_STREAM)
-        _seed_stream(rng, seed64(seed), pair, 1 + int(swapped))
+        seed_u = seed64(seed)
+        _seed_stream(dice, seed_u, pair, DICE_STREAM)
+        _seed_stream(rng, seed_u, pair, 1 + int(swapped))
         while True:
             o0, o1 = int(_die(dice)), int(_die(dice))
             if o0 != o1:

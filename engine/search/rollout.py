@@ -382,11 +382,12 @@ class Roller:
         luck = np.zeros((k, hi - lo, N_OUTPUTS), np.float64)
         moves = np.zeros((k, hi - lo), np.int64)
         strata = trial_strata(settings.seed)
+        seed = seed64(settings.seed)
         if cube:
-            return self._run_cube(b, lo, hi, settings, cube, raw, luck, moves, strata)
+            return self._run_cube(b, lo, hi, settings, seed, cube, raw, luck, moves, strata)
         while True:
             nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
-            if _chunk_entry(b, lo, hi, seed64(settings.seed), strata, settings.quasi,
+            if _chunk_entry(b, lo, hi, seed, strata, settings.quasi,
                             settings.ply, settings.truncate, settings.bearoff, settings.luck,
                             nets, bo, cfg, ws, cache, s.stats, s.result_probs, s.result_ply,
                             self.r_outs, self.r_agains, self.r_probs, self.r_starts, raw, luck,
@@ -395,9 +396,9 @@ class Roller:
             s._allocate(s.capacity * 4)
             self._rolls(s.capacity)
 
-    def _run_cube(self, b: np.ndarray, lo: int, hi: int, settings: RolloutSettings, cube: Cube,
-                  raw: np.ndarray, luck: np.ndarray, moves: np.ndarray, strata: np.ndarray
-                  ) -> tuple[np.ndarray, ...]:  # fmt: skip
+    def _run_cube(self, b: np.ndarray, lo: int, hi: int, settings: RolloutSettings,
+                  seed: np.uint64, cube: Cube, raw: np.ndarray, luck: np.ndarray,
+                  moves: np.ndarray, strata: np.ndarray) -> tuple[np.ndarray, ...]:  # fmt: skip
         """run with the cube: each trial played once with its record, then walked in each
         cube state (doublet.search.rollout_cube)."""
         s = self.searcher
@@ -408,7 +409,7 @@ class Roller:
             for c in range(k):
                 while True:
                     nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
-                    n = _trial_entry(b[c], t, seed64(settings.seed), strata, settings.quasi,
+                    n = _trial_entry(b[c], t, seed, strata, settings.quasi,
                                      settings.ply, settings.truncate, settings.bearoff,
                                      settings.luck, nets, bo, cfg, ws, cache, s.stats,
                                      s.result_probs, s.result_ply, self.r_outs, self.r_agains,
