@@ -718,3 +718,23 @@ def to_move(server: str, gid: str) -> dict[str, Any]:
             continue
         raise AssertionError(f"not the person's play: {g}")
     raise AssertionError("no play of the person's in 40 turns")
+
+
+def test_a_dead_cube_is_said_on_the_page(server: str, page: Any) -> None:
+    """3-away with the cube at 8 on the person's side: a win takes the match, so no double
+    is offered and the dice are rolled at once; the match line says the cube is dead, and
+    its title says why. A live cube (3-away, the cube at 1) says nothing of it."""
+    live = {"cube": {"value": 1, "owner": "centered"}, "match": {"length": 3, "score": [0, 0]}}
+    dead = {"cube": {"value": 8, "owner": "mover"}, "match": {"length": 3, "score": [0, 0]}}
+    for state, is_dead in ((dead, True), (live, False)):
+        body = {"position": "4HPwATDgc/ABMA", "ply": 0, "state": state}
+        gid = HTTP.post(f"{server}/api/games", json=body).json()["id"]
+        open_url(page, f"{server}/#{gid}")
+        page.wait_for_selector("#board .checker")
+        idle(page)
+        info = page.inner_text("#match-info")
+        assert "3-point match" in info
+        assert ("your cube is dead" in info) == is_dead, info
+        title = page.get_attribute("#match-info", "title") or ""
+        assert ("winning this game wins you the match" in title) == is_dead, title
+    assert page.is_visible("#double")  # the live cube: roll or double

@@ -52,7 +52,7 @@ from starlette.testclient import TestClient
 
 from doublet.apps.serve import create_app
 from doublet.core.board import ACEY_DEUCEY, from_counts
-from doublet.games.game import Game, roll
+from doublet.games.game import DEAD_CUBE_NOTE, Game, roll
 from tests.helpers import load_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -502,7 +502,7 @@ def test_money_session_roll_double_and_the_wrong_phases(
     st = act(client, gid, "double").json()
     assert st["cube"] == {"value": 2, "owner": "engine", "offered_by": None, "may_double": False,
                           "why_no_double": "the opponent owns the cube",
-                          "may_beaver": False}  # fmt: skip
+                          "may_beaver": False, "dead_note": ""}  # fmt: skip
     assert [t["action"] for t in st["record"][-2:]] == ["double", "take"]
     assert st["record"][-2] == {"side": "you", "dice": None, "play": "", "again": False,
                                 "action": "double", "cube": 2}  # fmt: skip
@@ -964,9 +964,15 @@ def test_no_double_is_offered_with_a_dead_cube(client: TestClient) -> None:
     st = new(client, position="4HPwATDgc/ABMA", state=state)
     assert st["game"]["phase"] == "move" and st["game"]["dice"]  # no double: rolled at once
     assert not st["cube"]["may_double"] and "dead" in st["cube"]["why_no_double"]
+    assert st["cube"]["dead_note"] == DEAD_CUBE_NOTE  # the page says why
     st = play_on(client, new(client, length=1, cube=True)["id"])  # the person's second turn
     assert st["game"]["phase"] == "move" and st["game"]["turn"] == "you"  # rolled at once
     assert not st["cube"]["may_double"] and "dead" in st["cube"]["why_no_double"]
+    assert st["cube"]["dead_note"] == DEAD_CUBE_NOTE
+    # a live cube has no note: 3-away with the cube at 1, and money play
+    state = {"cube": {"value": 1, "owner": "centered"}, "match": {"length": 3, "score": [0, 0]}}
+    assert new(client, position="4HPwATDgc/ABMA", state=state)["cube"]["dead_note"] == ""
+    assert new(client, cube=True)["cube"]["dead_note"] == ""
     r = client.post(f"/api/games/{st['id']}/double", json={})
     assert r.status_code == 409 and "the cube is dead" in r.json()["error"], r.text
 

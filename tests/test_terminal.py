@@ -41,7 +41,7 @@ from doublet.formats.ids import parse_position
 from doublet.formats.matfile import read_match
 from doublet.formats.notation import other_side
 from doublet.formats.position import Position
-from doublet.games.game import Game, Rules, Series, roll
+from doublet.games.game import DEAD_CUBE_NOTE, Game, Rules, Series, roll
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -817,3 +817,27 @@ def test_the_record_file_symlinks_and_left_temporary_files(env: dict[str, str],
     assert done.returncode == 0, done.stderr
     match, games = read_match(mat.read_text())
     assert match.length == 1 and len(games) == 1 and "1-point match" in done.stdout
+
+
+def test_a_dead_cube_is_said_at_the_start_and_after_a_take(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A 1-point match: winning the game wins the match, so the person is told that the
+    cube is dead and their dice are rolled at once (no roll-or-double prompt). Taking a
+    double 2-away leaves the cube at 2 on the person's side, dead too: said after the take."""
+    t = Terminal(["--match", "1", "--seed", "3", "--ply", "0", "--first", "you"], env)
+    t.expect(r"=== Game 1 of a 1-point match, score: you 0, Doublet 0 ===\n"
+             + re.escape(DEAD_CUBE_NOTE))  # fmt: skip
+    t.expect(STANDARD_TURN)
+    t.type("quit")
+    assert t.wait() == 0
+    assert ROLL_PROMPT not in t.screen and "Roll or double" not in t.screen
+
+    save = tmp_path / "two.json"
+    saved_at(save, DOUBLE_TAKE, 1, length=2)  # 2-away both: the engine doubles
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(DOUBLED)
+    t.type("take")
+    t.expect(r"You take: the cube is at 2, on your side\.\n" + re.escape(DEAD_CUBE_NOTE))
+    t.type("quit")
+    t.wait()

@@ -57,7 +57,9 @@ send one without the browser asking this server first.
   "turn" (the side on roll), "phase": "roll" | "answer" | "move" | "over", "to_act":
   "you" | "engine" | null, "dice", "opening", "over", "result", "no_play"}, "cube":
   {"value", "owner": "you" | "engine" | null (centred), "offered_by", "may_double" (the
-  person, now), "why_no_double", "may_beaver"}, "board": {...} (the person's view:
+  person, now), "why_no_double", "may_beaver", "dead_note" (when the cube is dead for
+  the person, a match's side whose win takes the match: why no double is offered and
+  the dice are rolled at once; else "")}, "board": {...} (the person's view:
   "points" 0..24 with index p = the person's point p, > 0 the person's checkers, < 0 the
   engine's; "bar", "off", "unentered", "pips" each {"you", "engine"}), "last": the
   engine's turns since the person's last one, "last_play": {"you", "engine"}: each
@@ -148,6 +150,7 @@ from doublet.formats.notation import format_play, other_side, parse_play
 from doublet.formats.position import Play, Position
 from doublet.games import opponent
 from doublet.games.game import (
+    DEAD_CUBE_NOTE,
     NO_RESIGN_NOW,
     RESULT_NAMES,
     Game,
@@ -471,6 +474,7 @@ def state(gid: str, s: Series) -> dict[str, Any]:
             "may_double": mine and g.may_double(),
             "why_no_double": _why_no_double(g),
             "may_beaver": g.phase == "answer" and not mine and r.beavers and not r.length,
+            "dead_note": DEAD_CUBE_NOTE if g.dead_for(YOU) else "",
         },
         "board": board_view(g.board_for(YOU)),
         "last": [_turn_json(t) for t in reversed(last)],

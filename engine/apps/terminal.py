@@ -96,7 +96,14 @@ from doublet.core.files import (
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Position
-from doublet.games.game import FORMAT, NO_RESIGN_NOW, RESULT_NAMES, Series, held_while_changing
+from doublet.games.game import (
+    DEAD_CUBE_NOTE,
+    FORMAT,
+    NO_RESIGN_NOW,
+    RESULT_NAMES,
+    Series,
+    held_while_changing,
+)
 from doublet.games.opponent import (
     engine_answer,
     engine_doubles,
@@ -287,6 +294,7 @@ class Session:
         self.say(f"\n=== {self.score_text()} ===")
         if g.rules.crawford:
             self.say("The Crawford game: nobody may double in it.")
+        self.say_dead_cube()
         d = g.dice
         assert d is not None
         if g.opening:
@@ -430,6 +438,11 @@ class Session:
             self.say(f"You {verb} to {value}. Doublet takes: the cube is at {g.cube}, "
                      "on its side.")  # fmt: skip
 
+    def say_dead_cube(self) -> None:
+        """Taking a double can leave the person a dead cube (2-away taking 2): say so."""
+        if self.game.dead_for(PERSON):
+            self.say(DEAD_CUBE_NOTE)
+
     def answer_double(self) -> None:
         """The engine has doubled: take, pass or (money, beavers) beaver."""
         g = self.game
@@ -445,10 +458,12 @@ class Session:
             if answer == "take":
                 g.take()
                 self.say(f"You take: the cube is at {g.cube}, on your side.")
+                self.say_dead_cube()
                 return
             if answer == "beaver":
                 g.beaver()
                 self.say(f"You beaver: the cube is at {g.cube}, on your side.")
+                self.say_dead_cube()
                 return
             if answer == "pass":
                 g.drop()

@@ -280,6 +280,14 @@ class Rules:
                    bool(d.get("jacoby", False)), bool(d.get("beavers", False)))  # fmt: skip
 
 
+# What the person is told when the cube is dead for them (Game.dead_for): doublet play
+# says it, doublet serve's state carries it for the page.
+DEAD_CUBE_NOTE = (
+    "The cube is dead for you: winning this game wins you the match, so you are "
+    "not offered a double and your dice are rolled at once."
+)
+
+
 @dataclass
 class Game:
     """One game. `board` is seen by `turn`, the side on roll, who has rolled `dice`."""
@@ -359,10 +367,13 @@ class Game:
         without the cube."""
         return self.rules.cube_state(self.turn if side is None else side, self.cube, self.owner)
 
-    def _cube_available(self) -> bool:
-        """Whether the side on roll may double before its roll (the rules, the owner)."""
+    def _cube_available(self, side: int | None = None) -> bool:
+        """Whether `side` (default the side on roll) may turn the cube in this game, the
+        score aside: the rules have it, not the Crawford game, centred or its own, below
+        the highest, the game not over."""
         r = self.rules
-        return (r.cube and not r.crawford and self.owner in (-1, self.turn)
+        owner = self.turn if side is None else side
+        return (r.cube and not r.crawford and self.owner in (-1, owner)
                 and self.cube < MAX_CUBE and self.result is None)  # fmt: skip
 
     def cube_dead(self) -> bool:
@@ -370,6 +381,16 @@ class Game:
         the cube's value already wins it the match (CubeState.dead). The rules do not
         forbid a double (a match file that holds one replays: `double`); it is not offered."""
         state = self.cube_state()
+        return state is not None and state.dead
+
+    def dead_for(self, side: int) -> bool:
+        """Whether `side` holds a dead cube: the cube would be its to turn in this game
+        (the rules have it, not the Crawford game, centred or its own, below the highest)
+        but winning this game at the cube's value already wins it the match, so it is not
+        offered a double (cube_dead); what the person is told (doublet play, serve)."""
+        if not self._cube_available(side):
+            return False
+        state = self.cube_state(side)
         return state is not None and state.dead
 
     def may_double(self) -> bool:

@@ -543,8 +543,12 @@ function renderSide() {
     info.push(`${st.match.length}-point match`);
     if (st.match.stage) info.push(st.match.stage);
   } else info.push(st.kind === "money" ? "money" : "no cube");
+  // A dead cube (the person's win takes the match): say why no double is offered and
+  // the dice are rolled at once, in the line and, whole, as its title.
+  if (st.cube.dead_note) info.push("your cube is dead");
   const mi = byId("match-info");
   mi.textContent = info.join(" · ");
+  mi.title = st.cube.dead_note;
   mi.dataset.stage = st.match ? st.match.stage : "";
   byId("score-title").textContent = st.match ? "Match" : "Series";
   const series = st.match ? "" : st.games ? ` of ${st.games}` : ", no limit";
