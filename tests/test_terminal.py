@@ -840,4 +840,8 @@ def test_a_dead_cube_is_said_at_the_start_and_after_a_take(
     t.type("take")
     t.expect(r"You take: the cube is at 2, on your side\.\n" + re.escape(DEAD_CUBE_NOTE))
     t.type("quit")
-    t.wait()
+    assert t.wait() == 0
+    t = Terminal(["--resume", "--save", str(save)], env)  # said again on resuming
+    t.expect(r"Resuming the game saved in .*\.\n" + re.escape(DEAD_CUBE_NOTE))
+    t.type("quit")
+    assert t.wait() == 0

@@ -338,6 +338,7 @@ class Session:
         )
         if self.owns_save:
             self.say(f"Resuming the game saved in {self.save_path}: {self.score_text()}.")
+            self.say_dead_cube()
         try:
             if not self.owns_save:
                 self.game_start()
