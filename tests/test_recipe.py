@@ -350,3 +350,37 @@ def test_a_second_run_on_the_same_folder_is_refused(
     err = capsys.readouterr().err
     assert "another doublet train --recipe is running in" in err, err
     assert not (out / "a").exists()
+
+
+def test_an_export_whose_file_went_missing_or_was_replaced_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export step recorded done was skipped even when its model had gone, or another
+    file had taken its place (it recorded no digest, as the other steps do): it now runs
+    again, and writes the model and its record back."""
+    path = tmp_path / "export.toml"
+    path.write_text(f"[[step]]\nname = 'export'\nkind = 'export'\nmodel = '{MODEL}'\n"
+                    "to = 'final.npz'\n")  # fmt: skip
+    out = tmp_path / "run"
+    final, trail = out / "final.npz", out / "final.recipe.json"
+    argv = ["--recipe", str(path), "--out", str(out)]
+    assert recipe.main(argv) == 0
+    assert final.read_bytes() == MODEL.read_bytes() and trail.exists()
+    done = json.loads((out / "export" / "done.json").read_text())
+    assert done["digest"]
+    capsys.readouterr()
+    assert recipe.main(argv) == 0  # intact: skipped
+    assert "export: done (" in capsys.readouterr().err
+    final.unlink()
+    assert recipe.main(argv) == 0
+    assert "the step runs again" in capsys.readouterr().err
+    assert final.read_bytes() == MODEL.read_bytes()
+    final.write_bytes(b"another file")  # replaced (same name, other content)
+    assert recipe.main([*argv, "--dry-run"]) == 0
+    assert "export: would run the export step" in capsys.readouterr().err
+    assert recipe.main(argv) == 0
+    assert final.read_bytes() == MODEL.read_bytes()
+    trail.unlink()  # the record beside it is part of what the step made
+    assert recipe.main(argv) == 0
+    assert json.loads(trail.read_text())["sha256"] == done["result"]["sha256"]
+    assert json.loads((out / "export" / "done.json").read_text())["digest"] == done["digest"]

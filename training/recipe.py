@@ -69,8 +69,9 @@ fit and gate start again: they are short) and refuses a step
 whose settings changed after it was done, or whose input steps were made again since
 (remove its folder to redo it and the steps after it). A gate that fails stops the
 pipeline there, and is recorded as failed so that a rerun stops there again; the export
-after it never runs. Every step writes atomically (doublet.core.files), so a kill loses
-at most the step in progress.
+after it never runs. An export recorded done whose model (or the record beside it) is
+missing, or is not the file it wrote, is exported again. Every step writes atomically
+(doublet.core.files), so a kill loses at most the step in progress.
 """
 
 from __future__ import annotations
@@ -273,6 +274,11 @@ def _under(base: Path, ref: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
+def _trail_path(model: Path) -> Path:
+    """The record an export step writes beside the model it exports."""
+    return model.with_name(model.stem + ".recipe.json")
+
+
 def _quiet() -> list[str]:
     """A td step's progress bar shows on a terminal, as the other steps' do."""
     return [] if sys.stderr.isatty() else ["--no-progress"]
@@ -306,6 +312,10 @@ class Pipeline:
         return [self.folder(self.names[r]) if r in self.names else _under(self.base, r)
                 for r in refs]  # fmt: skip
 
+    def exported(self, step: Step) -> Path:
+        """Where an export step writes its model (`to`, relative to the run's folder)."""
+        return _under(self.out, step.get("to"))
+
     def done(self, step: Step) -> dict[str, Any] | None:
         path = self.folder(step) / DONE
         if not path.exists():
@@ -318,6 +328,13 @@ class Pipeline:
         if not isinstance(record, dict):
             raise DoubletError(f"step {step.name!r}'s record {str(path)!r} is damaged: remove "
                                f"{folder!r} to run the step again")  # fmt: skip
+        if step.kind == "export" and self._digest(step) != record.get("digest"):
+            # Its output (outside the folder, as a rule) is gone or is not the file it
+            # wrote: nothing was made from it, so it is exported again. (A record made
+            # before exports were hashed has no digest: it is exported again too.)
+            self.log(f"{step.name}: {str(self.exported(step))!r} or its record is missing or "
+                     "is not what the step wrote: the step runs again")  # fmt: skip
+            return None
         if record.get("digest") is not None and self._digest(step) != record["digest"]:
             raise DoubletError(f"step {step.name!r} is recorded done, but what it made in "
                                f"{folder!r} is missing or was changed since: remove the "
@@ -352,8 +369,9 @@ class Pipeline:
         return record.get("digest") if isinstance(record, dict) else None
 
     def _digest(self, step: Step) -> str | None:
-        """sha256 of what the step made: its model, or its data's chunks (computed once
-        a run: a data step's chunks can be hundreds of MB)."""
+        """sha256 of what the step made: its model, its data's chunks, or the model it
+        exported with its record (computed once a run: a data step's chunks can be
+        hundreds of MB)."""
         if step.name not in self._digests:
             self._digests[step.name] = self._hash(step)
         return self._digests[step.name]
@@ -366,6 +384,8 @@ class Pipeline:
             files = [folder / ONESIDED]
         elif step.kind == "data":
             files = sorted(folder.glob("chunk-*.npz"))
+        elif step.kind == "export":
+            files = [self.exported(step), _trail_path(self.exported(step))]
         else:
             return None
         h = hashlib.sha256()
@@ -574,16 +594,19 @@ class Pipeline:
             if record is None or not record.get("passed"):
                 raise DoubletError(f"step {step.name!r}: the gate {g.name!r} has not passed")
         src = self.model(step.get("model"))
-        to = Path(step.get("to"))
-        to = to if to.is_absolute() else self.out / to
+        to = self.exported(step)
+        try:
+            data = src.read_bytes()
+        except OSError as e:  # a model given by path, moved away since the recipe was read
+            raise DoubletError(f"step {step.name!r} cannot export {str(src)!r}: "
+                               f"{e.strerror}") from None  # fmt: skip
         to.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(to, src.read_bytes())
+        atomic_write(to, data)
         trail = {s.name: (self.done(s) or {}) for s in self.steps[:index]}
-        digest = hashlib.sha256(to.read_bytes()).hexdigest()
+        digest = hashlib.sha256(data).hexdigest()
         record = {"recipe": self.recipe.read_text(), "model": str(to), "sha256": digest,
                   "steps": trail}  # fmt: skip
-        atomic_write(to.with_name(to.stem + ".recipe.json"),
-                          json.dumps(record, indent=1) + "\n")  # fmt: skip
+        atomic_write(_trail_path(to), json.dumps(record, indent=1) + "\n")
         return {"model": str(to), "sha256": record["sha256"]}
 
 
