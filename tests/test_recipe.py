@@ -192,6 +192,53 @@ def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: s
     assert err.startswith("recipe: error:") and message in err and err.count("\n") == 1, err
 
 
+ONESIDED = ROOT / "models" / "doublet-onesided.npz"
+
+
+@pytest.mark.parametrize(("step", "message", "mended"), [
+    # a model given as a path: the one-sided race net (a data step's model, an export's),
+    # or no model at all
+    (f"kind = 'data'\nmodel = '{ONESIDED}'", "is the one-sided race net, which is no model",
+     f"kind = 'data'\nmodel = '{MODEL}'"),
+    (f"kind = 'export'\nmodel = '{ONESIDED}'\nto = 'x.npz'",
+     "is the one-sided race net, which is no model",
+     f"kind = 'export'\nmodel = '{MODEL}'\nto = 'x.npz'"),
+    ("kind = 'prune'\nmodel = 'DIR/chunk-00000.npz'", "is not a model: model file",
+     f"kind = 'prune'\nmodel = '{MODEL}'"),
+    # data given as a path: a chunk file, not its folder; a folder without chunks
+    (f"kind = 'fit'\nmodel = '{MODEL}'\ndata = ['DIR/chunk-00000.npz']",
+     "is a file, not a folder of chunks", f"kind = 'fit'\nmodel = '{MODEL}'\ndata = ['DIR']"),
+    (f"kind = 'fit'\nmodel = '{MODEL}'\ndata = 'DIR/empty'", "holds no chunks",
+     f"kind = 'fit'\nmodel = '{MODEL}'\ndata = 'DIR'"),
+    # as a step of the one-sided kind was refused already
+    ("kind = 'data'\nmodel = 'os'", "is a onesided step, which makes no model",
+     f"kind = 'data'\nmodel = '{MODEL}'"),
+])  # fmt: skip
+def test_a_dry_run_refuses_a_model_or_data_no_step_could_use(
+        tmp_path: Path, step: str, message: str, mended: str,
+        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A dry run said "would run" for a data step whose model was the one-sided net's file
+    and for a fit step whose data was a file: the step's command would refuse them only
+    when reached (days into a real recipe). A path is now checked as a step of the wrong
+    kind is: the recipe is refused when read, dry run or not."""
+    np.savez(tmp_path / "chunk-00000.npz", boards=np.zeros((1, 28), np.int8),
+             probs=np.zeros((1, 5), np.float32))  # fmt: skip
+    (tmp_path / "empty").mkdir()
+    path = tmp_path / "r.toml"
+    out = tmp_path / "run"
+    argv = ["--recipe", str(path), "--out", str(out), "--dry-run"]
+    for text, code in ((step, 2), (mended, 0)):
+        path.write_text("[[step]]\nname = 'os'\nkind = 'onesided'\n[[step]]\nname = 'x'\n"
+                        + text.replace("DIR", str(tmp_path)) + "\n")  # fmt: skip
+        assert recipe.main(argv) == code
+        err = capsys.readouterr().err
+        if code == 2:
+            assert err.startswith("recipe: error: step 2 ('x'):") and message in err, err
+            assert err.count("\n") == 1 and not out.exists()
+        else:  # the same step on what it takes
+            assert "x: would run the" in err, err
+
+
 def test_a_data_step_of_one_kind_valued_by_the_analysis_rollout(tmp_path: Path) -> None:
     """A data step's only and rollout_ply reach distill data: the same chunk as the
     command line's."""

@@ -205,6 +205,8 @@ def load(path: Path) -> list[Step]:
             elif not _under(path.resolve().parent, ref).exists():
                 raise DoubletError(f"{where}: {key} {ref!r} is neither an earlier step nor a "
                                    "file (paths are relative to the recipe)")  # fmt: skip
+            elif why := _not_input(key, _under(path.resolve().parent, ref)):
+                raise DoubletError(f"{where}: {key} {ref!r} {why}")  # as a step's, above
         step = Step(name, kind, dict(t))
         steps.append(step)
         seen[name] = step
@@ -258,6 +260,32 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
 
         if not isinstance(value, str) or value not in configs.CONFIGS:
             return f"is one of {', '.join(configs.CONFIGS)}"
+    return None
+
+
+def _not_input(key: str, file: Path) -> str | None:
+    """What is wrong with a path that a step takes as its `key`, a model or data (None:
+    nothing): a model is a Doublet model file (not the one-sided race net, say), data a
+    folder of distill data's chunks (not a file). The step's command would say so only
+    when the step is reached."""
+    if key == "data":
+        if not file.is_dir():
+            return "is a file, not a folder of chunks (distill data's --out)"
+        if not any(file.glob("chunk-*.npz")):
+            return "holds no chunks (chunk-*.npz: distill data's)"
+    elif key in ("model", "against", "init"):
+        from doublet.nn.eval import ModelError, load_model
+
+        try:
+            load_model(file)
+        except ModelError as e:
+            from doublet.rules import onesided
+
+            try:
+                onesided.load(file)
+            except ModelError:
+                return f"is not a model: {e}"
+            return "is the one-sided race net, which is no model"
     return None
 
 
