@@ -239,6 +239,47 @@ def test_a_dry_run_refuses_a_model_or_data_no_step_could_use(
             assert "x: would run the" in err, err
 
 
+def test_the_td_and_gate_steps_show_progress_lines_where_stderr_is_no_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Where stderr is no terminal (a log file), a td step ran with --no-progress and a
+    gate showed nothing, for hours in a real recipe. Both now print a plain line now and
+    then (doublet.training.progress: every PROGRESS_EVERY seconds, 0 here: at every
+    update), through the command's own log; the refset and cube judges too."""
+    from doublet.training import progress
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)
+    path = tmp_path / "r.toml"
+    path.write_text("[[step]]\nname = 'td'\nkind = 'td'\nconfig = 'tiny'\ngames = 16\n"
+                    f"[[step]]\nname = 'gate'\nkind = 'gate'\nmodel = 'td'\nagainst = '{MODEL}'\n"
+                    "games = 20\npubeval_games = 20\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "run")]) in (0, 3)
+    err = capsys.readouterr().err
+    assert "train: tiny: 8 / 16 games (50%), " in err and "train: tiny: 16 / 16 games" in err
+    assert "recipe: gate: head to head: 20 / 20 games (100%), " in err, err
+    assert "recipe: gate: against pubeval: 20 / 20 games (100%), " in err, err
+    # the judges count their decisions (three of each here)
+    import gzip
+
+    lines: list[str] = []
+    m = default_model()
+    with gzip.open(ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz", "rt") as f:
+        rows = [next(f) for _ in range(3)]
+    with gzip.open(tmp_path / "judge.jsonl.gz", "wt") as f:
+        f.writelines(rows)
+    cube = tmp_path / "cube.jsonl"
+    cube.write_text("".join((ROOT / "tests" / "data" / "gnubg_cube0.jsonl").read_text()
+                            .splitlines(keepends=True)[:3]))  # fmt: skip
+    with progress.Progress("judge", 0, "decision", lines.append) as p:
+        recipe.judge(m, m, tmp_path / "judge.jsonl.gz", ROOT / "tests" / "data" /
+                     "gnubg_refset.jsonl", 0, p.update)  # fmt: skip
+    with progress.Progress("cube", 0, "decision", lines.append) as p:
+        recipe.cube_judge(m, m, cube, 0, p.update)
+    assert [line.split(", ")[0] for line in lines] == [
+        f"{what}: {k} / 3 decisions ({100 * k // 3}%)" for what in ("judge", "cube")
+        for k in (1, 2, 3)]  # fmt: skip
+
+
 def test_a_data_step_of_one_kind_valued_by_the_analysis_rollout(tmp_path: Path) -> None:
     """A data step's only and rollout_ply reach distill data: the same chunk as the
     command line's."""

@@ -84,13 +84,14 @@ import math
 import sys
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write, held_lock, os_error_text
+from doublet.training.progress import Progress
 
 _DATA = (
     "model chunks ply seed epsilon candidates race_trials rollout_trials rollout_ply "
@@ -307,11 +308,6 @@ def _trail_path(model: Path) -> Path:
     return model.with_name(model.stem + ".recipe.json")
 
 
-def _quiet() -> list[str]:
-    """A td step's progress bar shows on a terminal, as the other steps' do."""
-    return [] if sys.stderr.isatty() else ["--no-progress"]
-
-
 class Pipeline:
     """Runs a recipe's steps in `out` (see the module docstring)."""
 
@@ -479,7 +475,7 @@ class Pipeline:
         folder = self.folder(step)
         model = folder / "model.npz"
         if not (folder / checkpoint.FILENAME).exists():
-            argv = ["--out", str(folder), *_quiet(), "--config", str(step.get("config"))]
+            argv = ["--out", str(folder), "--config", str(step.get("config"))]
             for key in ("games", "seed", "workers"):
                 if step.get(key) is not None:
                     argv += [f"--{key}", str(step.get(key))]
@@ -508,7 +504,7 @@ class Pipeline:
                                f"{t.games} games, more than the step's {total}: set games "
                                f"to {t.games} or more, or remove the folder to start again"
                                )  # fmt: skip
-        argv = ["--out", str(folder), *_quiet(), "--resume", "--games", str(total)]
+        argv = ["--out", str(folder), "--resume", "--games", str(total)]
         if step.get("workers") is not None:
             argv += ["--workers", str(step.get("workers"))]
         self._call(train.main, argv, f"step {step.name!r} (td)")
@@ -581,8 +577,13 @@ class Pipeline:
                                "between them means nothing")  # fmt: skip
         games, seed = int(step.get("games", 4000)), int(step.get("seed", 1))
         margin = float(step.get("margin_se", 2.0))
-        r = play_match(net_player(cand, "candidate"), net_player(ref, "reference"), games, seed,
-                       cand.variant)  # fmt: skip
+
+        def shown(what: str, total: int, unit: str) -> Progress:  # each part's progress
+            return Progress(f"{step.name}: {what}", total, unit, self.log)
+
+        with shown("head to head", games, "game") as p:
+            r = play_match(net_player(cand, "candidate"), net_player(ref, "reference"), games,
+                           seed, cand.variant, progress=p.update)  # fmt: skip
         h2h = {"games": int(r.games), "seed": seed, "ppg": float(r.ppg), "se": float(r.se)}
         result: dict[str, Any] = {"head_to_head": h2h}
         why = []
@@ -590,21 +591,26 @@ class Pipeline:
             why.append(f"head to head {r.ppg:+.4f} ± {r.se:.4f} ppg is not above {margin:g} "
                        "standard errors")  # fmt: skip
         if step.get("pubeval_games"):
-            s = strength(cand, int(step.get("pubeval_games")), seed, cand.variant)
+            n = int(step.get("pubeval_games"))
+            with shown("against pubeval", n, "game") as p:
+                s = strength(cand, n, seed, cand.variant, progress=p.update)
             result["pubeval"] = {"games": s.games, "ppg": s.ppg, "se": s.se}
             low = step.get("pubeval_min")
             if low is not None and s.ppg < float(low):
                 why.append(f"against pubeval {s.ppg:+.4f} ppg is below {float(low):g}")
         if step.get("judge") is not None:
-            j = judge(cand, ref, self.model(step.get("judge")),
-                      self.model(step.get("refset")),
-                      int(step.get("judge_ply", 2)))  # fmt: skip
+            with shown("refset judge", 0, "decision") as p:  # its total: judge's
+                j = judge(cand, ref, self.model(step.get("judge")),
+                          self.model(step.get("refset")), int(step.get("judge_ply", 2)),
+                          p.update)  # fmt: skip
             result["judge"] = j
             if not j["difference"] < float(step.get("judge_margin", 0.0)):
                 why.append(f"on the refset judge the candidate loses {j['candidate']:.3f} mEq "
                            f"a decision against {j['reference']:.3f}")  # fmt: skip
         if step.get("cube") is not None:
-            c = cube_judge(cand, ref, self.model(step.get("cube")), int(step.get("cube_ply", 2)))
+            with shown("cube decisions", 0, "decision") as p:
+                c = cube_judge(cand, ref, self.model(step.get("cube")),
+                               int(step.get("cube_ply", 2)), p.update)  # fmt: skip
             result["cube"] = c
             if not c["difference"] < float(step.get("cube_margin", 0.0)):
                 why.append(f"on gnubg's cube decisions the candidate loses {c['candidate']:.3f} "
@@ -638,10 +644,12 @@ class Pipeline:
         return {"model": str(to), "sha256": record["sha256"]}
 
 
-def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict[str, Any]:
+def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int,
+          progress: Callable[..., None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Both models' mean loss on the refset's decisions (mEq), each play valued by the
     fair judge (benchmarks/fair_judge.py: gnubg 2 ply for every legal play), with the
-    paired difference candidate - reference and its standard error."""
+    paired difference candidate - reference and its standard error. progress(done,
+    total=decisions) after each decision (Progress.update)."""
     import gzip
 
     from doublet.formats.position import Position
@@ -667,6 +675,8 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict
         d1, d2 = c["dice"]
         losses.append([best - value[best_play(pos, d1, d2, ply, m)["position_id"]]
                        for m in (cand, ref)])  # fmt: skip
+        if progress is not None:
+            progress(len(losses), total=len(table))
     return _paired(losses, ply)
 
 
@@ -682,12 +692,13 @@ def _paired(losses: list[list[float]], ply: int) -> dict[str, Any]:
             "se": float(d.std(ddof=1) / np.sqrt(len(d)))}  # fmt: skip
 
 
-def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
+def cube_judge(cand: Any, ref: Any, data: Path, ply: int,
+               progress: Callable[..., None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Both models' mean error per cube decision (double + take, mEq) on the decisions in
     `data` (gnubg_cube.jsonl's lines, or tests/data/gnubg_cube0.jsonl's), judged by
     GNU Backgammon's cubeful 2-ply equities there as benchmarks/cube.py judges them
     (doublet.games.review.cube_loss), with the paired difference candidate - reference
-    and its standard error."""
+    and its standard error. progress(done, total=decisions) after each decision."""
 
     from doublet.cube.state import from_request
     from doublet.formats.ids import board_from_position_id
@@ -716,6 +727,8 @@ def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
             row.append((cube_loss(doc, "double" if double else "roll") or 0.0)
                        + (cube_loss(doc, "take" if take else "pass") or 0.0))  # fmt: skip
         errors.append(row)
+        if progress is not None:
+            progress(len(errors), total=len(rows))
     return _paired(errors, ply)
 
 

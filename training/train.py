@@ -53,6 +53,7 @@ from doublet.training import checkpoint, configs, workers
 from doublet.training.arena import Strength, command, strength
 from doublet.training.configs import Config
 from doublet.training.model import TDNet, has_own_race_net
+from doublet.training.progress import Progress
 from doublet.training.selfplay import Trajectory
 from doublet.training.td import Learner
 from doublet.training.usage import build_parser
@@ -365,16 +366,8 @@ class Trainer:
                     self._hand_out(pool, entry)
                 if self.games == 0 and not self.curve and not self.pending and cfg.check_every:
                     self._submit_check(pool)
-                if self.progress:
-                    from tqdm import tqdm  # type: ignore[import-untyped]
-
-                    bar = tqdm(
-                        total=last * b,
-                        initial=self.games,
-                        unit="game",
-                        smoothing=0.05,
-                        dynamic_ncols=True,
-                    )
+                if self.progress:  # a bar on a terminal, else a line now and then
+                    bar = Progress(cfg.name, last * b, "game", self.log, initial=self.games)
                 inflight: dict[int, list[Any]] = {}
                 learned = self.games // b
                 nxt = learned
@@ -411,11 +404,10 @@ class Trainer:
                         self._submit_check(pool)
                     s = self._collect()
                     if bar is not None:
-                        bar.update(self.games - before)
+                        note = None
                         if s is not None:
-                            bar.set_postfix_str(
-                                f"ppg {s.ppg:+.3f}±{s.se:.3f} @{self.curve[-1]['games']}"
-                            )
+                            note = f"ppg {s.ppg:+.3f}±{s.se:.3f} @{self.curve[-1]['games']}"
+                        bar.update(self.games, note)
                     if (
                         cfg.checkpoint_every
                         and self.games // cfg.checkpoint_every > before // cfg.checkpoint_every
