@@ -1,7 +1,7 @@
 """The one-sided race net's pieces (doublet.training.onesided): a config's successors,
 the value-iteration step against the definition and against the bear-off database, the
-combination of two sides' distributions, the numpy net against torch's, and a fit that
-is stopped and resumed."""
+combination of two sides' distributions, the numpy net against torch's, a fit that
+is stopped and resumed, and two fits of one seed that give the same net."""
 
 from __future__ import annotations
 
@@ -188,6 +188,24 @@ def test_fit_writes_each_round_and_resumes(tmp_path, capsys) -> None:
     loaded = O.OneSided.load(out)
     a, f = loaded.dists(np.array([_cfg({12: 2, 8: 3, 3: 10})]))
     assert a.sum() == pytest.approx(1.0, abs=1e-5) and f.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_two_fits_of_one_seed_give_the_same_net(tmp_path) -> None:
+    """The net was built before torch was seeded, so its initial weights came from
+    whatever torch's generator held (another per process, or per step of a recipe run):
+    two fits with the same --seed gave different nets. Each fit starts here from a
+    differently seeded generator, as two processes would."""
+    small = ["fit", "--games", "20", "--configs", "30", "--hidden", "8", "--rounds", "1",
+             "--seed", "3"]  # fmt: skip
+    nets = []
+    for k, name in enumerate(("a.npz", "b.npz")):
+        torch.manual_seed(100 + k)
+        assert O.main([*small, "--out", str(tmp_path / name)]) == 0
+        with np.load(tmp_path / name) as z:
+            nets.append({key: z[key] for key in z.files if key != "meta"})
+    assert nets[0].keys() == nets[1].keys() and len(nets[0]) == 8
+    for key in nets[0]:
+        assert np.array_equal(nets[0][key], nets[1][key]), key
 
 
 # -- the engine's kernels (doublet.rules.onesided) against training's numpy reference -------

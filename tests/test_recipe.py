@@ -192,6 +192,94 @@ def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: s
     assert err.startswith("recipe: error:") and message in err and err.count("\n") == 1, err
 
 
+ONESIDED = ROOT / "models" / "doublet-onesided.npz"
+
+
+@pytest.mark.parametrize(("step", "message", "mended"), [
+    # a model given as a path: the one-sided race net (a data step's model, an export's),
+    # or no model at all
+    (f"kind = 'data'\nmodel = '{ONESIDED}'", "is the one-sided race net, which is no model",
+     f"kind = 'data'\nmodel = '{MODEL}'"),
+    (f"kind = 'export'\nmodel = '{ONESIDED}'\nto = 'x.npz'",
+     "is the one-sided race net, which is no model",
+     f"kind = 'export'\nmodel = '{MODEL}'\nto = 'x.npz'"),
+    ("kind = 'prune'\nmodel = 'DIR/chunk-00000.npz'", "is not a model: model file",
+     f"kind = 'prune'\nmodel = '{MODEL}'"),
+    # data given as a path: a chunk file, not its folder; a folder without chunks
+    (f"kind = 'fit'\nmodel = '{MODEL}'\ndata = ['DIR/chunk-00000.npz']",
+     "is a file, not a folder of chunks", f"kind = 'fit'\nmodel = '{MODEL}'\ndata = ['DIR']"),
+    (f"kind = 'fit'\nmodel = '{MODEL}'\ndata = 'DIR/empty'", "holds no chunks",
+     f"kind = 'fit'\nmodel = '{MODEL}'\ndata = 'DIR'"),
+    # as a step of the one-sided kind was refused already
+    ("kind = 'data'\nmodel = 'os'", "is a onesided step, which makes no model",
+     f"kind = 'data'\nmodel = '{MODEL}'"),
+])  # fmt: skip
+def test_a_dry_run_refuses_a_model_or_data_no_step_could_use(
+        tmp_path: Path, step: str, message: str, mended: str,
+        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A dry run said "would run" for a data step whose model was the one-sided net's file
+    and for a fit step whose data was a file: the step's command would refuse them only
+    when reached (days into a real recipe). A path is now checked as a step of the wrong
+    kind is: the recipe is refused when read, dry run or not."""
+    np.savez(tmp_path / "chunk-00000.npz", boards=np.zeros((1, 28), np.int8),
+             probs=np.zeros((1, 5), np.float32))  # fmt: skip
+    (tmp_path / "empty").mkdir()
+    path = tmp_path / "r.toml"
+    out = tmp_path / "run"
+    argv = ["--recipe", str(path), "--out", str(out), "--dry-run"]
+    for text, code in ((step, 2), (mended, 0)):
+        path.write_text("[[step]]\nname = 'os'\nkind = 'onesided'\n[[step]]\nname = 'x'\n"
+                        + text.replace("DIR", str(tmp_path)) + "\n")  # fmt: skip
+        assert recipe.main(argv) == code
+        err = capsys.readouterr().err
+        if code == 2:
+            assert err.startswith("recipe: error: step 2 ('x'):") and message in err, err
+            assert err.count("\n") == 1 and not out.exists()
+        else:  # the same step on what it takes
+            assert "x: would run the" in err, err
+
+
+def test_the_td_and_gate_steps_show_progress_lines_where_stderr_is_no_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Where stderr is no terminal (a log file), a td step ran with --no-progress and a
+    gate showed nothing, for hours in a real recipe. Both now print a plain line now and
+    then (doublet.training.progress: every PROGRESS_EVERY seconds, 0 here: at every
+    update), through the command's own log; the refset and cube judges too."""
+    from doublet.training import progress
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)
+    path = tmp_path / "r.toml"
+    path.write_text("[[step]]\nname = 'td'\nkind = 'td'\nconfig = 'tiny'\ngames = 16\n"
+                    f"[[step]]\nname = 'gate'\nkind = 'gate'\nmodel = 'td'\nagainst = '{MODEL}'\n"
+                    "games = 20\npubeval_games = 20\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "run")]) in (0, 3)
+    err = capsys.readouterr().err
+    assert "train: tiny: 8 / 16 games (50%), " in err and "train: tiny: 16 / 16 games" in err
+    assert "recipe: gate: head to head: 20 / 20 games (100%), " in err, err
+    assert "recipe: gate: against pubeval: 20 / 20 games (100%), " in err, err
+    # the judges count their decisions (three of each here)
+    import gzip
+
+    lines: list[str] = []
+    m = default_model()
+    with gzip.open(ROOT / "benchmarks" / "data" / "gnubg2_all_refset.jsonl.gz", "rt") as f:
+        rows = [next(f) for _ in range(3)]
+    with gzip.open(tmp_path / "judge.jsonl.gz", "wt") as f:
+        f.writelines(rows)
+    cube = tmp_path / "cube.jsonl"
+    cube.write_text("".join((ROOT / "tests" / "data" / "gnubg_cube0.jsonl").read_text()
+                            .splitlines(keepends=True)[:3]))  # fmt: skip
+    with progress.Progress("judge", 0, "decision", lines.append) as p:
+        recipe.judge(m, m, tmp_path / "judge.jsonl.gz", ROOT / "tests" / "data" /
+                     "gnubg_refset.jsonl", 0, p.update)  # fmt: skip
+    with progress.Progress("cube", 0, "decision", lines.append) as p:
+        recipe.cube_judge(m, m, cube, 0, p.update)
+    assert [line.split(", ")[0] for line in lines] == [
+        f"{what}: {k} / 3 decisions ({100 * k // 3}%)" for what in ("judge", "cube")
+        for k in (1, 2, 3)]  # fmt: skip
+
+
 def test_a_data_step_of_one_kind_valued_by_the_analysis_rollout(tmp_path: Path) -> None:
     """A data step's only and rollout_ply reach distill data: the same chunk as the
     command line's."""
@@ -350,3 +438,37 @@ def test_a_second_run_on_the_same_folder_is_refused(
     err = capsys.readouterr().err
     assert "another doublet train --recipe is running in" in err, err
     assert not (out / "a").exists()
+
+
+def test_an_export_whose_file_went_missing_or_was_replaced_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export step recorded done was skipped even when its model had gone, or another
+    file had taken its place (it recorded no digest, as the other steps do): it now runs
+    again, and writes the model and its record back."""
+    path = tmp_path / "export.toml"
+    path.write_text(f"[[step]]\nname = 'export'\nkind = 'export'\nmodel = '{MODEL}'\n"
+                    "to = 'final.npz'\n")  # fmt: skip
+    out = tmp_path / "run"
+    final, trail = out / "final.npz", out / "final.recipe.json"
+    argv = ["--recipe", str(path), "--out", str(out)]
+    assert recipe.main(argv) == 0
+    assert final.read_bytes() == MODEL.read_bytes() and trail.exists()
+    done = json.loads((out / "export" / "done.json").read_text())
+    assert done["digest"]
+    capsys.readouterr()
+    assert recipe.main(argv) == 0  # intact: skipped
+    assert "export: done (" in capsys.readouterr().err
+    final.unlink()
+    assert recipe.main(argv) == 0
+    assert "the step runs again" in capsys.readouterr().err
+    assert final.read_bytes() == MODEL.read_bytes()
+    final.write_bytes(b"another file")  # replaced (same name, other content)
+    assert recipe.main([*argv, "--dry-run"]) == 0
+    assert "export: would run the export step" in capsys.readouterr().err
+    assert recipe.main(argv) == 0
+    assert final.read_bytes() == MODEL.read_bytes()
+    trail.unlink()  # the record beside it is part of what the step made
+    assert recipe.main(argv) == 0
+    assert json.loads(trail.read_text())["sha256"] == done["result"]["sha256"]
+    assert json.loads((out / "export" / "done.json").read_text())["digest"] == done["digest"]

@@ -1354,6 +1354,37 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
     assert "--seed must be 0 to 2**63 - 1" in capsys.readouterr().err
 
 
+def test_an_export_over_the_runs_own_files_is_refused(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:  # fmt: skip
+    """--export at the run's checkpoint, its curve or its lock (however the path is
+    written: another spelling, a symbolic link) wrote the model over it; at a .md path,
+    the card over the model. Each is refused before anything is trained or written."""
+    out = tmp_path / "run"
+    base = ["--out", str(out), "--no-progress"]
+    assert main(["--config", "tiny", "--games", "16", *base, "--no-export"]) == 0
+    before = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    assert {"checkpoint.pt", "curve.csv"} <= set(before)
+    (tmp_path / "link.npz").symlink_to(out / "checkpoint.pt")
+    for export in (out / "checkpoint.pt", tmp_path / "run" / ".." / "run" / "curve.csv",
+                   out / "curve.png", out / "run.lock", tmp_path / "link.npz",
+                   tmp_path / "model.md"):  # fmt: skip
+        assert main(["--resume", *base, "--export", str(export)]) == 2, export
+        err = capsys.readouterr().err
+        assert err.startswith(f"train: error: --export {str(export)!r} ") and err.count("\n") == 1
+        assert "the run's own" in err or "over the model" in err, err
+    assert {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()} == before
+    assert not (tmp_path / "model.md").exists()
+    # a new run: refused before its folder is made
+    new = tmp_path / "new"
+    assert main(["--config", "tiny", "--games", "16", "--out", str(new), "--no-progress",
+                 "--export", str(new / "checkpoint.pt")]) == 2  # fmt: skip
+    assert "run's own checkpoint.pt" in capsys.readouterr().err and not new.exists()
+    # beside them is fine
+    assert main(["--resume", *base, "--export", str(out / "final.npz")]) == 0
+    assert (out / "final.npz").exists() and (out / "final.md").exists()
+
+
 def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -> None:
     """Out-of-range numbers are one error before info.json is written (session 23: --ply
     -1 was a traceback and left an info.json that refused the corrected command)."""
@@ -1399,6 +1430,27 @@ def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -
     (out / "info.json").write_text('{"model": "r1/mo')  # cut short: words, no traceback
     with pytest.raises(SystemExit, match=r"info\.json' cannot be read \(not whole JSON\)"):
         distill.main([*fit])
+
+
+def test_every_distill_option_says_what_it_does_and_its_default() -> None:
+    """`distill data --help` and `distill fit --help` gave most options no help (--model,
+    --out, --chunks, --ply, --seed, --workers, --epochs, --lr): each now says what it does,
+    and one with a default says it."""
+    import argparse
+
+    parser = distill.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(commands.choices) == {"data", "fit"}
+    for name, sub in commands.choices.items():
+        text = sub.format_help()  # a %(default)s that does not format fails here
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            option = action.option_strings[0]
+            assert action.help and len(action.help) > 20, (name, option)
+            if action.default not in (None, False):
+                assert "default" in action.help, (name, option)
+            assert option in text, (name, option)
 
 
 def test_prune_and_arena_refuse_bad_arguments_in_one_line(tmp_path: Path,

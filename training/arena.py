@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -51,16 +51,22 @@ class Strength:
 
 
 def strength(
-    model: Model, games: int, seed: int, variant: int = STANDARD, opponent: str = "pubeval"
+    model: Model,
+    games: int,
+    seed: int,
+    variant: int = STANDARD,
+    opponent: str = "pubeval",
+    progress: Callable[[int], None] | None = None,
 ) -> Strength:
-    """The net (0-ply) against `opponent` over `games` duplicate games with dice seed."""
+    """The net (0-ply) against `opponent` over `games` duplicate games with dice seed;
+    progress(games done) as play_match calls it."""
     from doublet.games.duplicate import net_player, play_match, pubeval_player, random_player
 
     if opponent not in OPPONENTS:
         raise ValueError(f"unknown opponent {opponent!r} ({', '.join(OPPONENTS)})")
     other = pubeval_player() if opponent == "pubeval" else random_player()
     t = time.perf_counter()
-    r = play_match(net_player(model), other, games, seed, variant)
+    r = play_match(net_player(model), other, games, seed, variant, progress=progress)
     se = float(getattr(r, "se", getattr(r, "stderr", float("nan"))))
     gammons = r.gammon_rate
     g_for, g_against = gammons if isinstance(gammons, tuple) else (gammons, float("nan"))

@@ -623,64 +623,97 @@ def _centred_errors(out: Any, y: Any, g: Any) -> tuple[Any, int]:
     return centred[many], int(many.sum())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """`python -m doublet.training.distill data|fit`: every option says what it does."""
     ap = argparse.ArgumentParser(
         prog="python -m doublet.training.distill", description=__doc__.split("\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("data", help="self-play positions and their n-ply values")
-    d.add_argument("--model", required=True)
-    d.add_argument("--out", required=True, type=Path)
-    d.add_argument("--chunks", type=int, default=1000)
-    d.add_argument("--ply", type=int, default=2)
-    d.add_argument("--seed", type=int, default=1)
-    d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--model", required=True,
+                   help="the model (.npz) whose 0-ply self-play gives the positions and "
+                        "whose search values them")  # fmt: skip
+    d.add_argument("--out", required=True, type=Path,
+                   help="the folder of the chunks (and info.json); a run stopped there "
+                        "goes on with the chunks it lacks")  # fmt: skip
+    d.add_argument("--chunks", type=int, default=1000,
+                   help=f"chunks in all, each the positions taken from {GAMES_PER_CHUNK} "
+                        f"self-play games ({RACE_GAMES_PER_CHUNK} with --race-trials) "
+                        "(default %(default)s)")  # fmt: skip
+    d.add_argument("--ply", type=int, default=2,
+                   help=f"the depth of the search that values the positions, 0 to {MAX_PLY} "
+                        "(default %(default)s; not with rollouts)")  # fmt: skip
+    d.add_argument("--seed", type=int, default=1,
+                   help="the seed of the games, the samples and the rollouts' dice "
+                        "(default %(default)s)")  # fmt: skip
+    d.add_argument("--workers", type=int, default=2,
+                   help="local processes making the chunks (default %(default)s; the same "
+                        "data with any number)")  # fmt: skip
     d.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="make the chunks as Ray tasks: 'auto' (this machine's cluster), an "
-                   "address, or 'local' (pip install 'doublet[ray]')")  # fmt: skip
+                   "address, or 'local' (pip install 'doublet[ray]'; default: local "
+                   "processes, --workers)")  # fmt: skip
     d.add_argument("--race-trials", type=int, default=0,
-                   help="race positions only, valued by rollouts of this many trials")  # fmt: skip
+                   help="race positions only, valued by rollouts of this many trials "
+                        "(default %(default)s: off)")  # fmt: skip
     d.add_argument("--rollout-trials", type=int, default=0,
                    help="contact positions only, valued by rollouts of this many trials "
-                        "to the end of contact")  # fmt: skip
+                        "to the end of contact (default %(default)s: off)")  # fmt: skip
     d.add_argument("--rollout-ply", type=int, default=-1,
                    help="with --rollout-trials: value each position by the analysis rollout "
                         "(doublet.search.rollout: this ply's play, 0 or 1, luck-adjusted, "
                         "to the end of the game) instead of 0-ply trials to the end of "
-                        "contact")  # fmt: skip
+                        "contact (default: off)")  # fmt: skip
     d.add_argument("--epsilon", type=float, default=0.0,
                    help="the games play a uniformly random play on this share of rolls, "
-                        "for positions off the net's own path (0: none)")  # fmt: skip
+                        "for positions off the net's own path (default %(default)s: "
+                        "none)")  # fmt: skip
     d.add_argument("--candidates", type=int, default=0,
                    help="value the positions after the K best 0-ply plays of a random "
-                        "roll in each sampled position, not the position (0: off); with "
-                        "--rollout-ply, a position's K are rolled out on one set of "
-                        "dice")  # fmt: skip
+                        "roll in each sampled position, not the position (default "
+                        "%(default)s: off); with --rollout-ply, a position's K are rolled "
+                        "out on one set of dice")  # fmt: skip
     d.add_argument("--min-equity", type=float, default=0.0,
                    help="with --rollout-trials or --race-trials: leave out the positions "
                         "whose cubeless equity by the 0-ply search is below this in size "
-                        "(0: none)")  # fmt: skip
+                        "(default %(default)s: none)")  # fmt: skip
     d.add_argument("--only", default="",
                    help="every position with contact of these kinds instead of a sample "
                         f"({', '.join(ONLY)}; comma-separated), valued by the search or "
-                        "with --rollout-trials")  # fmt: skip
+                        "with --rollout-trials (default: a sample of all)")  # fmt: skip
     f = sub.add_parser("fit", help="fit the net to the data")
-    f.add_argument("--model", required=True)
+    f.add_argument("--model", required=True,
+                   help="the model (.npz) whose net the fit starts from (its pruning net "
+                        "is kept as it is)")  # fmt: skip
     f.add_argument("--data", required=True, type=Path, nargs="+",
                    help="one or more folders of chunks made by data")  # fmt: skip
-    f.add_argument("--out", required=True, type=Path)
-    f.add_argument("--epochs", type=int, default=4)
-    f.add_argument("--lr", type=float, default=1e-4)
-    f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--out", required=True, type=Path,
+                   help="the fitted model's file (.npz), written at the end")  # fmt: skip
+    f.add_argument("--epochs", type=int, default=4,
+                   help="passes over the data (default %(default)s)")  # fmt: skip
+    f.add_argument("--lr", type=float, default=1e-4,
+                   help="Adam's learning rate (default %(default)s)")  # fmt: skip
+    f.add_argument("--seed", type=int, default=1,
+                   help="the seed of the chunks held out, the minibatches' order and a "
+                        "widening's new weights (default %(default)s)")  # fmt: skip
     f.add_argument("--hidden", type=int, default=None,
-                   help="first widen the nets to this many hidden units")  # fmt: skip
+                   help="first widen the nets to this many hidden units (default: the "
+                        "model's)")  # fmt: skip
     f.add_argument("--lr-end", type=float, default=None,
-                   help="the learning rate falls to this along a cosine")  # fmt: skip
+                   help="the learning rate falls to this along a cosine (default: --lr "
+                        "throughout)")  # fmt: skip
     f.add_argument("--rank-weight", type=float, default=0.0,
                    help="add this weight times the ranking loss of the candidates sets' "
-                        "groups (the centred equities of one roll's plays; 0: off)")  # fmt: skip
+                        "groups (the centred equities of one roll's plays; default "
+                        "%(default)s: off)")  # fmt: skip
     f.add_argument("--race", action="store_true",
-                   help="fit a race net of its own on the positions without contact")  # fmt: skip
+                   help="fit a race net of its own on the positions without contact "
+                        "(default: the contact net)")  # fmt: skip
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     args.command = command_line("python -m doublet.training.distill", argv)
     try:

@@ -382,6 +382,7 @@ def save(path: Path, net: Net, meta: dict[str, Any]) -> None:
 
 def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
     out: Path = args.out
+    torch.manual_seed(args.seed)  # before the net: its initial weights come from the seed
     net = Net(args.hidden)
     meta: dict[str, Any] = {"kind": KIND, "turns": TURNS, "features": FEATURES,
                             "hidden": args.hidden, "games": args.games,
@@ -421,7 +422,6 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
     if done >= args.rounds:
         print(f"{out}: {done} rounds done already")
         return 0
-    torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed + done)
     cf = race_configs(args.games, args.epsilon, args.seed,
                       model_for(args.model, B.STANDARD) if args.model else None)  # fmt: skip

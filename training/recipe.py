@@ -69,8 +69,9 @@ fit and gate start again: they are short) and refuses a step
 whose settings changed after it was done, or whose input steps were made again since
 (remove its folder to redo it and the steps after it). A gate that fails stops the
 pipeline there, and is recorded as failed so that a rerun stops there again; the export
-after it never runs. Every step writes atomically (doublet.core.files), so a kill loses
-at most the step in progress.
+after it never runs. An export recorded done whose model (or the record beside it) is
+missing, or is not the file it wrote, is exported again. Every step writes atomically
+(doublet.core.files), so a kill loses at most the step in progress.
 """
 
 from __future__ import annotations
@@ -83,13 +84,14 @@ import math
 import sys
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write, held_lock, os_error_text
+from doublet.training.progress import Progress
 
 _DATA = (
     "model chunks ply seed epsilon candidates race_trials rollout_trials rollout_ply "
@@ -204,6 +206,8 @@ def load(path: Path) -> list[Step]:
             elif not _under(path.resolve().parent, ref).exists():
                 raise DoubletError(f"{where}: {key} {ref!r} is neither an earlier step nor a "
                                    "file (paths are relative to the recipe)")  # fmt: skip
+            elif why := _not_input(key, _under(path.resolve().parent, ref)):
+                raise DoubletError(f"{where}: {key} {ref!r} {why}")  # as a step's, above
         step = Step(name, kind, dict(t))
         steps.append(step)
         seen[name] = step
@@ -260,6 +264,32 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
     return None
 
 
+def _not_input(key: str, file: Path) -> str | None:
+    """What is wrong with a path that a step takes as its `key`, a model or data (None:
+    nothing): a model is a Doublet model file (not the one-sided race net, say), data a
+    folder of distill data's chunks (not a file). The step's command would say so only
+    when the step is reached."""
+    if key == "data":
+        if not file.is_dir():
+            return "is a file, not a folder of chunks (distill data's --out)"
+        if not any(file.glob("chunk-*.npz")):
+            return "holds no chunks (chunk-*.npz: distill data's)"
+    elif key in ("model", "against", "init"):
+        from doublet.nn.eval import ModelError, load_model
+
+        try:
+            load_model(file)
+        except ModelError as e:
+            from doublet.rules import onesided
+
+            try:
+                onesided.load(file)
+            except ModelError:
+                return f"is not a model: {e}"
+            return "is the one-sided race net, which is no model"
+    return None
+
+
 def _plain(value: Any) -> bool:
     if isinstance(value, list):
         return all(_plain(v) for v in value)
@@ -273,9 +303,9 @@ def _under(base: Path, ref: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
-def _quiet() -> list[str]:
-    """A td step's progress bar shows on a terminal, as the other steps' do."""
-    return [] if sys.stderr.isatty() else ["--no-progress"]
+def _trail_path(model: Path) -> Path:
+    """The record an export step writes beside the model it exports."""
+    return model.with_name(model.stem + ".recipe.json")
 
 
 class Pipeline:
@@ -306,6 +336,10 @@ class Pipeline:
         return [self.folder(self.names[r]) if r in self.names else _under(self.base, r)
                 for r in refs]  # fmt: skip
 
+    def exported(self, step: Step) -> Path:
+        """Where an export step writes its model (`to`, relative to the run's folder)."""
+        return _under(self.out, step.get("to"))
+
     def done(self, step: Step) -> dict[str, Any] | None:
         path = self.folder(step) / DONE
         if not path.exists():
@@ -318,6 +352,13 @@ class Pipeline:
         if not isinstance(record, dict):
             raise DoubletError(f"step {step.name!r}'s record {str(path)!r} is damaged: remove "
                                f"{folder!r} to run the step again")  # fmt: skip
+        if step.kind == "export" and self._digest(step) != record.get("digest"):
+            # Its output (outside the folder, as a rule) is gone or is not the file it
+            # wrote: nothing was made from it, so it is exported again. (A record made
+            # before exports were hashed has no digest: it is exported again too.)
+            self.log(f"{step.name}: {str(self.exported(step))!r} or its record is missing or "
+                     "is not what the step wrote: the step runs again")  # fmt: skip
+            return None
         if record.get("digest") is not None and self._digest(step) != record["digest"]:
             raise DoubletError(f"step {step.name!r} is recorded done, but what it made in "
                                f"{folder!r} is missing or was changed since: remove the "
@@ -352,8 +393,9 @@ class Pipeline:
         return record.get("digest") if isinstance(record, dict) else None
 
     def _digest(self, step: Step) -> str | None:
-        """sha256 of what the step made: its model, or its data's chunks (computed once
-        a run: a data step's chunks can be hundreds of MB)."""
+        """sha256 of what the step made: its model, its data's chunks, or the model it
+        exported with its record (computed once a run: a data step's chunks can be
+        hundreds of MB)."""
         if step.name not in self._digests:
             self._digests[step.name] = self._hash(step)
         return self._digests[step.name]
@@ -366,6 +408,8 @@ class Pipeline:
             files = [folder / ONESIDED]
         elif step.kind == "data":
             files = sorted(folder.glob("chunk-*.npz"))
+        elif step.kind == "export":
+            files = [self.exported(step), _trail_path(self.exported(step))]
         else:
             return None
         h = hashlib.sha256()
@@ -431,7 +475,7 @@ class Pipeline:
         folder = self.folder(step)
         model = folder / "model.npz"
         if not (folder / checkpoint.FILENAME).exists():
-            argv = ["--out", str(folder), *_quiet(), "--config", str(step.get("config"))]
+            argv = ["--out", str(folder), "--config", str(step.get("config"))]
             for key in ("games", "seed", "workers"):
                 if step.get(key) is not None:
                     argv += [f"--{key}", str(step.get(key))]
@@ -460,7 +504,7 @@ class Pipeline:
                                f"{t.games} games, more than the step's {total}: set games "
                                f"to {t.games} or more, or remove the folder to start again"
                                )  # fmt: skip
-        argv = ["--out", str(folder), *_quiet(), "--resume", "--games", str(total)]
+        argv = ["--out", str(folder), "--resume", "--games", str(total)]
         if step.get("workers") is not None:
             argv += ["--workers", str(step.get("workers"))]
         self._call(train.main, argv, f"step {step.name!r} (td)")
@@ -533,8 +577,13 @@ class Pipeline:
                                "between them means nothing")  # fmt: skip
         games, seed = int(step.get("games", 4000)), int(step.get("seed", 1))
         margin = float(step.get("margin_se", 2.0))
-        r = play_match(net_player(cand, "candidate"), net_player(ref, "reference"), games, seed,
-                       cand.variant)  # fmt: skip
+
+        def shown(what: str, total: int, unit: str) -> Progress:  # each part's progress
+            return Progress(f"{step.name}: {what}", total, unit, self.log)
+
+        with shown("head to head", games, "game") as p:
+            r = play_match(net_player(cand, "candidate"), net_player(ref, "reference"), games,
+                           seed, cand.variant, progress=p.update)  # fmt: skip
         h2h = {"games": int(r.games), "seed": seed, "ppg": float(r.ppg), "se": float(r.se)}
         result: dict[str, Any] = {"head_to_head": h2h}
         why = []
@@ -542,21 +591,26 @@ class Pipeline:
             why.append(f"head to head {r.ppg:+.4f} ± {r.se:.4f} ppg is not above {margin:g} "
                        "standard errors")  # fmt: skip
         if step.get("pubeval_games"):
-            s = strength(cand, int(step.get("pubeval_games")), seed, cand.variant)
+            n = int(step.get("pubeval_games"))
+            with shown("against pubeval", n, "game") as p:
+                s = strength(cand, n, seed, cand.variant, progress=p.update)
             result["pubeval"] = {"games": s.games, "ppg": s.ppg, "se": s.se}
             low = step.get("pubeval_min")
             if low is not None and s.ppg < float(low):
                 why.append(f"against pubeval {s.ppg:+.4f} ppg is below {float(low):g}")
         if step.get("judge") is not None:
-            j = judge(cand, ref, self.model(step.get("judge")),
-                      self.model(step.get("refset")),
-                      int(step.get("judge_ply", 2)))  # fmt: skip
+            with shown("refset judge", 0, "decision") as p:  # its total: judge's
+                j = judge(cand, ref, self.model(step.get("judge")),
+                          self.model(step.get("refset")), int(step.get("judge_ply", 2)),
+                          p.update)  # fmt: skip
             result["judge"] = j
             if not j["difference"] < float(step.get("judge_margin", 0.0)):
                 why.append(f"on the refset judge the candidate loses {j['candidate']:.3f} mEq "
                            f"a decision against {j['reference']:.3f}")  # fmt: skip
         if step.get("cube") is not None:
-            c = cube_judge(cand, ref, self.model(step.get("cube")), int(step.get("cube_ply", 2)))
+            with shown("cube decisions", 0, "decision") as p:
+                c = cube_judge(cand, ref, self.model(step.get("cube")),
+                               int(step.get("cube_ply", 2)), p.update)  # fmt: skip
             result["cube"] = c
             if not c["difference"] < float(step.get("cube_margin", 0.0)):
                 why.append(f"on gnubg's cube decisions the candidate loses {c['candidate']:.3f} "
@@ -574,23 +628,28 @@ class Pipeline:
             if record is None or not record.get("passed"):
                 raise DoubletError(f"step {step.name!r}: the gate {g.name!r} has not passed")
         src = self.model(step.get("model"))
-        to = Path(step.get("to"))
-        to = to if to.is_absolute() else self.out / to
+        to = self.exported(step)
+        try:
+            data = src.read_bytes()
+        except OSError as e:  # a model given by path, moved away since the recipe was read
+            raise DoubletError(f"step {step.name!r} cannot export {str(src)!r}: "
+                               f"{e.strerror}") from None  # fmt: skip
         to.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(to, src.read_bytes())
+        atomic_write(to, data)
         trail = {s.name: (self.done(s) or {}) for s in self.steps[:index]}
-        digest = hashlib.sha256(to.read_bytes()).hexdigest()
+        digest = hashlib.sha256(data).hexdigest()
         record = {"recipe": self.recipe.read_text(), "model": str(to), "sha256": digest,
                   "steps": trail}  # fmt: skip
-        atomic_write(to.with_name(to.stem + ".recipe.json"),
-                          json.dumps(record, indent=1) + "\n")  # fmt: skip
+        atomic_write(_trail_path(to), json.dumps(record, indent=1) + "\n")
         return {"model": str(to), "sha256": record["sha256"]}
 
 
-def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict[str, Any]:
+def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int,
+          progress: Callable[..., None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Both models' mean loss on the refset's decisions (mEq), each play valued by the
     fair judge (benchmarks/fair_judge.py: gnubg 2 ply for every legal play), with the
-    paired difference candidate - reference and its standard error."""
+    paired difference candidate - reference and its standard error. progress(done,
+    total=decisions) after each decision (Progress.update)."""
     import gzip
 
     from doublet.formats.position import Position
@@ -616,6 +675,8 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int) -> dict
         d1, d2 = c["dice"]
         losses.append([best - value[best_play(pos, d1, d2, ply, m)["position_id"]]
                        for m in (cand, ref)])  # fmt: skip
+        if progress is not None:
+            progress(len(losses), total=len(table))
     return _paired(losses, ply)
 
 
@@ -631,12 +692,13 @@ def _paired(losses: list[list[float]], ply: int) -> dict[str, Any]:
             "se": float(d.std(ddof=1) / np.sqrt(len(d)))}  # fmt: skip
 
 
-def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
+def cube_judge(cand: Any, ref: Any, data: Path, ply: int,
+               progress: Callable[..., None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Both models' mean error per cube decision (double + take, mEq) on the decisions in
     `data` (gnubg_cube.jsonl's lines, or tests/data/gnubg_cube0.jsonl's), judged by
     GNU Backgammon's cubeful 2-ply equities there as benchmarks/cube.py judges them
     (doublet.games.review.cube_loss), with the paired difference candidate - reference
-    and its standard error."""
+    and its standard error. progress(done, total=decisions) after each decision."""
 
     from doublet.cube.state import from_request
     from doublet.formats.ids import board_from_position_id
@@ -665,6 +727,8 @@ def cube_judge(cand: Any, ref: Any, data: Path, ply: int) -> dict[str, Any]:
             row.append((cube_loss(doc, "double" if double else "roll") or 0.0)
                        + (cube_loss(doc, "take" if take else "pass") or 0.0))  # fmt: skip
         errors.append(row)
+        if progress is not None:
+            progress(len(errors), total=len(rows))
     return _paired(errors, ply)
 
 

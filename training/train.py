@@ -20,8 +20,9 @@ pool. A config's workers=0 runs everything in the main process, with the same re
 
 Files in --out: checkpoint.pt (doublet.training.checkpoint, every ``cfg.checkpoint_every`` games,
 at the end and on Ctrl-C/SIGTERM), curve.csv and curve.png (one row/point per strength
-check), and at the end the exported model.npz (doublet.nn.eval's format, or --export PATH)
-with a model card model.md beside it.
+check), run.lock while it trains, and at the end the exported model.npz (doublet.nn.eval's
+format, or --export PATH: never one of the run's own files) with a model card model.md
+beside it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from doublet.training import checkpoint, configs, workers
 from doublet.training.arena import Strength, command, strength
 from doublet.training.configs import Config
 from doublet.training.model import TDNet, has_own_race_net
+from doublet.training.progress import Progress
 from doublet.training.selfplay import Trajectory
 from doublet.training.td import Learner
 from doublet.training.usage import build_parser
@@ -70,6 +72,10 @@ CURVE_FIELDS = (
     "plies",
     "stopped",
 )
+CURVE_CSV, CURVE_PNG = "curve.csv", "curve.png"
+LOCK = "run.lock"  # held while a run trains (doublet.core.files.held_lock)
+# What a run writes in --out besides its export: an --export there would destroy it.
+RUN_FILES = (checkpoint.FILENAME, CURVE_CSV, CURVE_PNG, LOCK)
 GOAL_PPG = 0.60  # the issue's goal for the shipped model against pubeval, at 0 ply
 FINAL_SEED_OFFSET = 1_000_003  # the export's strength uses other dice than the curve
 
@@ -360,16 +366,8 @@ class Trainer:
                     self._hand_out(pool, entry)
                 if self.games == 0 and not self.curve and not self.pending and cfg.check_every:
                     self._submit_check(pool)
-                if self.progress:
-                    from tqdm import tqdm  # type: ignore[import-untyped]
-
-                    bar = tqdm(
-                        total=last * b,
-                        initial=self.games,
-                        unit="game",
-                        smoothing=0.05,
-                        dynamic_ncols=True,
-                    )
+                if self.progress:  # a bar on a terminal, else a line now and then
+                    bar = Progress(cfg.name, last * b, "game", self.log, initial=self.games)
                 inflight: dict[int, list[Any]] = {}
                 learned = self.games // b
                 nxt = learned
@@ -406,11 +404,10 @@ class Trainer:
                         self._submit_check(pool)
                     s = self._collect()
                     if bar is not None:
-                        bar.update(self.games - before)
+                        note = None
                         if s is not None:
-                            bar.set_postfix_str(
-                                f"ppg {s.ppg:+.3f}±{s.se:.3f} @{self.curve[-1]['games']}"
-                            )
+                            note = f"ppg {s.ppg:+.3f}±{s.se:.3f} @{self.curve[-1]['games']}"
+                        bar.update(self.games, note)
                     if (
                         cfg.checkpoint_every
                         and self.games // cfg.checkpoint_every > before // cfg.checkpoint_every
@@ -470,9 +467,9 @@ class Trainer:
         w.writeheader()
         for row in self.curve:
             w.writerow({k: row.get(k, "") for k in CURVE_FIELDS})
-        atomic_write(self.out / "curve.csv", buf.getvalue().encode())
+        atomic_write(self.out / CURVE_CSV, buf.getvalue().encode())
         if self.curve and not plot_curve(
-            self.curve, self.out / "curve.png", f"{self.cfg.name} vs pubeval"
+            self.curve, self.out / CURVE_PNG, f"{self.cfg.name} vs pubeval"
         ):
             if not self._warned_plot:
                 self.log("matplotlib is not installed: curve.png is not drawn (curve.csv is)")
@@ -614,6 +611,26 @@ def plot_curve(curve: list[dict[str, Any]], path: Path, title: str) -> bool:
     return True
 
 
+def _export_clash(path: Path, out: Path) -> str | None:
+    """Why exporting the model to `path` (and its card to path.with_suffix(".md")) would
+    overwrite a file the run writes in `out` (RUN_FILES) or the model itself, or None.
+    Paths are compared resolved (an export writes through a symbolic link) and, where
+    both exist, as files (a hard link)."""
+    card = path.with_suffix(".md")
+    if card.resolve() == path.resolve():
+        return "ends in .md, and the model card would be written over the model"
+    for name in RUN_FILES:
+        mine = out / name
+        for written, what in ((path, "model"), (card, f"model card {str(card)!r}")):
+            same = written.resolve() == mine.resolve()
+            with contextlib.suppress(OSError):
+                same = same or os.path.samefile(written, mine)
+            if same:
+                return (f"would write the {what} over the run's own {name} in "
+                        f"{str(out)!r}")  # fmt: skip
+    return None
+
+
 def _num(x: float, digits: int) -> float | str:
     return round(x, digits) if x == x else ""
 
@@ -644,10 +661,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise DoubletError(f"--resume: no checkpoint in {str(out)!r}")
         if not args.resume and not args.config:
             raise DoubletError("--config NAME is needed to start a run")
+        path = Path(args.export) if args.export else out / "model.npz"
+        if args.export and (args.export.endswith(("/", os.sep)) or path.is_dir()):
+            raise DoubletError(f"--export {args.export!r} is a folder: give the model file's "
+                               "path (its card is written beside it, PATH.md)")  # fmt: skip
+        if args.export and (clash := _export_clash(path, out)) is not None:
+            raise DoubletError(f"--export {args.export!r} {clash}: give the model another "
+                               "path (the default is OUT/model.npz)")  # fmt: skip
         # Two runs in one folder would overwrite each other's checkpoint: the second is
         # refused while the first runs (a lock file, OUT/run.lock).
         out.mkdir(parents=True, exist_ok=True)
-        lock.enter_context(held_lock(out / "run.lock", f"another training run is using "
+        lock.enter_context(held_lock(out / LOCK, f"another training run is using "
                                      f"{str(out)!r}: wait for it to end, or give another "
                                      "--out"))  # fmt: skip
         ck = out / checkpoint.FILENAME
@@ -691,10 +715,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Without --games, the run's own total; games are learned in whole blocks, so a
         # total that is not a multiple of the block may have been passed already.
         total = args.games if args.games is not None else max(t.cfg.games, t.games)
-        path = Path(args.export) if args.export else out / "model.npz"
-        if args.export and (args.export.endswith(("/", os.sep)) or path.is_dir()):
-            raise DoubletError(f"--export {args.export!r} is a folder: give the model file's "
-                               "path (its card is written beside it, PATH.md)")  # fmt: skip
         if args.resume and total < t.games:
             raise DoubletError(
                 f"{str(out)!r} has learned {t.games} games already: --games {total} would "

@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from doublet.core.errors import NEEDS_TORCH
 from doublet.training import configs
+from doublet.training.progress import PROGRESS_EVERY
 
 HELP = ("-h", "--help")
 
@@ -48,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to export the model (default OUT/model.npz), with a model card PATH.md",
     )
     p.add_argument("--no-export", action="store_true", help="do not export at the end")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (on a terminal) nor progress lines (elsewhere, "
+                        f"one every {PROGRESS_EVERY:g} s)")  # fmt: skip
     return p
 
 
