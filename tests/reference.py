@@ -25,7 +25,9 @@ What it implements (RULES.md sections 1 and 2):
   die (no moves inside the home board, no bearing off from a lower point);
 - Acey-Deucey roll 1-2: play the 1 and the 2 (maximal use, higher die rule); if both
   were played, then for each chosen doublet k = 1..6 play k four times with maximal
-  use; if all four were played the mover rolls again, otherwise the turn ends.
+  use; if all four were played the mover rolls again, otherwise the turn ends; the
+  game ends, and with it the chain, when the mover has borne off all 15 (RULES.md: the
+  side that first bears off all 15 wins), after the 1 and the 2 or after the doublet.
 
 API: ``reference_outcomes(board, d1, d2, variant) -> set[tuple[bytes, bool]]``.
 """
@@ -36,7 +38,17 @@ import functools
 
 import numpy as np
 
-from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OFF, MY_OUT, OPP_BAR, OPP_OFF, SIZE, STANDARD
+from doublet.core.board import (
+    ACEY_DEUCEY,
+    CHECKERS,
+    MY_BAR,
+    MY_OFF,
+    MY_OUT,
+    OPP_BAR,
+    OPP_OFF,
+    SIZE,
+    STANDARD,
+)
 
 # A position while the turn is worked out: the board array as a tuple of ints
 # (hashable, so sets of positions remove duplicate plays), mover's view.
@@ -192,10 +204,14 @@ def _acey_deucey_chain(start: State) -> set[tuple[State, bool]]:
         return {(s, False) for s in after_1_2}
     out: set[tuple[State, bool]] = set()
     for s in after_1_2:
+        if s[MY_OFF] == CHECKERS:  # the 1 and the 2 bore off the last: the game is over
+            out.add((s, False))
+            continue
         for k in range(1, 7):
             levels = _play_in_order(s, (k, k, k, k), ACEY_DEUCEY)
-            again = len(levels) - 1 == 4  # all four played: roll again
-            out |= {(end, again) for end in levels[-1]}
+            for end in levels[-1]:
+                # all four played: roll again, unless the game is over (all 15 off)
+                out.add((end, len(levels) - 1 == 4 and end[MY_OFF] < CHECKERS))
     return out
 
 

@@ -164,6 +164,31 @@ def test_kernel_equals_reference_on_self_play(variant: int, n: int, seed: int) -
     assert checked > n * 20
 
 
+@pytest.mark.parametrize(
+    "mover",
+    [
+        {6: 4, 2: 1, 1: 1},
+        {2: 1, 1: 1},
+        {1: 1, 2: 1, 3: 1},
+        {6: 3, 2: 1, 1: 1},
+        {6: 5, 2: 1, 1: 1},
+        {12: 4, 2: 1, 1: 1},
+        {5: 4, 2: 2, 1: 1},
+        {6: 4, 1: 1, 2: 1, 3: 1},
+    ],
+)
+def test_acey_deucey_chains_that_end_the_game_equal_the_reference(mover: dict) -> None:
+    """1-2 chains in the bear-off, where the 1 and 2 or the doublet bear off the last
+    checker: the game is over, so the turn never rolls again (the reference, from
+    RULES.md); the positions around them roll again as before."""
+    b = pos(mover, {24: 2, 20: 3}, opp_out=10)
+    got = _kernel_set(b, 1, 2, ACEY_DEUCEY)
+    assert got == reference_outcomes(b, 1, 2, ACEY_DEUCEY)
+    for raw, again in got:
+        if np.frombuffer(raw, np.int8)[MY_OFF] == CHECKERS:
+            assert not again
+
+
 POOL = random_positions(100 if NO_JIT else 1500, STANDARD, 11) + (
     [] if NO_JIT else random_positions(1500, ACEY_DEUCEY, 12)
 )

@@ -320,6 +320,23 @@ def test_acey_deucey_chain_with_no_doublet_play() -> None:
         parse_play(AD_BEAR, 1, 2, "8/5 then 5-5: no play", ACEY_DEUCEY)
 
 
+def test_acey_deucey_chain_ends_with_the_game() -> None:
+    """A 1 and 2 that bear off the last two checkers win the game: no doublet follows,
+    the text has no 'then', and one is refused; a doublet that bears off the last four
+    does not roll again."""
+    last_two = pos({2: 1, 1: 1}, {24: 2}, opp_out=13)
+    assert read(last_two, 1, 2, "2/off 1/off", ACEY_DEUCEY) == "2/off 1/off"
+    with pytest.raises(IllegalPlayError, match="bears off the last checker: the game is over"):
+        parse_play(last_two, 1, 2, "2/off 1/off then 6-6: no play", ACEY_DEUCEY)
+    last_six = pos({6: 4, 2: 1, 1: 1}, {24: 2}, opp_out=13)
+    text = "2/off 1/off then 6-6: 6/off(4)"
+    assert read(last_six, 1, 2, text, ACEY_DEUCEY) == text
+    _, again = legal_outcomes(last_six, 1, 2, ACEY_DEUCEY)
+    assert not again[parse_play(last_six, 1, 2, text, ACEY_DEUCEY)]
+    with pytest.raises(IllegalPlayError, match="chooses a doublet"):  # the game goes on
+        parse_play(last_six, 1, 2, "2/off 1/off", ACEY_DEUCEY)
+
+
 # 2 checkers on the 1 point, 6 on the 2 point: after the 1 and the 2, no doublet from 3-3
 # up can be played, so one outcome is reached by four doublets.
 AD_FOUR_WAYS = pos({1: 2, 2: 6}, {24: 10, 23: 2, 22: 1})

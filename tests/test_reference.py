@@ -267,12 +267,25 @@ def test_acey_deucey_1_2_that_cannot_be_played_in_full_ends_the_turn() -> None:
 
 
 def test_acey_deucey_1_2_chain_rolls_again_after_a_full_doublet() -> None:
-    """1-2 bears off from the 1 and 2 points; 6-6 then bears off four and rolls again;
-    any other doublet cannot be played at all, so the turn ends."""
+    """1-2 bears off from the 1 and 2 points; 6-6 then bears off four of the five on the 6
+    point and rolls again; any other doublet cannot be played at all, so the turn ends."""
+    board = _make({6: 5, 2: 1, 1: 1}, {0: 15})
+    outcomes = reference_outcomes(board, 2, 1, ACEY_DEUCEY)
+    got = {(tuple(sorted(_points(raw).items())), again) for raw, again in outcomes}
+    assert got == {(((6, 1),), True), (((6, 5),), False)}
+
+
+def test_acey_deucey_chain_ends_with_the_game() -> None:
+    """The side that bears off all 15 wins (RULES.md): a 6-6 that bears off the last four
+    does not roll again, and a 1 and 2 that bear off the last two are followed by no
+    doublet at all."""
     board = _make({6: 4, 2: 1, 1: 1}, {0: 15})
     outcomes = reference_outcomes(board, 2, 1, ACEY_DEUCEY)
     got = {(tuple(sorted(_points(raw).items())), again) for raw, again in outcomes}
-    assert got == {((), True), (((6, 4),), False)}
+    assert got == {((), False), (((6, 4),), False)}
+    board = _make({2: 1, 1: 1}, {0: 15})
+    outcomes = reference_outcomes(board, 2, 1, ACEY_DEUCEY)
+    assert [(_points(raw), again) for raw, again in outcomes] == [({}, False)]
 
 
 def test_acey_deucey_start_enters_from_the_unentered_pile() -> None:

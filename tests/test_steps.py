@@ -197,6 +197,30 @@ def test_acey_deucey_doublet_with_no_move_completes_at_once() -> None:
     assert parse_play(board, 2, 1, t.notation(), ACEY_DEUCEY) == o.outcome
 
 
+def test_acey_deucey_chain_that_ends_the_game() -> None:
+    """The 1 and the 2 bear off the last two checkers: the play is complete with no
+    doublet to choose and no roll again; a 6-6 that bears off the last four is complete
+    and does not roll again either."""
+    board = pos({2: 1, 1: 1}, {24: 2}, opp_out=13)
+    t = Turn(board, 1, 2, ACEY_DEUCEY).step(Step(2, OFF, 2)).step(Step(1, OFF, 1))
+    o = t.options()
+    assert o.complete and not o.again and o.doublets == [] and o.steps == []
+    assert t.notation() == "2/off 1/off"
+    assert parse_play(board, 1, 2, t.notation(), ACEY_DEUCEY) == o.outcome
+    board = pos({6: 4, 2: 1, 1: 1}, {24: 2}, opp_out=13)
+    t = Turn(board, 1, 2, ACEY_DEUCEY).step(Step(2, OFF, 2)).step(Step(1, OFF, 1))
+    assert t.options().doublets == [1, 2, 3, 4, 5, 6] and not t.options().complete
+    t = t.choose(6)
+    for _ in range(4):
+        t = t.step(Step(6, OFF, 6))
+    o = t.options()
+    assert o.complete and not o.again
+    assert t.notation() == "2/off 1/off then 6-6: 6/off 6/off 6/off 6/off"
+    assert t.path(o.outcome) == []
+    start = Turn(board, 1, 2, ACEY_DEUCEY)
+    assert start.path(o.outcome)[2] == 6  # the way there chooses the 6-6
+
+
 def test_higher_die_and_maximal_use() -> None:
     # 6-5 with one checker on 7 and the opponent's point on 1: 7/1 is closed, 7/2 then
     # the 6 bears off from 2 (higher die rule in the bear-off): 7/2/off is the only play.

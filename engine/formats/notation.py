@@ -33,7 +33,8 @@ Acey-Deucey (no gnubg to follow, so decided here): unentered checkers enter as
 show which went where, and the bar checkers are written on the higher points. A 1-2
 whose 1 and 2 were both played reads ``<the 1 and the 2> then k-k: <the doublet>``,
 e.g. ``in/24 in/23 then 6-6: in/19(2) 24/18 23/17``, and ``then 6-6: no play`` when
-the doublet could not be played. When one outcome can be reached with several
+the doublet could not be played; a 1 and 2 that bear off the last checker end the game,
+so no doublet follows (``2/off 1/off``). When one outcome can be reached with several
 doublets, the highest is written; with several plays of the 1 and the 2 for that
 doublet, the shortest text (then the first in alphabetical order).
 
@@ -61,6 +62,7 @@ import numpy as np
 
 from doublet.core.board import (
     ACEY_DEUCEY,
+    CHECKERS,
     MY_BAR,
     MY_OFF,
     MY_OUT,
@@ -237,11 +239,16 @@ class _Roll:
         positions after the 1 and the 2 from which that doublet does)."""
         if self._chain_best is None:
             best: dict[tuple[State, bool], tuple[int, list[State]]] = {}
+            for mid in self.stage.res:
+                if mid[MY_OFF] == CHECKERS:  # the 1 and the 2 bore off the last: no doublet
+                    best[(mid, False)] = (0, [mid])
             for k in range(6, 0, -1):
                 for mid in self.stage.res:
+                    if mid[MY_OFF] == CHECKERS:
+                        continue
                     st = self.doublet(mid, k)
-                    again = st.m == 4
                     for r in st.res:
+                        again = st.m == 4 and r[MY_OFF] < CHECKERS  # all 15 off: game over
                         got = best.get((r, again))
                         if got is None:
                             best[(r, again)] = (k, [mid])
@@ -259,6 +266,8 @@ class _Roll:
         if got is None:
             raise IllegalPlayError(f"not a legal outcome of {self.name} here")
         k, mids = got
+        if k == 0:  # the game ended with the 1 and the 2
+            return self.stage.text(after)
         texts = []
         for mid in mids:
             second = self.doublet(mid, k).text(after) or _NO_PLAY
@@ -941,6 +950,10 @@ def parse_play(board: Board, d1: int, d2: int, text: str, variant: int = STANDAR
     r = _roll(board, d1, d2, variant)
     if tail is None:
         if r.chain:
+            if any(mid[MY_OFF] == CHECKERS for mid in r.stage.res):
+                mid = _match(r.stage, *head)
+                if mid[MY_OFF] == CHECKERS:  # the 1 and the 2 bore off the last: game over
+                    return r.index[(mid, False)]
             raise IllegalPlayError(
                 "after the 1 and the 2 the mover chooses a doublet: write "
                 "'<play of the 1 and the 2> then k-k: <play of the doublet>'"
@@ -953,8 +966,15 @@ def parse_play(board: Board, d1: int, d2: int, text: str, variant: int = STANDAR
         )
     if not r.chain:
         raise IllegalPlayError("the 1 and the 2 cannot both be played here, so no doublet follows")
-    st = r.doublet(_match(r.stage, *head), k)
-    return r.index[(_match(st, *tail), st.m == 4)]
+    mid = _match(r.stage, *head)
+    if mid[MY_OFF] == CHECKERS:
+        raise IllegalPlayError(
+            f"this play of the 1 and the 2 bears off the last checker: the game is over, so "
+            f"no doublet follows (write it without 'then {k}-{k}: ...')"
+        )
+    st = r.doublet(mid, k)
+    after = _match(st, *tail)
+    return r.index[(after, st.m == 4 and after[MY_OFF] < CHECKERS)]
 
 
 _POINT = re.compile(r"(?<![(\d-])(\d+)(?![\d)\-:])")

@@ -12,7 +12,8 @@ Acey-Deucey's 1-2 (RULES.md): the 1 and the 2 are played first (either order); i
 were played the person then chooses a doublet (``choose(k)``; only the doublets that lead
 to a legal outcome are offered) and plays it up to four times. If all four were played
 the turn rolls again. If the chosen doublet has no move the play is complete at once
-(``then k-k: no play``).
+(``then k-k: no play``). A 1 and 2 (or a doublet) that bear off the last checker end the
+game: no doublet is offered after them, and the turn does not roll again.
 
 >>> from doublet.core.board import starting
 >>> t = Turn(starting(), 3, 1)
@@ -35,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OUT, STANDARD, Board
+from doublet.core.board import ACEY_DEUCEY, CHECKERS, MY_BAR, MY_OFF, MY_OUT, STANDARD, Board
 from doublet.core.errors import DoubletError, IllegalPlayError, shown
 from doublet.formats.notation import _steps as _die_moves  # the single-die moves, one set of rules
 from doublet.rules.movegen import check_dice, legal_outcomes
@@ -199,6 +200,8 @@ class _Tree:
     def children(self, node: Node) -> list[tuple[Step | int, Node]]:
         b, dice, mode, need = node
         if mode == _HEAD and not dice:  # the 1 and the 2 are played: choose a doublet
+            if b[MY_OFF] == CHECKERS:  # ... unless they bore off the last: the game is over
+                return []
             return [(k, (b, (k,) * 4, _CHAIN, self.depth(b, (k,) * 4))) for k in range(1, 7)]
         out: list[tuple[Step | int, Node]] = []
         for i, die in enumerate(dice):
@@ -212,10 +215,13 @@ class _Tree:
     def outcome(self, node: Node) -> int:
         """The index of the legal play that node completes, or -1."""
         b, dice, mode, need = node
-        full = 2 if mode == _HEAD else len(self.root[1]) if mode == _PLAIN else 4
-        if mode == _HEAD or full - len(dice) != need:
+        if mode == _HEAD:  # complete only where the 1 and the 2 bore off the last checker
+            return -1 if dice or b[MY_OFF] < CHECKERS else self.outcomes.get((b, False), -1)
+        full = len(self.root[1]) if mode == _PLAIN else 4
+        if full - len(dice) != need:
             return -1
-        return self.outcomes.get((b, mode == _CHAIN and not dice), -1)
+        # a chain whose doublet was played four times rolls again, unless all 15 are off
+        return self.outcomes.get((b, mode == _CHAIN and not dice and b[MY_OFF] < CHECKERS), -1)
 
     def viable(self, node: Node) -> bool:
         """Can the steps that led to node still end in a legal play?"""
@@ -238,7 +244,8 @@ class _Tree:
             if node in dead or not _ahead(node[0], goal):
                 return None
             for it, child in self.children(node):
-                if not isinstance(it, Step) and (child[3] == 4) != again:
+                if (not isinstance(it, Step) and goal[MY_OFF] < CHECKERS
+                        and (child[3] == 4) != again):  # fmt: skip
                     continue
                 rest = go(child)
                 if rest is not None:
@@ -346,8 +353,7 @@ class Turn:
                     doublets.append(it)
         k = tree.outcome(node)
         b = np.array(node[0], np.int8)
-        return Options(b, node[1], steps, doublets, k >= 0, k >= 0 and node[2] == _CHAIN
-                       and not node[1], k)  # fmt: skip
+        return Options(b, node[1], steps, doublets, k >= 0, k >= 0 and tree.targets[k][1], k)
 
     def path(self, outcome: int) -> list[Step | int]:
         """The steps that play the legal play ``outcome`` (its index in legal_outcomes)

@@ -6,7 +6,8 @@ grows it when a roll has more outcomes than the buffer holds.
 
 Outcomes are boards in the *mover's* view (not flipped) after the whole turn,
 with an ``again`` flag that is 1 when the mover rolls again (Acey-Deucey's 1-2
-chain). A roll with no legal play yields one outcome: the unchanged board.
+chain; never when the turn bore off the mover's last checker: the game is over). A roll
+with no legal play yields one outcome: the unchanged board.
 
 Source ranks: a walk tries sources from rank 26 down to 1, where rank 26 is the
 mover's bar, rank 25 the unentered checkers (Acey-Deucey) and ranks 24..1 the
@@ -25,6 +26,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from doublet.core.board import (
     ACEY_DEUCEY,
+    CHECKERS,
     MY_BAR,
     MY_OFF,
     MY_OUT,
@@ -257,7 +259,9 @@ def _doublet(b, h, d, variant, ordered, again_if_all, acc, n, scratch):
     # Probe first: the outcomes may hold this doublet's plays already (the 1-2 chain), so
     # "nothing new was added" would not mean "no play uses four dice".
     m = _walk(b, h, 4, -1, ordered, variant, 0, acc, n, scratch)
-    again = 1 if (again_if_all and m == 4) else 0
+    # All four played: roll again, unless they bore off the last four checkers (exact
+    # bear-off: the four left all stand on point d), which ends the game.
+    again = 1 if (again_if_all and m == 4 and not (b[MY_OFF] == CHECKERS - 4 and b[d] == 4)) else 0
     return _walk(b, h, 4, m, ordered, variant, again, acc, n, scratch), m
 
 
@@ -688,7 +692,9 @@ def _acey_deucey(b, d1, d2, acc, tmp, scratch):
         if n12 < 0 or m < 2:
             _clear(acc, acc[0].shape[0] if n12 < 0 else n12)
             return n12
-        # The 1 and the 2 were both played: then any doublet, rolling again if all 4 play.
+        # The 1 and the 2 were both played: then any doublet, rolling again if all 4 play
+        # (where the 1 and the 2 bore off the last checkers, every doublet has no move:
+        # the outcome is that position, not rolling again).
         out = acc[0]
         for i in range(n12):
             for j in range(SIZE):
