@@ -725,7 +725,7 @@ def test_rollout_errors_name_the_flag(args: tuple[str, ...], words: str) -> None
          "--cube-method is how the cube decision before the roll is found: with a roll, "
          "analyse ranks the plays and takes no cube decision"),
         (("rollout", "3", "1", "--cubeful"), "--cubeful plays the cube in the trials, but "
-         "with a roll in money play with the cube centred (no owned cube, no --jacoby) the "
+         "with a roll in money play with the cube centred (no owned cube, no Jacoby) the "
          "plays are ranked by cubeless equity and no cube is turned"),
         (("analyse", "3", "1", "--rollout", "--cubeful"), "--cubeful plays the cube"),
         (("analyse", "3", "1", "--beavers"), "--beavers lets the taker of a double beaver, "

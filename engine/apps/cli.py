@@ -51,8 +51,12 @@ from doublet.search.analysis import (
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import MAX_ROLLOUT_PLY, MAX_TRIALS, RolloutSettings
+from doublet.search.rollout_analysis import (
+    NO_CUBE_WITH_ROLL,
+    no_cube_with_roll,
+    rollout_document,
+)
 from doublet.search.rollout_analysis import render as render_rollout
-from doublet.search.rollout_analysis import rollout_document
 from doublet.search.watch import watchdog
 
 T = TypeVar("T")
@@ -603,9 +607,8 @@ _CUBE_FLAGS = {
 def _refuse_unused(given: set[str], dice: Any, state: CubeState) -> None:
     """DoubletError naming a flag given that would do nothing here, and what it needs (as
     --cube-ply without --cubeful): --all, --top, --select-ply without a roll; with one,
-    --cube-method (the cube decision before the roll), and in money play with the cube
-    centred (no owned cube, no Jacoby), where the plays are ranked by cubeless equity
-    and no cube is turned, --cubeful and --beavers."""
+    --cube-method (the cube decision before the roll), and where no cube is turned
+    (no_cube_with_roll: money play with the cube centred) --cubeful and --beavers."""
     if not dice:
         for flag, what in _ROLL_FLAGS.items():
             if flag in given:
@@ -616,12 +619,10 @@ def _refuse_unused(given: set[str], dice: Any, state: CubeState) -> None:
         raise DoubletError("--cube-method is how the cube decision before the roll is "
                            "found: with a roll, analyse ranks the plays and takes no cube "
                            "decision")  # fmt: skip
-    if state.is_default:
+    if no_cube_with_roll(state):
         for flag, what in _CUBE_FLAGS.items():
             if flag in given:
-                raise DoubletError(f"{flag} {what}, but with a roll in money play with the "
-                                   "cube centred (no owned cube, no --jacoby) the plays are "
-                                   "ranked by cubeless equity and no cube is turned")  # fmt: skip
+                raise DoubletError(f"{flag} {what}, but {NO_CUBE_WITH_ROLL}")
 
 
 def default_cache_dir() -> Path:

@@ -41,7 +41,11 @@ from doublet.search.analysis import (
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
-from doublet.search.rollout_analysis import rollout_document
+from doublet.search.rollout_analysis import (
+    NO_CUBE_WITH_ROLL,
+    no_cube_with_roll,
+    rollout_document,
+)
 
 PROTOCOL = 2  # the protocol's version: 2 added version, set, id, unknown-key errors
 MAX_PLY = 4
@@ -446,15 +450,27 @@ class Session:
             if roll is None and key in req:  # as 'limit' without a roll: it would do nothing
                 raise DoubletError(f"'{key}' {what}: give 'dice' (without, the rollout is of "
                                    "the position)")  # fmt: skip
-        if roll is not None and state.is_default and req.get("cubeful") is True:
-            raise DoubletError("'cubeful' plays the cube in the trials, but with a roll in "
-                               "money play with the cube centred (no owned cube, no Jacoby) "
-                               "the plays are ranked by cubeless equity and no cube is "
-                               "turned, as doublet rollout says")  # fmt: skip
+        _refuse_unused_cube(req, state, roll)
         ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
                                 budget)  # fmt: skip
+
+
+# What a cube key does, for the error where it would do nothing (doublet rollout
+# refuses its --cubeful alike).
+_CUBE_KEYS = {"cubeful": "plays the cube in the trials"}
+
+
+def _refuse_unused_cube(req: dict[str, Any], state: CubeState, roll: Any) -> None:
+    """DoubletError for a cube key asked for (true) that would do nothing: with a roll
+    where no cube is turned (no_cube_with_roll: money play with the cube centred), a
+    rollout's 'cubeful'. false is what is done there: taken."""
+    if roll is None or not no_cube_with_roll(state):
+        return
+    for key, what in _CUBE_KEYS.items():
+        if req.get(key) is True:
+            raise DoubletError(f"'{key}' {what}, but {NO_CUBE_WITH_ROLL}")
 
 
 def _no_constant(name: str) -> Any:
