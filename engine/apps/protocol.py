@@ -360,9 +360,11 @@ class Session:
                                        "cube)")  # fmt: skip
                 return analyse_position(pos, state, ply, model, method, budget, iterative)
             d1, d2 = self._roll(req, meta, cmd)
+            _refuse_unused_cube(req, state, (d1, d2))
             return analyse_roll(pos, d1, d2, ply, model, state, budget, limit=limit,
                                 iterative=iterative)  # fmt: skip
         d1, d2 = self._roll(req, meta, cmd)
+        _refuse_unused_cube(req, state, (d1, d2))
         return best_play(pos, d1, d2, ply, model, state, budget, iterative=iterative)
 
     def answer(self, req: Any) -> dict[str, Any]:
@@ -457,15 +459,16 @@ class Session:
                                 budget)  # fmt: skip
 
 
-# What a cube key does, for the error where it would do nothing (doublet rollout
-# refuses its --cubeful alike).
-_CUBE_KEYS = {"cubeful": "plays the cube in the trials"}
+# What a cube key does, for the error where it would do nothing (doublet analyse and
+# rollout refuse their --cubeful and --beavers alike).
+_CUBE_KEYS = {"cubeful": "plays the cube in the trials",
+              "beavers": "lets the taker of a double beaver"}  # fmt: skip
 
 
 def _refuse_unused_cube(req: dict[str, Any], state: CubeState, roll: Any) -> None:
     """DoubletError for a cube key asked for (true) that would do nothing: with a roll
-    where no cube is turned (no_cube_with_roll: money play with the cube centred), a
-    rollout's 'cubeful'. false is what is done there: taken."""
+    where no cube is turned (no_cube_with_roll: money play with the cube centred),
+    'cubeful' (a rollout's) and 'beavers'. false is what is done there: taken."""
     if roll is None or not no_cube_with_roll(state):
         return
     for key, what in _CUBE_KEYS.items():
