@@ -782,6 +782,20 @@ def test_a_roll_with_no_legal_play_is_said_alike() -> None:
     assert row[header.index("equity")] == "-"  # the equity's sign under its heading
 
 
+def test_moves_and_analyse_head_a_roll_alike() -> None:
+    """moves wrote "2220 legal plays" where analyse wrote "2,220 legal plays": one heading
+    (doublet.search.analysis.plays_heading) serves both. AACAkCRJqqoAAA, 1-1: 2,220 plays
+    (tests/data/children.txt)."""
+    from doublet.formats.position import Position
+    from doublet.search.analysis import analyse_roll, render
+
+    r = run("moves", "AACAkCRJqqoAAA", "1", "1")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == "2,220 legal plays", r.stdout
+    pos = Position.from_id("AACAkCRJqqoAAA")
+    text = render(analyse_roll(pos, 1, 1, ply=0, limit=3), pos.board)
+    assert "\n2,220 legal plays:\n" in text
+
+
 def test_workers_are_bounded_as_the_engines() -> None:
     """--workers has the engine protocol's bound (MAX_WORKERS, 64): 65 was taken and
     started 65 processes."""

@@ -40,11 +40,11 @@ from doublet.formats.position import Position
 from doublet.games.review import review
 from doublet.nn.eval import default_model, model_for
 from doublet.search.analysis import (
-    NO_PLAY,
     analyse_position,
     analyse_roll,
     evaluate_position,
     evaluate_with_cube,
+    plays_heading,
     render,
     render_cube,
     searcher,
@@ -178,7 +178,7 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     out.write(
         f"{name} position {where}, roll {d1}-{d2}; pips {mine} (on roll) vs {theirs}\n"
         + (f"note: {meta['note']}\n" if meta.get("note") else "")
-        + (f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}" if legal else NO_PLAY)
+        + plays_heading(len(legal))
         + "\n"
     )
     width = max([len(p.notation) for p in legal] + [4])
