@@ -486,8 +486,7 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
         # The cube decision before this roll (none was made: the player rolled).
         # No decision before a game's first roll (the opening throw's dice, which nobody
         # chose to roll) nor with a dead cube, as GNU Backgammon counts them.
-        if (i > 0 and state.may_double() and not state.dead
-                and (mv.number, mv.player) not in doubled_at):  # fmt: skip
+        if i > 0 and state.has_cube_decision() and (mv.number, mv.player) not in doubled_at:
             doc = analyst.cube(pos, state)
             loss = cube_loss(doc, "roll")
             st.add_cube(loss, actual=False)
@@ -595,8 +594,7 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
             prev = game.record[i - 1] if i else None
             began = prev is not None and prev.action == "play" and prev.side != t.side
             cube_doc = None
-            if (rules.cube and began and state.may_double() and not state.dead
-                    and cube < MAX_CUBE):  # fmt: skip
+            if rules.cube and began and state.has_cube_decision() and cube < MAX_CUBE:
                 cube_doc = an.cube(pos, state)
             cubeful = True if rules.cube else None
             judged = judge_play(pos, t.dice, t.play, state, cubeful=cubeful, analyst=an)
