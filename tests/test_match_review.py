@@ -196,6 +196,18 @@ def test_a_damaged_cache_is_computed_again(tmp_path: Path, match01: tuple) -> No
     assert review(match, games[:1], ply=0, cache=tmp_path) == first
 
 
+def test_a_cache_keys_kind_is_read_off_its_start() -> None:
+    """A cache line's kind is read off its key's start (review._kind), not by parsing the
+    key's JSON again: each kind Analyst writes is read back; another start is no kind."""
+    from doublet.games.review import _kind
+
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    for kind in ("cube", "roll", "luck"):
+        assert _kind(Analyst._key(kind, pos, CubeState(), [3, 1], None)) == kind
+    for key in ("", '["cube"', '["cube",0]', '["move", 0]', "[1, 2]", '"cube", '):
+        assert _kind(key) is None
+
+
 def test_the_review_header_counts_one_game(tmp_path: Path) -> None:
     """`doublet review` of a file with one game says "1 game", not "1 games"."""
     import subprocess

@@ -218,15 +218,23 @@ class Analyst:
         return float(self._get(key, lambda: luck(pos, dice, state, self.model, cubeful)))
 
 
+# The start of a cache key (Analyst._key's JSON, its kind first) and the kind it names.
+_KEY_KINDS = {'["cube", ': "cube", '["roll", ': "roll", '["luck", ': "luck"}
+
+
+def _kind(key: str) -> str | None:
+    """The kind a cache key names, read off its start without parsing the rest again (a
+    key in another form than Analyst._key's is never asked for: None)."""
+    head, comma, _ = key.partition(", ")
+    return _KEY_KINDS.get(head + comma)
+
+
 def _usable(key: Any, value: Any) -> bool:
-    """Whether a cache line's key and value have the shape Analyst writes: a JSON key
-    naming its kind, and a cube decision's, a roll's or a luck's document."""
+    """Whether a cache line's key and value have the shape Analyst writes: a key naming
+    its kind (_kind), and a cube decision's, a roll's or a luck's document."""
     if not isinstance(key, str):
         return False
-    try:
-        kind = json.loads(key)[0]
-    except (ValueError, TypeError, KeyError, IndexError):
-        return False
+    kind = _kind(key)
     if kind == "luck":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "cube":
