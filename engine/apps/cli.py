@@ -661,7 +661,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
                                ) from None  # fmt: skip
     announce_compile(*SEARCH_KERNELS)
     doc = review(match, games, args.ply, workers=args.workers, cache=cache,
-                 progress=sys.stderr.isatty())  # fmt: skip
+                 progress=sys.stderr.isatty(),
+                 damaged=lambda n: _say_damaged(n, cache))  # fmt: skip
     if args.html:
         page = html_report(doc, Path(args.file).name, args.top)
         try:
@@ -699,6 +700,14 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  game {err['game']} move {err['move']}, {who}{dice}: {what}; "
                   f"loses {err['loss']:.3f} ({err['position_id']}, {err['xgid']})\n")  # fmt: skip
     return 0
+
+
+def _say_damaged(n: int, cache: Path | None) -> None:
+    """Say on stderr that the review skipped `n` damaged lines of its cache folder."""
+    one = n == 1
+    print(f"doublet: {n} damaged line{'' if one else 's'} of the review cache {str(cache)!r} "
+          f"{'was' if one else 'were'} skipped; the review analysed again what it needed "
+          f"from {'it' if one else 'them'}", file=sys.stderr)  # fmt: skip
 
 
 def _cells(text: str) -> int:
