@@ -16,6 +16,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
@@ -28,7 +29,6 @@ from doublet.apps.fastpath import FastBest
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
-from doublet.core.dice import check_seed
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
@@ -50,7 +50,7 @@ from doublet.search.analysis import (
     searcher,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
-from doublet.search.rollout import MAX_ROLLOUT_PLY, MAX_TRIALS, RolloutSettings
+from doublet.search.rollout import RolloutSettings
 from doublet.search.rollout_analysis import (
     NO_CUBE_WITH_ROLL,
     no_cube_with_roll,
@@ -463,24 +463,16 @@ def _in_range(flag: str, value: float, lo: int, hi: int | None = None, what: str
 
 
 def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
-    """The rollout options as RolloutSettings, checked here so that an error names the flag
-    (RolloutSettings.check, the engine's, names its fields)."""
-    _in_range("--trials", args.trials, 1, MAX_TRIALS)
-    _in_range(args.rollout_ply_flag, args.rollout_ply, 0, MAX_ROLLOUT_PLY,
-              "the trials' checker play")  # fmt: skip
-    _in_range("--truncate", args.truncate, 0)
-    _in_range("--cube-ply", args.cube_ply, 0, MAX_ROLLOUT_PLY)
-    if args.cube_ply and not args.cubeful:
-        raise DoubletError("--cube-ply is the depth of the cube decisions in the trials: it "
-                           "goes with a cubeful rollout (--cubeful)")  # fmt: skip
-    _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
+    """The rollout options as RolloutSettings, checked (RolloutSettings.check) with each
+    error naming the flag, and --top and --workers."""
+    settings = RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
+                               bearoff=args.bearoff, luck=args.luck, seed=args.seed,
+                               until_se=args.until_se, cubeful=args.cubeful,
+                               cube_ply=args.cube_ply)  # fmt: skip
+    settings.check(args.rollout_names)
     _in_range("--top", args.top, 1)
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
-    check_seed(args.seed, "--seed must be")
-    return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
-                           bearoff=args.bearoff, luck=args.luck, seed=args.seed,
-                           until_se=args.until_se, cubeful=args.cubeful,
-                           cube_ply=args.cube_ply)  # fmt: skip
+    return settings
 
 
 def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position, dice: Any,
@@ -535,7 +527,6 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     """The rollout's options, shared by `doublet rollout` and `analyse --rollout`."""
     d = RolloutSettings()
     g = p.add_argument_group("rollout")
-    p.set_defaults(rollout_ply_flag=ply_flag)  # for the errors
     flags = [
         _filled(p, g, "--trials", d.trials, type=int, help=f"default {d.trials}"),
         _filled(p, g, ply_flag, d.ply, dest="rollout_ply", type=int,
@@ -566,6 +557,11 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
                 "address, or 'local' (a private instance); pip install 'doublet[ray]'"),
     ]  # fmt: skip
     p.set_defaults(rollout_flags=tuple(flags))
+    # The flag of each setting, for RolloutSettings.check's errors: the flag whose dest is
+    # its field, and ply_flag (its dest rollout_ply: analyse has a --ply of its own).
+    flag_of = {dest: flag for flag, dest, _ in p.get_default("filled")}
+    names = {f.name: flag_of[f.name] for f in fields(RolloutSettings) if f.name in flag_of}
+    p.set_defaults(rollout_names={**names, "ply": ply_flag})
 
 
 def _filled(p: argparse.ArgumentParser, g: Any, flag: str, default: Any, **kw: Any) -> str:
