@@ -725,7 +725,7 @@ def test_rollout_errors_name_the_flag(args: tuple[str, ...], words: str) -> None
          "--cube-method is how the cube decision before the roll is found: with a roll, "
          "analyse ranks the plays and takes no cube decision"),
         (("rollout", "3", "1", "--cubeful"), "--cubeful plays the cube in the trials, but "
-         "with a roll in money play with the cube centred (no owned cube, no --jacoby) the "
+         "with a roll in money play with the cube centred (no owned cube, no Jacoby) the "
          "plays are ranked by cubeless equity and no cube is turned"),
         (("analyse", "3", "1", "--rollout", "--cubeful"), "--cubeful plays the cube"),
         (("analyse", "3", "1", "--beavers"), "--beavers lets the taker of a double beaver, "
@@ -780,6 +780,20 @@ def test_a_roll_with_no_legal_play_is_said_alike() -> None:
     header = next(line for line in lines if line.startswith("  #  play"))
     row = next(line for line in lines if "(no legal play)" in line)
     assert row[header.index("equity")] == "-"  # the equity's sign under its heading
+
+
+def test_moves_and_analyse_head_a_roll_alike() -> None:
+    """moves wrote "2220 legal plays" where analyse wrote "2,220 legal plays": one heading
+    (doublet.search.analysis.plays_heading) serves both. AACAkCRJqqoAAA, 1-1: 2,220 plays
+    (tests/data/children.txt)."""
+    from doublet.formats.position import Position
+    from doublet.search.analysis import analyse_roll, render
+
+    r = run("moves", "AACAkCRJqqoAAA", "1", "1")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == "2,220 legal plays", r.stdout
+    pos = Position.from_id("AACAkCRJqqoAAA")
+    text = render(analyse_roll(pos, 1, 1, ply=0, limit=3), pos.board)
+    assert "\n2,220 legal plays:\n" in text
 
 
 def test_workers_are_bounded_as_the_engines() -> None:

@@ -72,6 +72,18 @@ def test_views_of_a_state() -> None:
         CubeState.match(7, score=(7, 3))
 
 
+def test_a_cube_decision_needs_a_double_allowed_and_a_live_cube() -> None:
+    """has_cube_decision: the review's turns with a cube decision (GNU Backgammon counts
+    none with a dead cube, nor where the rules forbid a double)."""
+    assert MONEY.has_cube_decision()
+    live = CubeState.match(7, away=(3, 4), value=2, owner="mover")
+    assert live.has_cube_decision()
+    dead = CubeState.match(7, away=(2, 4), value=2, owner="mover")  # 2-away, cube at 2
+    assert dead.may_double() and dead.dead and not dead.has_cube_decision()
+    assert not live.flipped().has_cube_decision()  # the opponent owns it
+    assert not CubeState.match(7, away=(1, 4), crawford=True).has_cube_decision()
+
+
 def test_the_largest_cube_cannot_be_redoubled() -> None:
     """At MAX_CUBE nobody may double: the decision says why rather than building a cube
     the rules refuse."""

@@ -193,7 +193,50 @@ def test_a_damaged_cache_is_computed_again(tmp_path: Path, match01: tuple) -> No
     f.write_bytes(b"".join(bad) + b"".join(lines[1:]))
     a = Analyst(0, cache=tmp_path)
     assert a.skipped == len(bad) and len(a.memo) == len(lines) - 1
-    assert review(match, games[:1], ply=0, cache=tmp_path) == first
+    told: list[int] = []
+    assert review(match, games[:1], ply=0, cache=tmp_path, damaged=told.append) == first
+    assert told == [len(bad)]  # said once, the count of damaged lines
+
+
+def test_damaged_cache_lines_are_said_and_only_then(tmp_path: Path) -> None:
+    """Analyst.skipped was counted and never said: `doublet review` says on stderr how
+    many damaged lines of its cache it skipped, and says nothing of a whole cache. With
+    two workers (an Analyst a game, each reading the whole cache) the count is the same."""
+    import subprocess
+    import sys
+
+    full = (HANDMADE / "crawford_match.mat").read_text()
+    two = tmp_path / "two.mat"
+    two.write_text(full[: full.index(" Game 3")] if " Game 3" in full else full)
+    cache = tmp_path / "cache"
+
+    def run(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "doublet", "review", str(two), "--cache",
+                               str(cache), "--ply", "0", *more], capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+
+    r = run()
+    assert r.returncode == 0 and "damaged" not in r.stderr, r.stderr
+    f = sorted(cache.glob("review-*.jsonl"))[0]  # one file a worker
+    f.write_bytes(b"[1, 2]\n" + f.read_bytes() + b'["cube", 0, ')  # one bad, one cut short
+    for workers in ("1", "2"):
+        r = run("--workers", workers)
+        said = [line for line in r.stderr.splitlines() if "damaged" in line]
+        assert r.returncode == 0 and said == [
+            f"doublet: 2 damaged lines of the review cache {str(cache)!r} were skipped; the "
+            "review analysed again what it needed from them"], r.stderr  # fmt: skip
+
+
+def test_a_cache_keys_kind_is_read_off_its_start() -> None:
+    """A cache line's kind is read off its key's start (review._kind), not by parsing the
+    key's JSON again: each kind Analyst writes is read back; another start is no kind."""
+    from doublet.games.review import _kind
+
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    for kind in ("cube", "roll", "luck"):
+        assert _kind(Analyst._key(kind, pos, CubeState(), [3, 1], None)) == kind
+    for key in ("", '["cube"', '["cube",0]', '["move", 0]', "[1, 2]", '"cube", '):
+        assert _kind(key) is None
 
 
 def test_the_review_header_counts_one_game(tmp_path: Path) -> None:

@@ -556,6 +556,33 @@ def test_inputs_that_would_be_ignored_or_misread_get_a_clear_error() -> None:
     assert "'cubeful' plays the cube in the trials, but with a roll" in out["error"]
 
 
+def test_beavers_with_a_roll_where_no_cube_is_turned_is_refused() -> None:
+    """'beavers': true with a roll in money play with the cube centred did nothing (the
+    plays are ranked cubeless, no cube is turned) and was taken; doublet analyse and
+    rollout refuse --beavers there. It is refused alike, the roll given or an XGID's own;
+    taken before the roll, with the Jacoby rule, or as false (what is done there)."""
+    s = Session()
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"  # money, centred, 3-1 rolled
+    refused = [{"cmd": "best", "position": START, "dice": [3, 1]},
+               {"cmd": "analyse", "position": START, "dice": [3, 1]},
+               {"cmd": "analyse", "position": xgid},
+               {"cmd": "rollout", "position": START, "dice": [3, 1], "trials": 4,
+                "workers": 1}]  # fmt: skip
+    for req in refused:
+        out = s.answer({**req, "ply": 0, "beavers": True})
+        assert out.get("error", "").startswith(
+            "'beavers' lets the taker of a double beaver, but with a roll in money play with "
+            "the cube centred (no owned cube, no Jacoby) the plays are ranked by cubeless "
+            "equity and no cube is turned"), (req, out)  # fmt: skip
+    taken = [{"cmd": "best", "position": START, "dice": [3, 1], "beavers": False},
+             {"cmd": "best", "position": START, "dice": [3, 1], "beavers": True, "jacoby": True},
+             {"cmd": "analyse", "position": START, "beavers": True},
+             {"cmd": "eval", "position": xgid, "beavers": True}]  # fmt: skip
+    for req in taken:
+        out = s.answer({**req, "ply": 0})
+        assert "error" not in out, (req, out)
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     (["--cube", "3"], "--cube 3: the cube is a power of 2 from 1 to 32768"),
     (["--cube", "0", "--owner", "me"], "--cube 0: the cube is a power of 2"),

@@ -326,7 +326,7 @@ def test_a_long_rollout_is_assembled_in_proportion_and_a_huge_one_is_refused() -
     short = rollout(MODEL, MIDDLE, RolloutSettings(trials=5 * CHUNK, truncate=1, seed=3))
     assert np.array_equal(t.raw[:, : short.n], short.raw)  # the trials in their order
     assert np.array_equal(t.luck[:, : short.n], short.luck)
-    with pytest.raises(DoubletError, match=r"trials must be an integer 1\.\.1296000"):
+    with pytest.raises(DoubletError, match=r"trials must be 1\.\.1296000"):
         RolloutSettings(trials=99_999_999_999).check()
     many = np.stack([MIDDLE] * 20)
     with pytest.raises(DoubletError, match="more than 20,000,000: roll out fewer"):
@@ -481,6 +481,42 @@ def test_every_seed_of_64_bits_is_its_own_and_no_other_is_taken() -> None:
         "doublet: error: --seed must be 0 to 2**64 - 1, got 18446744073709551616")  # fmt: skip
     r = _doublet("analyse", "4HPwATDgc/ABMA", "--rollout", "--seed", "-1")
     assert r.returncode == 2 and "--seed must be 0 to 2**64 - 1, got -1" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("bad", "engine", "cli"),
+    [
+        ({"trials": 0}, "trials must be 1..1296000, got 0", "--trials must be 1..1296000"),
+        ({"ply": 2}, "ply (the trials' checker play) must be 0 or 1, got 2",
+         "--rollout-ply (the trials' checker play) must be 0 or 1"),
+        ({"truncate": 1.5}, "truncate must be an integer 0 or more, got 1.5",
+         "--truncate must be an integer 0 or more"),
+        ({"seed": -1}, "seed must be 0 to 2**64 - 1, got -1", "--seed must be 0 to 2**64 - 1"),
+        ({"quasi": 3}, "quasi must be 0..2, got 3", "quasi must be 0..2, got 3"),
+        ({"cube_ply": 1}, "cube_ply is the depth of the cube decisions in the trials: it goes "
+         "with a cubeful rollout (cubeful)", "--cube-ply is the depth of the cube decisions in "
+         "the trials: it goes with a cubeful rollout (--cubeful)"),
+        ({"until_se": -1.0}, "until_se (the standard error to stop at) must be 0 or more, got "
+         "-1", "--until-se (the standard error to stop at) must be 0 or more, got -1"),
+        ({"until_se": "0.1"}, 'until_se (the standard error to stop at) must be a number 0 or '
+         'more, got "0.1"', "--until-se (the standard error to stop at) must be a number"),
+    ],
+)  # fmt: skip
+def test_one_check_names_each_setting_as_its_caller_does(bad: dict, engine: str,
+                                                          cli: str) -> None:  # fmt: skip
+    """RolloutSettings.check names a setting by its field, or as the caller's mapping
+    names it (the CLI's flags, in place of its own copy of the checks); a setting
+    without a name there keeps its field's."""
+    names = {"trials": "--trials", "ply": "--rollout-ply", "truncate": "--truncate",
+             "seed": "--seed", "cube_ply": "--cube-ply", "cubeful": "--cubeful",
+             "until_se": "--until-se"}  # fmt: skip
+    settings = RolloutSettings(**bad)
+    with pytest.raises(DoubletError) as e:
+        settings.check()
+    assert str(e.value) == engine
+    with pytest.raises(DoubletError) as e:
+        settings.check(names)
+    assert str(e.value).startswith(cli)
 
 
 def test_bad_settings_are_refused() -> None:

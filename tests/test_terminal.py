@@ -790,6 +790,37 @@ def test_a_save_that_fails_on_leaving_is_one_error_line(
     assert s.save_and_leave(143) == 143 and Series.load(tmp_path / "game.json")
 
 
+def test_a_play_typed_at_the_confirmation_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another play typed at the confirmation of one takes it back and is confirmed in
+    turn: it was read there, again to see whether it was a play, and a third time as if
+    typed at "Your play:"; now once, and that play is the one played."""
+    import io
+
+    from doublet.apps.terminal import Session
+
+    series = Series.new(seed=1, starter=0)  # the person on roll with 3-4
+    g = series.game
+    first, second = "24/21 24/20", "24/20 13/10"
+    read: list[str] = []
+    play = Position.play
+
+    def reading(pos: Position, text: str, d1: int, d2: int) -> object:
+        read.append(text)
+        return play(pos, text, d1, d2)
+
+    monkeypatch.setattr(Position, "play", reading)
+    out = io.StringIO()
+    s = Session(series, 0, tmp_path / "game.json", None, io.StringIO(f"{first}\n{second}\n\n"),
+                out)  # fmt: skip
+    s.person_turn()
+    assert read == [first, second], read
+    assert g.record[-1].play == second and g.turn == 1
+    screen = out.getvalue()
+    assert f"Taken back: {first}.\n" in screen and f"You play {second}." in screen
+
+
 def test_the_record_file_symlinks_and_left_temporary_files(env: dict[str, str],
                                                            tmp_path: Path) -> None:  # fmt: skip
     """--export is kept with the saved game: --resume goes on writing the record (the

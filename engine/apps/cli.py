@@ -16,6 +16,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
@@ -28,7 +29,6 @@ from doublet.apps.fastpath import FastBest
 from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
-from doublet.core.dice import check_seed
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
@@ -40,19 +40,23 @@ from doublet.formats.position import Position
 from doublet.games.review import review
 from doublet.nn.eval import default_model, model_for
 from doublet.search.analysis import (
-    NO_PLAY,
     analyse_position,
     analyse_roll,
     evaluate_position,
     evaluate_with_cube,
+    plays_heading,
     render,
     render_cube,
     searcher,
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
-from doublet.search.rollout import MAX_ROLLOUT_PLY, MAX_TRIALS, RolloutSettings
+from doublet.search.rollout import RolloutSettings
+from doublet.search.rollout_analysis import (
+    NO_CUBE_WITH_ROLL,
+    no_cube_with_roll,
+    rollout_document,
+)
 from doublet.search.rollout_analysis import render as render_rollout
-from doublet.search.rollout_analysis import rollout_document
 from doublet.search.watch import watchdog
 
 T = TypeVar("T")
@@ -174,7 +178,7 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     out.write(
         f"{name} position {where}, roll {d1}-{d2}; pips {mine} (on roll) vs {theirs}\n"
         + (f"note: {meta['note']}\n" if meta.get("note") else "")
-        + (f"{len(legal)} legal play{'s' if len(legal) != 1 else ''}" if legal else NO_PLAY)
+        + plays_heading(len(legal))
         + "\n"
     )
     width = max([len(p.notation) for p in legal] + [4])
@@ -459,24 +463,16 @@ def _in_range(flag: str, value: float, lo: int, hi: int | None = None, what: str
 
 
 def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
-    """The rollout options as RolloutSettings, checked here so that an error names the flag
-    (RolloutSettings.check, the engine's, names its fields)."""
-    _in_range("--trials", args.trials, 1, MAX_TRIALS)
-    _in_range(args.rollout_ply_flag, args.rollout_ply, 0, MAX_ROLLOUT_PLY,
-              "the trials' checker play")  # fmt: skip
-    _in_range("--truncate", args.truncate, 0)
-    _in_range("--cube-ply", args.cube_ply, 0, MAX_ROLLOUT_PLY)
-    if args.cube_ply and not args.cubeful:
-        raise DoubletError("--cube-ply is the depth of the cube decisions in the trials: it "
-                           "goes with a cubeful rollout (--cubeful)")  # fmt: skip
-    _in_range("--until-se", args.until_se, 0, what="the standard error to stop at")
+    """The rollout options as RolloutSettings, checked (RolloutSettings.check) with each
+    error naming the flag, and --top and --workers."""
+    settings = RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
+                               bearoff=args.bearoff, luck=args.luck, seed=args.seed,
+                               until_se=args.until_se, cubeful=args.cubeful,
+                               cube_ply=args.cube_ply)  # fmt: skip
+    settings.check(args.rollout_names)
     _in_range("--top", args.top, 1)
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
-    check_seed(args.seed, "--seed must be")
-    return RolloutSettings(trials=args.trials, ply=args.rollout_ply, truncate=args.truncate,
-                           bearoff=args.bearoff, luck=args.luck, seed=args.seed,
-                           until_se=args.until_se, cubeful=args.cubeful,
-                           cube_ply=args.cube_ply)  # fmt: skip
+    return settings
 
 
 def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position, dice: Any,
@@ -531,7 +527,6 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
     """The rollout's options, shared by `doublet rollout` and `analyse --rollout`."""
     d = RolloutSettings()
     g = p.add_argument_group("rollout")
-    p.set_defaults(rollout_ply_flag=ply_flag)  # for the errors
     flags = [
         _filled(p, g, "--trials", d.trials, type=int, help=f"default {d.trials}"),
         _filled(p, g, ply_flag, d.ply, dest="rollout_ply", type=int,
@@ -562,6 +557,11 @@ def _rollout_arguments(p: argparse.ArgumentParser, ply_flag: str) -> None:
                 "address, or 'local' (a private instance); pip install 'doublet[ray]'"),
     ]  # fmt: skip
     p.set_defaults(rollout_flags=tuple(flags))
+    # The flag of each setting, for RolloutSettings.check's errors: the flag whose dest is
+    # its field, and ply_flag (its dest rollout_ply: analyse has a --ply of its own).
+    flag_of = {dest: flag for flag, dest, _ in p.get_default("filled")}
+    names = {f.name: flag_of[f.name] for f in fields(RolloutSettings) if f.name in flag_of}
+    p.set_defaults(rollout_names={**names, "ply": ply_flag})
 
 
 def _filled(p: argparse.ArgumentParser, g: Any, flag: str, default: Any, **kw: Any) -> str:
@@ -603,9 +603,8 @@ _CUBE_FLAGS = {
 def _refuse_unused(given: set[str], dice: Any, state: CubeState) -> None:
     """DoubletError naming a flag given that would do nothing here, and what it needs (as
     --cube-ply without --cubeful): --all, --top, --select-ply without a roll; with one,
-    --cube-method (the cube decision before the roll), and in money play with the cube
-    centred (no owned cube, no Jacoby), where the plays are ranked by cubeless equity
-    and no cube is turned, --cubeful and --beavers."""
+    --cube-method (the cube decision before the roll), and where no cube is turned
+    (no_cube_with_roll: money play with the cube centred) --cubeful and --beavers."""
     if not dice:
         for flag, what in _ROLL_FLAGS.items():
             if flag in given:
@@ -616,12 +615,10 @@ def _refuse_unused(given: set[str], dice: Any, state: CubeState) -> None:
         raise DoubletError("--cube-method is how the cube decision before the roll is "
                            "found: with a roll, analyse ranks the plays and takes no cube "
                            "decision")  # fmt: skip
-    if state.is_default:
+    if no_cube_with_roll(state):
         for flag, what in _CUBE_FLAGS.items():
             if flag in given:
-                raise DoubletError(f"{flag} {what}, but with a roll in money play with the "
-                                   "cube centred (no owned cube, no --jacoby) the plays are "
-                                   "ranked by cubeless equity and no cube is turned")  # fmt: skip
+                raise DoubletError(f"{flag} {what}, but {NO_CUBE_WITH_ROLL}")
 
 
 def default_cache_dir() -> Path:
@@ -660,7 +657,8 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
                                ) from None  # fmt: skip
     announce_compile(*SEARCH_KERNELS)
     doc = review(match, games, args.ply, workers=args.workers, cache=cache,
-                 progress=sys.stderr.isatty())  # fmt: skip
+                 progress=sys.stderr.isatty(),
+                 damaged=lambda n: _say_damaged(n, cache))  # fmt: skip
     if args.html:
         page = html_report(doc, Path(args.file).name, args.top)
         try:
@@ -698,6 +696,14 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  game {err['game']} move {err['move']}, {who}{dice}: {what}; "
                   f"loses {err['loss']:.3f} ({err['position_id']}, {err['xgid']})\n")  # fmt: skip
     return 0
+
+
+def _say_damaged(n: int, cache: Path | None) -> None:
+    """Say on stderr that the review skipped `n` damaged lines of its cache folder."""
+    one = n == 1
+    print(f"doublet: {n} damaged line{'' if one else 's'} of the review cache {str(cache)!r} "
+          f"{'was' if one else 'were'} skipped; the review analysed again what it needed "
+          f"from {'it' if one else 'them'}", file=sys.stderr)  # fmt: skip
 
 
 def _cells(text: str) -> int:

@@ -41,7 +41,11 @@ from doublet.search.analysis import (
 )
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
-from doublet.search.rollout_analysis import rollout_document
+from doublet.search.rollout_analysis import (
+    NO_CUBE_WITH_ROLL,
+    no_cube_with_roll,
+    rollout_document,
+)
 
 PROTOCOL = 2  # the protocol's version: 2 added version, set, id, unknown-key errors
 MAX_PLY = 4
@@ -356,9 +360,11 @@ class Session:
                                        "cube)")  # fmt: skip
                 return analyse_position(pos, state, ply, model, method, budget, iterative)
             d1, d2 = self._roll(req, meta, cmd)
+            _refuse_unused_cube(req, state, (d1, d2))
             return analyse_roll(pos, d1, d2, ply, model, state, budget, limit=limit,
                                 iterative=iterative)  # fmt: skip
         d1, d2 = self._roll(req, meta, cmd)
+        _refuse_unused_cube(req, state, (d1, d2))
         return best_play(pos, d1, d2, ply, model, state, budget, iterative=iterative)
 
     def answer(self, req: Any) -> dict[str, Any]:
@@ -446,15 +452,28 @@ class Session:
             if roll is None and key in req:  # as 'limit' without a roll: it would do nothing
                 raise DoubletError(f"'{key}' {what}: give 'dice' (without, the rollout is of "
                                    "the position)")  # fmt: skip
-        if roll is not None and state.is_default and req.get("cubeful") is True:
-            raise DoubletError("'cubeful' plays the cube in the trials, but with a roll in "
-                               "money play with the cube centred (no owned cube, no Jacoby) "
-                               "the plays are ranked by cubeless equity and no cube is "
-                               "turned, as doublet rollout says")  # fmt: skip
+        _refuse_unused_cube(req, state, roll)
         ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
                                 budget)  # fmt: skip
+
+
+# What a cube key does, for the error where it would do nothing (doublet analyse and
+# rollout refuse their --cubeful and --beavers alike).
+_CUBE_KEYS = {"cubeful": "plays the cube in the trials",
+              "beavers": "lets the taker of a double beaver"}  # fmt: skip
+
+
+def _refuse_unused_cube(req: dict[str, Any], state: CubeState, roll: Any) -> None:
+    """DoubletError for a cube key asked for (true) that would do nothing: with a roll
+    where no cube is turned (no_cube_with_roll: money play with the cube centred),
+    'cubeful' (a rollout's) and 'beavers'. false is what is done there: taken."""
+    if roll is None or not no_cube_with_roll(state):
+        return
+    for key, what in _CUBE_KEYS.items():
+        if req.get(key) is True:
+            raise DoubletError(f"'{key}' {what}, but {NO_CUBE_WITH_ROLL}")
 
 
 def _no_constant(name: str) -> Any:

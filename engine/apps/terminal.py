@@ -95,7 +95,7 @@ from doublet.core.files import (
 )
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
 from doublet.formats.notation import format_play, other_side
-from doublet.formats.position import Position
+from doublet.formats.position import Play, Position
 from doublet.games.game import (
     DEAD_CUBE_NOTE,
     FORMAT,
@@ -123,7 +123,6 @@ from doublet.search.cubeful import check_ply
 from doublet.search.searcher import Limits
 
 if TYPE_CHECKING:
-    from doublet.formats.position import Play
     from doublet.games.game import Game, Series
 
 PERSON, ENGINE = 0, 1
@@ -186,14 +185,13 @@ def _missing_folder(path: Path) -> str | None:
     return write_error(path, FileNotFoundError(2, "its folder does not exist"))
 
 
-def _parses(game: Any, line: str) -> bool:
-    """Whether `line` is a legal play of the game's roll (a play typed at the
-    confirmation of another)."""
+def _parsed(game: Any, line: str) -> Play | None:
+    """The play `line` is of the game's roll, None if it is not a legal play (a play
+    typed at the confirmation of another)."""
     try:
-        game.position().play(line, *game.dice)
+        return game.position().play(line, *game.dice)
     except DoubletError:
-        return False
-    return True
+        return None
 
 
 def _hang_up(signum: int, frame: Any) -> None:
@@ -485,44 +483,50 @@ class Session:
         if not g.has_play():
             self.pass_turn()
             return
-        typed: str | None = None  # a line typed at the confirmation, taken as typed here
+        # What was typed at the confirmation of a play: another play (read there, and
+        # confirmed next), or a resignation's line, taken here as if typed.
+        typed: Play | str | None = None
         while True:
-            line = self.ask("Your play: ") if typed is None else typed
-            typed = None
-            if self.command(line):
-                if g.over:
-                    return
-                continue
-            if not line:
-                self.say("Type your play (e.g. 13/7 8/7), or help.")
-                continue
-            try:
-                play = g.position().play(line, *g.dice)
-            except NotationError as e:
-                self.say(f"Malformed play: {e}")
-                continue
-            except IllegalPlayError as e:
-                kind = "Ambiguous" if "ambiguous" in str(e) else "Illegal"
-                self.say(f"{kind} play: {e}")
-                continue
+            if isinstance(typed, Play):
+                play, typed = typed, None
+            else:
+                line = self.ask("Your play: ") if typed is None else typed
+                typed = None
+                if self.command(line):
+                    if g.over:
+                        return
+                    continue
+                if not line:
+                    self.say("Type your play (e.g. 13/7 8/7), or help.")
+                    continue
+                try:
+                    play = g.position().play(line, *g.dice)
+                except NotationError as e:
+                    self.say(f"Malformed play: {e}")
+                    continue
+                except IllegalPlayError as e:
+                    kind = "Ambiguous" if "ambiguous" in str(e) else "Illegal"
+                    self.say(f"{kind} play: {e}")
+                    continue
             answer = self.confirm(play)
             if answer is True:
                 g.play(play)
                 if play.again and not g.over:
                     self.say(f"You roll again: {g.dice[0]}-{g.dice[1]}.")
                 return
-            if isinstance(answer, str):  # another play, or resign: done as typed here
+            if isinstance(answer, Play):  # another play: confirmed next, its board shown
                 typed = answer
-                if not _parses(g, answer):
-                    self.show(g.board, g.dice)  # the board before the play taken back
                 continue
-            self.show(g.board, g.dice)
+            if isinstance(answer, str):  # resign: done as typed here
+                typed = answer
+            self.show(g.board, g.dice)  # the board before the play taken back
 
-    def confirm(self, play: Play) -> bool | str:
+    def confirm(self, play: Play) -> bool | Play | str:
         """Show the board after `play` and ask; True: play it, False: undo. Another play
-        typed there, or resign, takes this one back and is returned, to be read as typed
-        at "Your play:"; a command that changes nothing (help, hint, board, export) is
-        answered and the question asked again, as is anything else."""
+        typed there takes this one back and is returned (the Play, to be confirmed in
+        turn), as is a resign line (to be done as typed at "Your play:"); a command that
+        changes nothing (help, hint, board, export) is answered and the question asked
+        again, as is anything else."""
         self.show(play.board)
         self.say(f"You play {play.notation}{' and roll again' if play.again else ''}.")
         g = self.game
@@ -536,9 +540,10 @@ class Session:
                 self.say(f"Taken back: {play.notation}.")
                 return False
             word = (answer.split() or [""])[0]
-            if word == "resign" or _parses(g, line):
+            other = None if word == "resign" else _parsed(g, line)
+            if word == "resign" or other is not None:
                 self.say(f"Taken back: {play.notation}.")
-                return line
+                return line if other is None else other
             if word in ("help", "?", "hint", "board", "export", "quit", "exit"):
                 self.command(line)  # quit and exit leave: the save is from before the play
                 continue

@@ -190,6 +190,12 @@ class CubeState:
         return (not self.crawford and self.owner in ("centered", "mover")
                 and 2 * self.value <= MAX_CUBE)  # fmt: skip
 
+    def has_cube_decision(self) -> bool:
+        """Whether the mover has a cube decision before its roll: it may double and the
+        cube is not dead for it (dead: a double could only cost it, so GNU Backgammon
+        counts no decision there and play offers none)."""
+        return self.may_double() and not self.dead
+
     def why_no_double(self) -> str:
         if self.crawford:
             return "the Crawford game: nobody may double"

@@ -218,15 +218,23 @@ class Analyst:
         return float(self._get(key, lambda: luck(pos, dice, state, self.model, cubeful)))
 
 
+# The start of a cache key (Analyst._key's JSON, its kind first) and the kind it names.
+_KEY_KINDS = {'["cube", ': "cube", '["roll", ': "roll", '["luck", ': "luck"}
+
+
+def _kind(key: str) -> str | None:
+    """The kind a cache key names, read off its start without parsing the rest again (a
+    key in another form than Analyst._key's is never asked for: None)."""
+    head, comma, _ = key.partition(", ")
+    return _KEY_KINDS.get(head + comma)
+
+
 def _usable(key: Any, value: Any) -> bool:
-    """Whether a cache line's key and value have the shape Analyst writes: a JSON key
-    naming its kind, and a cube decision's, a roll's or a luck's document."""
+    """Whether a cache line's key and value have the shape Analyst writes: a key naming
+    its kind (_kind), and a cube decision's, a roll's or a luck's document."""
     if not isinstance(key, str):
         return False
-    try:
-        kind = json.loads(key)[0]
-    except (ValueError, TypeError, KeyError, IndexError):
-        return False
+    kind = _kind(key)
     if kind == "luck":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "cube":
@@ -399,19 +407,26 @@ def _state(match: MatMatch, rules: tuple[bool, bool], game: ReplayedGame, player
 
 def review(match: MatMatch, games: list[ReplayedGame], ply: int = 0,
            model: Model | None = None, workers: int = 1,
-           cache: str | os.PathLike[str] | None = None,
-           progress: bool = False) -> dict[str, Any]:  # fmt: skip
+           cache: str | os.PathLike[str] | None = None, progress: bool = False,
+           damaged: Callable[[int], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """The review document: each player's figures and errors (see the module), and
     ``"unfinished"``: the file's last game stops before anyone has won (a match still
     being played, reviewed as far as it goes). The games are reviewed apart and added
     up: on `workers` processes, each with its own Analyst (`cache` the folder that makes
     an interrupted review resumable), with a progress bar over the moves (tqdm, when
-    installed) when `progress`."""
+    installed) when `progress`. `damaged` is told the number of damaged lines of the
+    cache that were skipped (Analyst.skipped: their analyses are worked out again where
+    needed), when there were any; the document is the same either way."""
     stats = [PlayerStats(match.names[0]), PlayerStats(match.names[1])]
-    parts = _reviewed(match, games, ply, model, workers, cache, progress)
-    for part in parts:
+    skipped: int | None = None
+    for part, seen in _reviewed(match, games, ply, model, workers, cache, progress):
         for st, more in zip(stats, part, strict=True):
             st.merge(more)
+        # Each worker's Analyst reads the whole cache: the fewest it skipped are the
+        # damaged lines (more are another worker's line read while it was being written).
+        skipped = seen if skipped is None else min(skipped, seen)
+    if skipped and damaged is not None:
+        damaged(skipped)
     for st in stats:
         st.errors.sort(key=lambda e: -e["loss"])
     return {"length": match.length, "ply": ply, "players": [s.to_json() for s in stats],
@@ -430,8 +445,10 @@ def _bar(total: int, on: bool) -> Any:
 
 
 def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model | None,
-              workers: int, cache: Any, progress: bool) -> Iterator[list[PlayerStats]]:  # fmt: skip
-    """Each game's two PlayerStats, in the order of the games."""
+              workers: int, cache: Any, progress: bool
+              ) -> Iterator[tuple[list[PlayerStats], int]]:  # fmt: skip
+    """Each game's two PlayerStats, in the order of the games, with the cache lines its
+    Analyst skipped (Analyst.skipped)."""
     bar = _bar(sum(len(g.moves) for g in games), progress)
     try:
         analyst_args = (ply, model, cache)
@@ -439,7 +456,7 @@ def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model
             analyst = Analyst(ply, model, B.STANDARD, cache, "0")
             try:
                 for g in games:
-                    yield _review_match_game(match, g, analyst)
+                    yield _review_match_game(match, g, analyst), analyst.skipped
                     if bar is not None:
                         bar.update(len(g.moves))
             finally:
@@ -447,7 +464,7 @@ def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model
             return
         with executor(workers) as ex:  # doublet.core.parallel: spawned local processes
             tasks = [(match, g, analyst_args) for g in games]
-            done: dict[int, list[PlayerStats]] = {}
+            done: dict[int, tuple[list[PlayerStats], int]] = {}
             following = 0
             for i, part in ex.map(_review_task, tasks):
                 done[i] = part
@@ -461,13 +478,15 @@ def _reviewed(match: MatMatch, games: list[ReplayedGame], ply: int, model: Model
             bar.close()
 
 
-def _review_task(match: MatMatch, g: ReplayedGame, args: tuple[Any, ...]) -> list[PlayerStats]:
+def _review_task(match: MatMatch, g: ReplayedGame, args: tuple[Any, ...]
+                 ) -> tuple[list[PlayerStats], int]:  # fmt: skip
     """A worker's task: one game, with an Analyst of its own (its cache file named by
-    the worker's process, so that workers never write one file together)."""
+    the worker's process, so that workers never write one file together), and the cache
+    lines it skipped."""
     ply, model, cache = args
     analyst = Analyst(ply, model, B.STANDARD, cache, f"w{os.getpid()}")
     try:
-        return _review_match_game(match, g, analyst)
+        return _review_match_game(match, g, analyst), analyst.skipped
     finally:
         analyst.close()
 
@@ -486,8 +505,7 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
         # The cube decision before this roll (none was made: the player rolled).
         # No decision before a game's first roll (the opening throw's dice, which nobody
         # chose to roll) nor with a dead cube, as GNU Backgammon counts them.
-        if (i > 0 and state.may_double() and not state.dead
-                and (mv.number, mv.player) not in doubled_at):  # fmt: skip
+        if i > 0 and state.has_cube_decision() and (mv.number, mv.player) not in doubled_at:
             doc = analyst.cube(pos, state)
             loss = cube_loss(doc, "roll")
             st.add_cube(loss, actual=False)
@@ -595,8 +613,7 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
             prev = game.record[i - 1] if i else None
             began = prev is not None and prev.action == "play" and prev.side != t.side
             cube_doc = None
-            if (rules.cube and began and state.may_double() and not state.dead
-                    and cube < MAX_CUBE):  # fmt: skip
+            if rules.cube and began and state.has_cube_decision() and cube < MAX_CUBE:
                 cube_doc = an.cube(pos, state)
             cubeful = True if rules.cube else None
             judged = judge_play(pos, t.dice, t.play, state, cubeful=cubeful, analyst=an)

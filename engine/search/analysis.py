@@ -571,6 +571,12 @@ NO_PLAY = "no legal play (no checker can move)"
 NO_PLAY_ROW = "(no legal play)"
 
 
+def plays_heading(count: int) -> str:
+    """The heading of a roll's `count` legal plays in the texts (doublet moves and
+    analyse): "16 legal plays", "1,204 legal plays", or NO_PLAY for none."""
+    return f"{count:,} legal play{'s' if count != 1 else ''}" if count else NO_PLAY
+
+
 def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
     """The human text of an analysis: diagram, then the evaluation and the cube decision,
     or the ranked plays."""
@@ -604,8 +610,7 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
             " (money-equivalent; MWC beside it)" if "mwc" in plays[0] else ""
         )
     total = doc.get("count", len(plays))  # with a limit, the plays listed are the best few
-    heading = NO_PLAY if total == 1 and not plays[0]["play"] else (
-        f"{total:,} legal play{'s' if total != 1 else ''}")  # fmt: skip
+    heading = plays_heading(0 if total == 1 and not plays[0]["play"] else total)
     out.append(f"{heading}{kind}:")
     out.append(f"  #  {'play':<{width}}  ply  equity   loss     win    wg    wbg    lg    lbg")
     for r in plays[:limit]:

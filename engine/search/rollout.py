@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,13 +60,13 @@ import numpy as np
 
 from doublet.core.board import SIZE, STANDARD, flip_into
 from doublet.core.dice import (
-    MAX_SEED,
     N_ROLLS,
     QUASI_MOVES,
     ROLL_WEIGHTS,
     ROLLOUT_STREAM,
     _seed_stream,
     _trial_roll,
+    check_seed,
     roll_index,
     seed64,
     trial_strata,
@@ -137,28 +137,44 @@ class RolloutSettings:
     cubeful: bool = False  # play the cube in the trials (where the documents use the cube)
     cube_ply: int = 0  # the depth of the cube decisions in the trials, 0 or 1
 
-    def check(self) -> None:
-        def whole(name: str, v: Any, lo: int, hi: int | None = None) -> None:
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None
-                                                                           and v > hi):  # fmt: skip
-                top = f"..{hi}" if hi is not None else " or more"
-                raise DoubletError(f"{name} must be an integer {lo}{top}, got {shown(v)}")
+    def check(self, names: Mapping[str, str] | None = None) -> None:
+        """DoubletError for the first setting out of its range, named as `names` maps
+        its field (a front end's own names: doublet rollout's flags; default the field's
+        name), with its meaning where the name does not say it."""
 
-        whole("trials", self.trials, 1, MAX_TRIALS)
-        whole("ply", self.ply, 0, MAX_ROLLOUT_PLY)
-        whole("truncate", self.truncate, 0)
-        whole("seed", self.seed, 0, MAX_SEED)
-        whole("quasi", self.quasi, 0, 2)
-        whole("cube_ply", self.cube_ply, 0, MAX_ROLLOUT_PLY)
+        def name(field: str, what: str = "") -> str:
+            named = field if names is None else names.get(field, field)
+            return f"{named} ({what})" if what else named
+
+        def whole(field: str, lo: int, hi: int | None = None, what: str = "") -> None:
+            v = getattr(self, field)
+            integer = isinstance(v, int) and not isinstance(v, bool)
+            if not integer or v < lo or (hi is not None and v > hi):
+                span = (f"{lo} or more" if hi is None else f"{lo} or {hi}" if hi == lo + 1
+                        else f"{lo}..{hi}")  # fmt: skip
+                a = "" if integer else "an integer "
+                raise DoubletError(f"{name(field, what)} must be {a}{span}, got {shown(v)}")
+
+        whole("trials", 1, MAX_TRIALS)
+        whole("ply", 0, MAX_ROLLOUT_PLY, "the trials' checker play")
+        whole("truncate", 0)
+        check_seed(self.seed, f"{name('seed')} must be")
+        whole("quasi", 0, 2)
+        whole("cube_ply", 0, MAX_ROLLOUT_PLY)
         if self.cube_ply and not self.cubeful:
-            raise DoubletError("cube_ply is the depth of the cube decisions in the trials: it "
-                               "goes with a cubeful rollout (--cubeful)")  # fmt: skip
-        if not isinstance(self.until_se, (int, float)) or not self.until_se >= 0:
-            raise DoubletError(f"until_se must be a number >= 0, got {shown(self.until_se)}")
+            raise DoubletError(f"{name('cube_ply')} is the depth of the cube decisions in "
+                               "the trials: it goes with a cubeful rollout "
+                               f"({name('cubeful')})")  # fmt: skip
+        se = self.until_se
+        number = isinstance(se, (int, float))
+        if not number or not se >= 0:  # NaN too
+            got = f"{se:g}" if isinstance(se, float) else shown(se)
+            raise DoubletError(f"{name('until_se', 'the standard error to stop at')} must be "
+                               f"{'' if number else 'a number '}0 or more, got {got}")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {"ply": self.ply, "truncate": self.truncate, "bearoff": self.bearoff,
-                "luck": self.luck, "seed": self.seed, "quasi": self.quasi,
+                "luck": self.luck, "seed": int(self.seed), "quasi": self.quasi,
                 "until_se": self.until_se or None, "cubeful": self.cubeful,
                 "cube_ply": self.cube_ply}  # fmt: skip
 

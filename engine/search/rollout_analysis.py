@@ -73,6 +73,21 @@ from doublet.search.rollout import (
 )
 from doublet.search.searcher import MAX_PLY, Searcher
 
+# With a roll in money play with the cube centred (no owned cube, no Jacoby), the plays are
+# ranked by cubeless equity (analyse_roll's ranking there) and no cube is turned, so a cube
+# option (a cubeful rollout, beavers) would do nothing: the front ends refuse one with this.
+NO_CUBE_WITH_ROLL = (
+    "with a roll in money play with the cube centred (no owned cube, no "
+    "Jacoby) the plays are ranked by cubeless equity and no cube is turned"
+)
+
+
+def no_cube_with_roll(state: CubeState) -> bool:
+    """Whether a roll's plays in `state` are ranked with no cube in them (NO_CUBE_WITH_ROLL):
+    money play with the cube centred and no Jacoby."""
+    return state.is_default
+
+
 # -- documents --------------------------------------------------------------------------------
 
 
@@ -235,8 +250,8 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
     standard error on the same trials."""
     doc = _header(pos, t)
     doc["dice"] = [d1, d2]
-    cubeful = not state.is_default
-    doc["rollout"]["cubeful"] = bool(t.cube)  # what was played: no cube at money, centred
+    cubeful = not no_cube_with_roll(state)
+    doc["rollout"]["cubeful"] = bool(t.cube)  # what was played: no_cube_with_roll, none
     if cubeful:
         doc["equity"] = "cubeful"
         doc["state"] = state.to_json()
@@ -334,7 +349,7 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     # A play that ends the game is its own value: roll out the others.
     live = [i for i, b in enumerate(starts) if B.outcome(b) == 0]
     done = [i for i in range(len(starts)) if i not in live]
-    cube = ((state.flipped(), True),) if settings.cubeful and not state.is_default else ()
+    cube = ((state.flipped(), True),) if settings.cubeful and not no_cube_with_roll(state) else ()
     rolled = rollout(m, starts[live], settings, ex, progress, deadline, cube) if live else None
     t = _with_finished(rolled, starts, live, done, settings, cube)
     return plays_document(pos, d1, d2, candidates, t, state, searcher(m, STANDARD))
@@ -432,4 +447,11 @@ def render(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["plays_document", "position_document", "render", "rollout_document"]
+__all__ = [
+    "NO_CUBE_WITH_ROLL",
+    "no_cube_with_roll",
+    "plays_document",
+    "position_document",
+    "render",
+    "rollout_document",
+]
