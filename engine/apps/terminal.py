@@ -123,7 +123,7 @@ from doublet.search.cubeful import check_ply
 from doublet.search.searcher import Limits
 
 if TYPE_CHECKING:
-    from doublet.games.game import Game, Series
+    from doublet.games.game import Game
 
 PERSON, ENGINE = 0, 1
 NAMES = ("you", "Doublet")

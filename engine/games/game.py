@@ -393,10 +393,15 @@ class Game:
         state = self.cube_state(side)
         return state is not None and state.dead
 
+    def _cube_live(self) -> bool:
+        """Whether the side on roll has a cube to turn before its roll: available to it
+        (the rules, the owner) and not dead for it."""
+        return self._cube_available() and not self.cube_dead()
+
     def may_double(self) -> bool:
         """Whether the side on roll may double (or redouble) now, before it rolls: the
         rules allow it and the cube is not dead for it (cube_dead)."""
-        return self.phase == "roll" and self._cube_available() and not self.cube_dead()
+        return self.phase == "roll" and self._cube_live()
 
     def why_no_double(self) -> str:
         """Why the side on roll may not double now ("" when it may)."""
@@ -477,7 +482,7 @@ class Game:
     def _begin_turn(self) -> None:
         """The side on roll now: it rolls at once unless it may double first (the cube
         available to it and not dead)."""
-        self.dice = None if self._cube_available() and not self.cube_dead() else self._draw()
+        self.dice = None if self._cube_live() else self._draw()
 
     def _value(self, points: int) -> int:
         """The points a result of kind `points` scores with the cube as it is."""

@@ -20,8 +20,9 @@ decision: the actual ones and the wrong ones), and overall the error rate over t
 unforced moves and the cube decisions that were actual or wrong (gnubg counts its
 "close or actual" ones; this counts the actual and the wrong), and the performance
 rating PR = 500 x the mean error per such decision (eXtreme Gammon's definition, with
-Doublet's equities). Not yet (issue 22): luck, the worst-decision list's boards in
-HTML, a resumable cache, two cores.
+Doublet's equities). Each roll's luck is measured too; `doublet review --html` draws the
+worst decisions' boards (doublet.apps.report); answers are kept in a cache that a
+stopped review resumes from, and games are reviewed on several worker processes.
 
 The review of a game played in Doublet (``review_game``), one entry per entry of the
 game's record (doublet.games.game.Turn), in order; the cube's value and owner follow
@@ -78,7 +79,7 @@ from doublet.core import board as B
 from doublet.core.board import VARIANT_NAMES
 from doublet.core.errors import GameError
 from doublet.core.parallel import executor
-from doublet.cube.state import MAX_CUBE, MONEY, CubeState
+from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import parse_position, position_id
 from doublet.formats.matfile import MatMatch, ReplayedGame, money_rules
 from doublet.formats.position import Position
@@ -613,7 +614,7 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
             prev = game.record[i - 1] if i else None
             began = prev is not None and prev.action == "play" and prev.side != t.side
             cube_doc = None
-            if rules.cube and began and state.has_cube_decision() and cube < MAX_CUBE:
+            if rules.cube and began and state.has_cube_decision():
                 cube_doc = an.cube(pos, state)
             cubeful = True if rules.cube else None
             judged = judge_play(pos, t.dice, t.play, state, cubeful=cubeful, analyst=an)
