@@ -3,7 +3,9 @@ terminal (a log file, a pipe, a recipe under nohup) each prints plain lines thro
 own log, 'NAME: what: done / total units (%), seconds[, note]', and on a terminal a tqdm
 bar as before, with the same descriptions:
 
-- distill data: its chunks (and a resumed run counts from the chunks it has).
+- distill data: its chunks (and a resumed run counts from the chunks it has);
+- onesided fit: the self-play games, the configs' successors, the rounds (with each
+  round's loss and mean turns).
 
 PROGRESS_EVERY is 0 here: a line at every update, so tiny runs show them."""
 
@@ -50,3 +52,36 @@ def test_distill_data_shows_progress_lines_where_stderr_is_no_terminal(
     err = capsys.readouterr().err
     assert "0-ply targets: 100%" in err and "3/3" in err and "\r" in err, err
     assert "distill: " not in err
+
+
+def test_onesided_fit_shows_progress_lines_where_stderr_is_no_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        every_update: None) -> None:  # fmt: skip
+    """onesided fit drew three tqdm bars (self-play, successors, rounds) whatever stderr
+    was. Now each stage's lines, named, here; its bars still on a terminal."""
+    pytest.importorskip("torch")
+    from doublet.training import onesided
+
+    out = tmp_path / "os.npz"
+    argv = ["fit", "--out", str(out), "--games", "3", "--configs", "5", "--hidden", "8",
+            "--epochs", "1"]  # fmt: skip
+    assert onesided.main([*argv, "--rounds", "2"]) == 0
+    err = capsys.readouterr().err
+    heads = [line.split(", ")[0] for line in err.splitlines()]
+    assert heads[:3] == [f"onesided: self-play: {k} / 3 games ({100 * k // 3}%)"
+                         for k in (1, 2, 3)], err  # fmt: skip
+    assert [h for h in heads if h.startswith("onesided: successors: ")] == [
+        f"onesided: successors: {k} / 5 configs ({100 * k // 5}%)" for k in range(1, 6)
+    ], err
+    rounds = [line for line in err.splitlines() if line.startswith("onesided: rounds: ")]
+    assert [line.split(", ")[0] for line in rounds] == [
+        "onesided: rounds: 1 / 2 rounds (50%)",
+        "onesided: rounds: 2 / 2 rounds (100%)",
+    ], err
+    assert all(", loss " in line and ", turns " in line for line in rounds) and "\r" not in err
+    _terminal(monkeypatch)
+    assert onesided.main([*argv, "--rounds", "3", "--resume"]) == 0
+    err = capsys.readouterr().err
+    for what in ("self-play", "successors", "rounds: 100%"):
+        assert what in err, err
+    assert "3/3" in err and "\r" in err and "onesided: " not in err
