@@ -5,7 +5,8 @@ bar as before, with the same descriptions:
 
 - distill data: its chunks (and a resumed run counts from the chunks it has);
 - onesided fit: the self-play games, the configs' successors, the rounds (with each
-  round's loss and mean turns).
+  round's loss and mean turns);
+- prune: the self-play games, then each epoch's minibatches (with the mean squared error).
 
 PROGRESS_EVERY is 0 here: a line at every update, so tiny runs show them."""
 
@@ -85,3 +86,31 @@ def test_onesided_fit_shows_progress_lines_where_stderr_is_no_terminal(
     for what in ("self-play", "successors", "rounds: 100%"):
         assert what in err, err
     assert "3/3" in err and "\r" in err and "onesided: " not in err
+
+
+def test_prune_shows_progress_lines_where_stderr_is_no_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        every_update: None) -> None:  # fmt: skip
+    """prune drew tqdm bars (self-play positions, each epoch's minibatches) whatever
+    stderr was. Now lines here, each epoch named; its bars still on a terminal."""
+    pytest.importorskip("torch")
+    from doublet.training import prune
+
+    argv = [MODEL, "--out", str(tmp_path / "pruned.npz"), "--games", "2", "--epochs", "2",
+            "--hidden", "4"]  # fmt: skip
+    assert prune.main(argv) == 0
+    err = capsys.readouterr().err
+    heads = [line.split(", ")[0] for line in err.splitlines() if line.startswith("prune: ")]
+    assert heads[:2] == ["prune: self-play positions: 1 / 2 games (50%)",
+                         "prune: self-play positions: 2 / 2 games (100%)"], err  # fmt: skip
+    for epoch in ("1/2", "2/2"):
+        lines = [line for line in err.splitlines() if line.startswith(f"prune: epoch {epoch}: ")]
+        n = len(lines)
+        assert n >= 1 and lines[-1].startswith(f"prune: epoch {epoch}: {n} / {n} batches (100%)")
+        assert all(", mse " in line for line in lines), err
+    assert "\r" not in err
+    _terminal(monkeypatch)
+    assert prune.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "self-play positions" in err and "epoch 2/2" in err and "\r" in err, err
+    assert "prune: " not in err
