@@ -109,6 +109,7 @@ from doublet.nn.eval import (
 from doublet.search.rollout import MAX_ROLLOUT_PLY, RolloutSettings
 from doublet.search.rollout import rollout as analysis_rollout
 from doublet.search.searcher import MAX_PLY, Limits, Searcher
+from doublet.training.progress import Progress, command_log
 from doublet.training.rollout import RaceRollout, Rollout
 from doublet.training.selfplay import SelfPlay
 
@@ -309,9 +310,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
               only: tuple[str, ...] = (), rollout_ply: int = -1) -> int:  # fmt: skip
     """Make the chunks not yet in `out`, on `workers` local processes or, with `ray` (an
     address, "auto" or "local"), as Ray tasks (doublet.core.parallel); the number of
-    positions made."""
-    from tqdm import tqdm
-
+    positions made. Its progress: a bar on a terminal, else a 'distill: ' line now and
+    then (doublet.training.progress)."""
     if not 0.0 <= epsilon < 1.0:
         raise SystemExit(f"error: --epsilon must be in [0, 1), not {epsilon}")
     if candidates < 0 or (
@@ -390,9 +390,10 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
         what = f"race rollouts x{race_trials}" if race_trials else f"rollouts x{rollout_trials}"
         if rollout_ply >= 0:
             what += f" at {rollout_ply} ply"
-    bar = tqdm(total=chunks, initial=chunks - len(todo), desc=what, unit="chunk")
+    done = chunks - len(todo)
     t0 = time.perf_counter()
-    with executor(workers, ray) as ex:
+    with (Progress(what, chunks, "chunk", command_log("distill"), initial=done) as bar,
+          executor(workers, ray) as ex):  # fmt: skip
         job = ex.shared((uuid.uuid4().hex, model, epsilon))
         tasks = [(job, (seed, c, ply, race_trials, rollout_trials, candidates, min_equity,
                         only, rollout_ply)) for c in todo]  # fmt: skip
@@ -401,9 +402,8 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
             with atomic_open(out / f"chunk-{c:05d}.npz") as f:
                 np.savez(f, boards=boards, probs=probs, **extra)
             positions += len(boards)
-            bar.update()
-            bar.set_postfix(pos_s=f"{positions / (time.perf_counter() - t0):.1f}", refresh=False)
-    bar.close()
+            done += 1
+            bar.update(done, f"{positions / (time.perf_counter() - t0):.1f} positions/s")
     return positions
 
 

@@ -59,8 +59,6 @@ except ModuleNotFoundError as e:  # run without torch: one line, not a traceback
     from doublet.training.usage import torch_missing
 
     torch_missing(__name__, e, "python -m doublet.training.onesided")
-from tqdm import tqdm
-
 from doublet.core import board as B
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
 from doublet.core.errors import DoubletError
@@ -72,7 +70,9 @@ from doublet.rules.bearoff import _BINOM, _rank_counts, database, is_bearoff
 from doublet.rules.movegen import legal_outcomes
 from doublet.rules.onesided import FEATURES, KIND, TURNS
 from doublet.search.searcher import Limits, Searcher
+from doublet.training.progress import Progress, command_log
 
+log = command_log("onesided")  # its progress where stderr is no terminal
 POINTS = np.arange(1, 24, dtype=np.float32)
 
 
@@ -267,21 +267,23 @@ def race_configs(games: int, epsilon: float, seed: int, model: Any = None) -> np
     rng = np.random.default_rng(seed)
     searcher, zero = Searcher(model or default_model()), Limits(ply=0)
     found = set()
-    for _ in tqdm(range(games), desc="self-play", unit="game", leave=False):
-        b = B.starting().copy()
-        while True:
-            d1, d2 = (int(d) for d in sorted(rng.integers(1, 7, 2), reverse=True))
-            if not B.has_contact(b) and not is_bearoff(b):
-                found.add(config(b).tobytes())
-                found.add(config(B.flip(b)).tobytes())
-            outs, again = legal_outcomes(b, d1, d2)
-            if rng.random() < epsilon:
-                i = int(rng.integers(len(outs)))
-            else:
-                i = searcher.best(b, d1, d2, zero)
-            if outs[i][B.MY_OFF] == B.CHECKERS:
-                break
-            b = outs[i] if again[i] else B.flip(outs[i])
+    with Progress("self-play", games, "game", log, leave=False) as bar:
+        for g in range(games):
+            b = B.starting().copy()
+            while True:
+                d1, d2 = (int(d) for d in sorted(rng.integers(1, 7, 2), reverse=True))
+                if not B.has_contact(b) and not is_bearoff(b):
+                    found.add(config(b).tobytes())
+                    found.add(config(B.flip(b)).tobytes())
+                outs, again = legal_outcomes(b, d1, d2)
+                if rng.random() < epsilon:
+                    i = int(rng.integers(len(outs)))
+                else:
+                    i = searcher.best(b, d1, d2, zero)
+                if outs[i][B.MY_OFF] == B.CHECKERS:
+                    break
+                b = outs[i] if again[i] else B.flip(outs[i])
+            bar.update(g + 1)
     cf = np.frombuffer(b"".join(sorted(found)), np.int8).reshape(-1, 24).copy()
     return cf[~in_home(cf)]
 
@@ -294,12 +296,14 @@ class Problem:
         self.configs = np.asarray(configs, np.int8)
         self.starts = np.zeros((len(configs), 22), np.int64)
         parts, total = [], 0
-        for i, c in enumerate(tqdm(self.configs, desc="successors", unit="config", leave=False)):
-            for r, s in enumerate(successors(c)):
-                self.starts[i, r] = total
-                parts.append(s)
-                total += len(s)
-            self.starts[i, 21] = total
+        with Progress("successors", len(self.configs), "config", log, leave=False) as bar:
+            for i, c in enumerate(self.configs):
+                for r, s in enumerate(successors(c)):
+                    self.starts[i, r] = total
+                    parts.append(s)
+                    total += len(s)
+                self.starts[i, 21] = total
+                bar.update(i + 1)
         self.succ = np.concatenate(parts)
         self.x = features(self.configs)
 
@@ -432,18 +436,17 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
     print(f"{len(cf):,} configs, {len(problem.succ):,} successors", flush=True)
     base = OneSided({})  # the database's tables
     dists = _torch_dists(net, base.off, base.first)
-    bar = tqdm(range(done, args.rounds), desc="rounds", unit="round", initial=done,
-               total=args.rounds)  # fmt: skip
-    for rnd in bar:
-        t = time.perf_counter()
-        ta, tf = targets(dists, problem)
-        lr = args.lr if rnd < args.rounds // 2 else args.lr / 3
-        loss = _epochs(net, problem.x, ta, tf, args.epochs, lr, gen)
-        mean = float(ta.sum(0) @ np.arange(TURNS)) / len(ta)
-        meta["rounds"].append({"loss": round(loss, 5), "mean_turns": round(mean, 4),
-                               "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
-        save(out, net, meta)
-        bar.set_postfix(loss=f"{loss:.4f}", turns=f"{mean:.3f}")
+    with Progress("rounds", args.rounds, "round", log, initial=done) as bar:
+        for rnd in range(done, args.rounds):
+            t = time.perf_counter()
+            ta, tf = targets(dists, problem)
+            lr = args.lr if rnd < args.rounds // 2 else args.lr / 3
+            loss = _epochs(net, problem.x, ta, tf, args.epochs, lr, gen)
+            mean = float(ta.sum(0) @ np.arange(TURNS)) / len(ta)
+            meta["rounds"].append({"loss": round(loss, 5), "mean_turns": round(mean, 4),
+                                   "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
+            save(out, net, meta)
+            bar.update(rnd + 1, f"loss {loss:.4f}, turns {mean:.3f}")
     print(f"wrote {out} ({len(meta['rounds'])} rounds)")
     return 0
 

@@ -27,10 +27,13 @@ class Progress:
     (or use it as a context manager). `what` names the work, `unit` what is counted
     ("game"), `log` prints a line (the command's, with its prefix); `initial`: the count
     already done (a resumed run); `total` 0: not known yet (update gives it). update's
-    `note` shows after the count until the next one: the latest strength, say."""
+    `note` shows after the count until the next one: the latest strength, say. `leave`
+    False: the bar is cleared when closed (a stage of a command, as tqdm's leave=False);
+    the lines are the same either way."""
 
     def __init__(self, what: str, total: int, unit: str, log: Callable[[str], None], *,
-                 initial: int = 0, tty: bool | None = None) -> None:  # fmt: skip
+                 initial: int = 0, tty: bool | None = None,
+                 leave: bool = True) -> None:  # fmt: skip
         self.what, self.total, self.unit, self.log = what, total, unit, log
         self.done, self.note = initial, ""
         self.start = self.last = time.perf_counter()
@@ -40,7 +43,8 @@ class Progress:
                 from tqdm import tqdm  # type: ignore[import-untyped]
 
                 self.bar = tqdm(total=total or None, initial=initial, desc=what, unit=unit,
-                                smoothing=0.05, dynamic_ncols=True, file=sys.stderr)  # fmt: skip
+                                smoothing=0.05, dynamic_ncols=True, file=sys.stderr,
+                                leave=leave)  # fmt: skip
             except ImportError:  # no bar: the lines
                 pass
 
@@ -53,9 +57,9 @@ class Progress:
             if self.bar is not None:
                 self.bar.total = total
         if self.bar is not None:
+            if note is not None:  # shown when the update redraws: one a batch need not
+                self.bar.set_postfix_str(note, refresh=False)
             self.bar.update(done - self.done)
-            if note is not None:
-                self.bar.set_postfix_str(note)
         self.done = done
         now = time.perf_counter()
         if self.bar is None and now - self.last >= PROGRESS_EVERY:
@@ -63,10 +67,11 @@ class Progress:
             self.log(self.line(now))
 
     def line(self, now: float) -> str:
-        done, total, unit = self.done, self.total, self.unit
-        count = f"{done:,} {unit}s"
+        done, total = self.done, self.total
+        units = self.unit + ("es" if self.unit.endswith(("s", "x", "ch", "sh")) else "s")
+        count = f"{done:,} {units}"
         if total > 0:
-            count = f"{done:,} / {total:,} {unit}s ({100 * done // total}%)"
+            count = f"{done:,} / {total:,} {units} ({100 * done // total}%)"
         note = f", {self.note}" if self.note else ""
         return f"{self.what}: {count}, {now - self.start:.0f} s{note}"
 
@@ -83,4 +88,14 @@ class Progress:
         self.close()
 
 
-__all__ = ["PROGRESS_EVERY", "Progress"]
+def command_log(command: str) -> Callable[[str], None]:
+    """A command's log: each line on stderr as `command: line`, flushed at once (a log
+    file gets it as it comes, not when a buffer fills)."""
+
+    def log(line: str) -> None:
+        print(f"{command}: {line}", file=sys.stderr, flush=True)
+
+    return log
+
+
+__all__ = ["PROGRESS_EVERY", "Progress", "command_log"]

@@ -41,8 +41,6 @@ except ModuleNotFoundError as e:  # run without torch: one line, not a traceback
     from doublet.training.usage import torch_missing
 
     torch_missing(__name__, e, "python -m doublet.training.prune")
-from tqdm import tqdm
-
 from doublet.core.board import STANDARD, flip, outcome
 from doublet.core.dice import stream
 from doublet.core.errors import DoubletError
@@ -61,9 +59,11 @@ from doublet.nn.eval import (
 )
 from doublet.rules.bearoff import is_bearoff
 from doublet.rules.movegen import legal_outcomes
+from doublet.training.progress import Progress, command_log
 from doublet.training.selfplay import SelfPlay
 
 KS = (2, 3, 4, 5, 6, 8, 10, 12)
+log = command_log("prune")  # its progress where stderr is no terminal
 
 
 def collect(model: Model, games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,21 +74,23 @@ def collect(model: Model, games: int, seed: int) -> tuple[np.ndarray, np.ndarray
     views: list[np.ndarray] = []
     group: list[np.ndarray] = []
     g = 0
-    for index in tqdm(range(games), desc="self-play positions", unit="game", leave=False):
-        traj = sp.game(model.contact, model.race, seed, index)
-        for b in traj.boards:
-            d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
-            outs, again = legal_outcomes(b, d1, d2, model.variant)
-            if len(outs) < 2:
-                continue
-            vs = [o if a else flip(o) for o, a in zip(outs, again, strict=True)]
-            keep = [v for v in vs if outcome(v) == 0
-                    and not (model.variant == STANDARD and is_bearoff(v))]  # fmt: skip
-            if len(keep) < 2:
-                continue
-            views.append(np.array(keep, np.int8))
-            group.append(np.full(len(keep), g, np.int64))
-            g += 1
+    with Progress("self-play positions", games, "game", log, leave=False) as bar:
+        for index in range(games):
+            traj = sp.game(model.contact, model.race, seed, index)
+            for b in traj.boards:
+                d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
+                outs, again = legal_outcomes(b, d1, d2, model.variant)
+                if len(outs) < 2:
+                    continue
+                vs = [o if a else flip(o) for o, a in zip(outs, again, strict=True)]
+                keep = [v for v in vs if outcome(v) == 0
+                        and not (model.variant == STANDARD and is_bearoff(v))]  # fmt: skip
+                if len(keep) < 2:
+                    continue
+                views.append(np.array(keep, np.int8))
+                group.append(np.full(len(keep), g, np.int64))
+                g += 1
+            bar.update(index + 1)
     v = np.concatenate(views)
     eq = np.asarray(equity(evaluate(v, model)), np.float32)
     return v, eq, np.concatenate(group)
@@ -178,22 +180,23 @@ def train(model: Model, games: int = 3000, hidden: int = 16, epochs: int = 6, se
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
     eq_t = torch.from_numpy(eq)
     group_t = torch.from_numpy(group)
-    for epoch in range(epochs):
+    for epoch in range(epochs):  # each epoch a bar of its own, or its own lines
         total, rows = 0.0, 0
-        bar = tqdm(list(_batches(fit, starts, 2048, rng)), desc=f"epoch {epoch + 1}/{epochs}",
-                   unit="batch", leave=False, mininterval=1.0)  # fmt: skip
-        for idx in bar:
-            x = torch.from_numpy(encode_raw(views[idx]))
-            g = group_t[idx]
-            _, local = torch.unique_consecutive(g, return_inverse=True)
-            m = int(local[-1]) + 1
-            loss = ((_centred(net(x), local, m) - _centred(eq_t[idx], local, m)) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(idx)
-            rows += len(idx)
-            bar.set_postfix(mse=f"{total / rows:.5f}", refresh=False)
+        batches = list(_batches(fit, starts, 2048, rng))
+        with Progress(f"epoch {epoch + 1}/{epochs}", len(batches), "batch", log,
+                      leave=False) as bar:  # fmt: skip
+            for k, idx in enumerate(batches):
+                x = torch.from_numpy(encode_raw(views[idx]))
+                g = group_t[idx]
+                _, local = torch.unique_consecutive(g, return_inverse=True)
+                m = int(local[-1]) + 1
+                loss = ((_centred(net(x), local, m) - _centred(eq_t[idx], local, m)) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += loss.item() * len(idx)
+                rows += len(idx)
+                bar.update(k + 1, f"mse {total / rows:.5f}")
         sched.step()
     weights = net.to_engine()
     report = measure(weights, views, eq, starts, held)

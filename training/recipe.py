@@ -91,7 +91,7 @@ from typing import Any
 
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write, held_lock, os_error_text
-from doublet.training.progress import Progress
+from doublet.training.progress import Progress, command_log
 
 _DATA = (
     "model chunks ply seed epsilon candidates race_trials rollout_trials rollout_ply "
@@ -317,7 +317,7 @@ class Pipeline:
         self.out = out.resolve()  # the same paths in every record however --out is written
         self.steps = load(recipe)
         self.names = {s.name: s for s in self.steps}
-        self.log = log or (lambda s: print(f"recipe: {s}", file=sys.stderr, flush=True))
+        self.log = log or command_log("recipe")
         self._digests: dict[str, str | None] = {}  # _digest's, by step name
 
     # -- where things are ------------------------------------------------------------------

@@ -53,7 +53,7 @@ from doublet.training import checkpoint, configs, workers
 from doublet.training.arena import Strength, command, strength
 from doublet.training.configs import Config
 from doublet.training.model import TDNet, has_own_race_net
-from doublet.training.progress import Progress
+from doublet.training.progress import Progress, command_log
 from doublet.training.selfplay import Trajectory
 from doublet.training.td import Learner
 from doublet.training.usage import build_parser
@@ -644,9 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.out)
 
-    def log(s: str) -> None:
-        print(f"train: {s}", file=sys.stderr, flush=True)
-
+    log = command_log("train")
     lock = contextlib.ExitStack()  # the run's folder, held while it trains (below)
     try:
         if args.games is not None and args.games < 1:
