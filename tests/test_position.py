@@ -56,3 +56,30 @@ def test_a_play_on_a_roll_with_no_legal_play_says_so() -> None:
     with pytest.raises(IllegalPlayError, match="no checker can move"):
         pos.play("24/18", 6, 3)
     assert pos.play("", 6, 3).notation == ""
+
+
+def test_a_variant_by_name_and_a_bad_one() -> None:
+    """Position.start and Position take a variant as 0 / 1 or its name, as Position.parse
+    does; before, start("acey-deucey") gave the standard board labelled with the string,
+    whose plays then failed with a bare ValueError."""
+    ad = Position.start("acey-deucey")
+    assert ad == Position.start(ACEY_DEUCEY) and ad.variant == ACEY_DEUCEY
+    assert ad.pip_counts() == (375, 375)
+    assert Position.start("standard") == Position.from_id("4HPwATDgc/ABMA")
+    assert Position(Position.start().board, "standard").variant == 0
+    for bad in ("acey", 2, True, None):
+        with pytest.raises(InvalidPositionError, match="unknown variant"):
+            Position.start(bad)  # type: ignore[arg-type]
+
+
+def test_shots_of_a_point_that_holds_no_blot_is_a_clear_error() -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    assert pos.shots() == 0
+    for point, why in ((7, "holds no blot"), (6, "holds no blot"), (25, "1..24"),
+                       (-1, "1..24"), ("x", "an integer"), (1.5, "an integer")):  # fmt: skip
+        with pytest.raises(InvalidPositionError, match=why):
+            pos.shots(point)  # type: ignore[arg-type]
+    blot = Position.parse("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10").play(
+        "13/10 6/5", 3, 1
+    )  # the opponent's view now: its blots are not the mover's
+    assert blot.position().flip().shots(10) > 0

@@ -352,6 +352,13 @@ def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path
         (["--seed", str(2**63)], None, "--seed must be 0 to 2**63 - 1, got 9223372036854775808"),
         (["--seed", "-1"], None, "--seed must be 0 to 2**63 - 1, got -1"),
         (["--export", "/nonexistent/dir/x.txt"], None, "cannot write '/nonexistent/dir/x.txt'"),
+        # an Acey-Deucey series has no .mat file: said at the start, not after the game
+        (
+            ["--variant", "acey-deucey", "--export", "x.mat"],
+            None,
+            "the .mat format is for standard backgammon; Acey-Deucey games are exported as "
+            "Doublet's text record (--export FILE.txt)",
+        ),
     ],
 )
 def test_bad_save_files_and_arguments_are_one_clear_error(

@@ -110,7 +110,7 @@ from doublet.games.opponent import (
     engine_play,
     resignation,
 )
-from doublet.games.record import to_mat
+from doublet.games.record import MAT_IS_STANDARD, to_mat
 from doublet.search.analysis import cube_document, diagram, play_equities, searcher
 from doublet.search.choice import (
     ACEY_DEUCEY_MAX_PLY,
@@ -994,6 +994,8 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
     export_path = Path(series.export) if series.export else None
     if export_path is not None:  # checked now, written when a game ends
         why = _missing_folder(export_path) or file_path_error(export_path)
+        if why is None and export_path.suffix.lower() == ".mat" and series.variant != STANDARD:
+            why = f"{MAT_IS_STANDARD} (--export FILE.txt)"
         if why is not None:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
     announce_compile(*SEARCH_KERNELS)

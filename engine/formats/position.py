@@ -20,6 +20,7 @@ import numpy as np
 
 from doublet.core import board as B
 from doublet.core.board import STANDARD, Board
+from doublet.core.errors import InvalidPositionError, shown
 from doublet.formats.ids import (
     board_from_position_id,
     board_to_json,
@@ -27,6 +28,7 @@ from doublet.formats.ids import (
     parse_position,
     position_id,
     validate,
+    variant_number,
 )
 from doublet.formats.notation import describe_outcomes, format_play, parse_play
 from doublet.rules.movegen import check_dice, legal_outcomes, shots
@@ -40,15 +42,19 @@ class Position:
     variant: int = STANDARD
 
     def __post_init__(self) -> None:
+        variant = variant_number(self.variant)  # 0 / 1 or its name; anything else refused
         b = np.array(self.board, dtype=np.int8)
-        validate(b, self.variant)
+        validate(b, variant)
         b.flags.writeable = False
         object.__setattr__(self, "board", b)
+        object.__setattr__(self, "variant", variant)
 
     # -- construction -------------------------------------------------------------------
     @classmethod
-    def start(cls, variant: int = STANDARD) -> Position:
-        return cls(B.starting(variant), variant)
+    def start(cls, variant: int | str = STANDARD) -> Position:
+        """The position before the first roll (``variant``: 0 / 1 or its name)."""
+        v = variant_number(variant)
+        return cls(B.starting(v), v)
 
     @classmethod
     def from_id(cls, pid: str) -> Position:
@@ -114,8 +120,15 @@ class Position:
 
     def shots(self, point: int = 0) -> int:
         """Rolls of 36 with which the opponent can hit the mover's blot on `point`
-        (0: any blot), the opponent being next to roll."""
-        return shots(self.board, point, self.variant)
+        (0: any blot), the opponent being next to roll. InvalidPositionError for a point
+        that is not 0..24 or holds no blot of the mover."""
+        if isinstance(point, bool) or not isinstance(point, (int, np.integer)):
+            raise InvalidPositionError(f"a point is an integer 0..24, got {shown(point)}")
+        if not 0 <= point <= 24:
+            raise InvalidPositionError(f"a point is 0 (any blot) or 1..24, got {point}")
+        if point and self.board[point] != 1:
+            raise InvalidPositionError(f"point {point} holds no blot of the mover")
+        return shots(self.board, int(point), self.variant)
 
     def plays(self, d1: int, d2: int) -> list[Play]:
         """Every distinct legal play of the roll (one empty play when none is legal)."""

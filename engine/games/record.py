@@ -85,12 +85,18 @@ def _game(g: Game, names: tuple[str, str]) -> MatGame:
     return out
 
 
+# Why an Acey-Deucey series has no .mat file (doublet play's export command and --export).
+MAT_IS_STANDARD = (
+    "the .mat format is for standard backgammon; Acey-Deucey games are "
+    "exported as Doublet's text record"
+)
+
+
 def to_match(series: Series, names: tuple[str, str] = ("person", "Doublet"),
              date: datetime.date | None = None) -> MatMatch:  # fmt: skip
     """The series as a MatMatch (side 0 is player 0, the left column)."""
     if series.variant != STANDARD:
-        raise GameError("the .mat format is for standard backgammon; Acey-Deucey games "
-                        "are exported as Doublet's text record (export FILE.txt)")  # fmt: skip
+        raise GameError(f"{MAT_IS_STANDARD} (export FILE.txt)")
     for name in names:
         if not name or ":" in name or name != name.strip():
             raise GameError(f"a player's name in a .mat file has no colon and no spaces at "
@@ -180,4 +186,4 @@ def _take(g: Game, a: MatAction) -> None:
         g.resign(loser, min(kind, 3))
 
 
-__all__ = ["from_match", "mat_play", "to_mat", "to_match"]
+__all__ = ["MAT_IS_STANDARD", "from_match", "mat_play", "to_mat", "to_match"]
