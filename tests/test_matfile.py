@@ -75,8 +75,8 @@ def test_a_small_hand_made_match() -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        (GOOD.replace("8/5 6/5", "8/4 6/5"), "game 1, move 1, player 0: '31: 8/4 6/5'"),
-        (GOOD.replace("8/5 6/5", "8/x 6/5"), "game 1, move 1, player 0"),
+        (GOOD.replace("8/5 6/5", "8/4 6/5"), "game 1, move 1, player 1 (a): '31: 8/4 6/5'"),
+        (GOOD.replace("8/5 6/5", "8/x 6/5"), "game 1, move 1, player 1 (a)"),
         (GOOD.replace("Doubles => 2", "Doubles => 4"), "not 4"),
         (GOOD.replace("Wins 1 point", "Wins 2 points"), "wins 1 point"),
         (GOOD.replace(" 3 point match", " three point match"), "point match"),
@@ -135,18 +135,18 @@ SGF_HEAD = "(;FF[4]GM[6]MI[length:5][game:0][ws:0][bs:0]PW[a]PB[b]"
         # Line 1's right column empty in mid-game: player 0 plays twice in a row.
         (HEAD + "  1) 41: 24/20 24/23\n"
                 "  2) 31: 8/5 6/5                 21: 13/11 6/5*\n",
-         "game 1, move 2, player 0: '31: 8/5 6/5': out of turn: the entry before it (move 1) "
-         "is player 0's too"),
+         "game 1, move 2, player 1 (a): '31: 8/5 6/5': out of turn: the entry before it "
+         "(move 1) is this player's too"),
         (SGF_HEAD + ";W[41xtxw];W[31hefe];B[21lnst])",
-         "game 1, move 2, player 0: '31hefe': out of turn"),
+         "game 1, move 2, player 1 (a): '31hefe': out of turn"),
         # Line 2's left column empty in mid-game: player 1 plays twice in a row.
         (HEAD + "  1) 41: 24/20 24/23             21: 24/22 24/23\n"
                 "  2)                             31: 8/5 6/5\n",
-         "game 1, move 2, player 1: '31: 8/5 6/5': out of turn"),
+         "game 1, move 2, player 2 (b): '31: 8/5 6/5': out of turn"),
         # A double comes before the doubler's roll, not after its own play.
         (HEAD + "  1) 41: 24/20 24/23\n"
                 "  2)  Doubles => 2                Takes\n",
-         "game 1, move 2, player 0: 'Doubles => 2': out of turn"),
+         "game 1, move 2, player 1 (a): 'Doubles => 2': out of turn"),
     ],
 )  # fmt: skip
 def test_a_player_who_moves_twice_in_a_row_is_refused(text: str, words: str) -> None:
@@ -173,7 +173,10 @@ def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped
     [
         ("(;FF[4]GM[1]SZ[19])", "GM[6]"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe];B[99])", "not a move"),
-        ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hcfe])", "game 1, move 1, player 0"),
+        (
+            "(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hcfe])",
+            "game 1, move 1, player 1: '31hcfe'",
+        ),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0]RE[W+1x];W[31hefe])", "RE[W+1x]"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe]", "a ')' is missing"),
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe", "a ']' is missing"),
@@ -181,7 +184,7 @@ def test_gnubgs_sgf_replays_as_its_mat(path) -> None:  # type: ignore[no-untyped
         ("(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0]CV[2];W[31hefe])", "automatic doubles"),
         (
             "(;FF[4]GM[6]MI[length:3][game:0][ws:0][bs:0];W[31hefe];B[double];W[take];B[double])",
-            "game 1, move 2, player 1: 'double': this player may not double now",
+            "game 1, move 2, player 2: 'double': this player may not double now",
         ),
     ],
 )
@@ -210,12 +213,14 @@ def test_a_beaver_in_a_match_is_refused() -> None:
             "  2)  Beavers => 4               21: 24/22 24/23\n")  # fmt: skip
     _, games = read_match(" 0 point match\n\n" + game, unfinished=True)
     assert [a.kind for a in games[0].cube_actions] == ["double", "beaver"]
-    words = "game 1, move 2, player 0: 'Beavers => 4': a beaver in a match: beavers are for money"
+    words = (
+        "game 1, move 2, player 1 (a): 'Beavers => 4': a beaver in a match: beavers are for money"
+    )
     with pytest.raises(MatchFileError, match=re.escape(words)):
         read_match(" 5 point match\n\n" + game, unfinished=True)
     # In .sgf a beaver is the taker's double, then the doubler's take.
     sgf = SGF_HEAD + ";W[41xtxw];B[double];W[double];B[take];B[21acab])"
-    with pytest.raises(MatchFileError, match=re.escape("game 1, move 2, player 0: 'double': a "
+    with pytest.raises(MatchFileError, match=re.escape("game 1, move 2, player 1 (a): 'double': a "
                                                        "beaver in a match")):  # fmt: skip
         read_match(sgf, unfinished=True)
 
@@ -248,7 +253,10 @@ def test_a_games_first_roll_is_no_doublet_where_the_opening_throw_gave_it() -> N
     assert games[0].moves[0].dice == (4, 4)
     _, games = read_match(SINGLE + A_44, unfinished=True)  # the winner of a single game
     assert games[1].moves[0].dice == (4, 4)
-    for text, who in [(SINGLE + B_44, 1), (GAMMON + A_44, 0)]:  # the loser; after a gammon
+    for text, who in [
+        (SINGLE + B_44, "2 (b)"),
+        (GAMMON + A_44, "1 (a)"),
+    ]:  # the loser; after a gammon
         words = f"game 2, move 1, player {who}: '44: 24/20 24/20 13/9 13/9': a game's first roll"
         with pytest.raises(MatchFileError, match=re.escape(words)):
             read_match(text, unfinished=True)
@@ -263,7 +271,9 @@ def test_the_first_throw_tag_names_game_1s_starter() -> None:
     assert first_thrower(parse_mat(game)) is None
     for text in (tag.format(1) + game, game):  # with the tag, and an export from before it
         assert read_match(text, unfinished=True)[1][0].moves[0].dice == (4, 4)
-    with pytest.raises(MatchFileError, match=r"game 1, move 1, player 0: .* cannot be a doublet"):
+    with pytest.raises(
+        MatchFileError, match=r"game 1, move 1, player 1 \(a\): .* cannot be a doublet"
+    ):
         read_match(tag.format(2) + game, unfinished=True)  # the tag names the other player
 
 
@@ -516,7 +526,7 @@ def test_the_jacoby_rule_of_a_money_session_counts_a_gammon_at_a_centred_cube_si
     text = to_mat(s, date=datetime.date(2026, 12, 1))
     assert '; [Jacoby "On"]' in text and "Wins 1 point" in text
     assert read_match(text)[1][0].points == 1
-    with pytest.raises(MatchFileError, match="by the moves, player 0 wins 2 points"):
+    with pytest.raises(MatchFileError, match=r"by the moves, player 1 \(person\) wins 2 points"):
         read_match(text.replace('; [Jacoby "On"]', '; [Jacoby "Off"]'))
 
 
@@ -607,16 +617,17 @@ def test_the_hand_made_files_hold_every_kind_of_line() -> None:
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("illegal_move", "game 1, move 1, player 0: '64: 24/18 13/8': the roll 6-4 cannot move"),
-        ("move_does_not_parse", "game 1, move 1, player 0: '64: 24/18 13/x': '13/x'"),
+        ("illegal_move",
+         "game 1, move 1, player 1 (anna): '64: 24/18 13/8': the roll 6-4 cannot move"),
+        ("move_does_not_parse", "game 1, move 1, player 1 (anna): '64: 24/18 13/x': '13/x'"),
         ("broken_score_line", "game 2, line 53: cannot read 'anna : 2"),
         ("score_does_not_add_up", "game 3: its score line says 2-0, but the games before it "
                                   "make 2-1"),
-        ("double_in_the_crawford_game", "game 2, move 1, player 1: 'Doubles => 2': nobody may "
-                                        "double in the Crawford game"),
-        ("double_without_the_cube", "game 3, move 2, player 1: 'Doubles => 4': this player "
+        ("double_in_the_crawford_game",
+         "game 2, move 1, player 2 (ben): 'Doubles => 2': nobody may double in the Crawford game"),
+        ("double_without_the_cube", "game 3, move 2, player 2 (ben): 'Doubles => 4': this player "
                                     "may not double now"),
-        ("take_without_a_double", "game 2, move 3, player 0: 'Takes': there is no double"),
+        ("take_without_a_double", "game 2, move 3, player 1 (anna): 'Takes': there is no double"),
     ],
 )  # fmt: skip
 def test_a_broken_hand_made_file_is_refused_naming_the_game_the_move_and_the_text(
@@ -650,7 +661,7 @@ def test_a_wins_line_that_is_no_resignation_names_where_and_what() -> None:
     text = (DATA / "matches" / "match02.mat").read_text()
     assert read_match(text)[1][0].points == 4
     bad = text.replace("      Wins 4 points", "      Wins 3 points", 1)
-    words = ("game 1, after move 24, player 0: 'Wins 3 points': the moves do not end the "
+    words = ("game 1, after move 24, player 1 (gnubg): 'Wins 3 points': the moves do not end the "
              "game, and a resignation at a cube of 2 is worth 2, 4 or 6 points, not 3")  # fmt: skip
     with pytest.raises(MatchFileError, match=re.escape(words)):
         read_match(bad)

@@ -171,8 +171,8 @@ def test_what_doublet_games_refuses_in_a_match_file_names_the_game_and_the_move(
         actions.append(a)
     m.games[0].actions = actions
     assert cube == 2 * MAX_CUBE
-    with pytest.raises(GameError, match=r"game 1, move \d+, player \d: no double: the cube is "
-                                        "at its highest"):  # fmt: skip
+    words = r"game 1, move \d+, player \d \(\w\): no double: the cube is at its highest"
+    with pytest.raises(GameError, match=words):
         from_match(parse_mat(write_mat(m)))
 
 

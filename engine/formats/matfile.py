@@ -115,21 +115,31 @@ class MatMatch:
         return (got[0].strip() or "player 1", got[1].strip() or "player 2")
 
 
-def _where(game: int, number: int, player: int | None, text: str, after: int = 0) -> str:
+def player_name(player: int, names: tuple[str, str] = ("", "")) -> str:
+    """A player as a match file's reader knows them: "player 1" is the left column (the
+    header's Player 1, SGF's White), with the name where the file gives one."""
+    name = names[player] if 0 <= player < len(names) else ""
+    return f"player {player + 1}" + (f" ({name})" if name else "")
+
+
+def _where(game: int, number: int, player: int | None, text: str, after: int = 0,
+           names: tuple[str, str] = ("", "")) -> str:  # fmt: skip
     """Where an entry is: its game and move number (a "Wins" line has none: `after`, the
     last move before it), its player and its text."""
-    who = "" if player is None else f", player {player}"
+    who = "" if player is None else f", {player_name(player, names)}"
     at = f"move {number}" if number or not after else f"after move {after}"
     return f"game {game}, {at}{who}: {clipped(text.strip())}"
 
 
-def _entry(game: int, number: int, player: int, text: str) -> MatAction:
+def _entry(game: int, number: int, player: int, text: str,
+           names: tuple[str, str] = ("", "")) -> MatAction:  # fmt: skip
     t = text.strip()
     m = re.fullmatch(r"(\d)(\d):\s*(.*)", t)
     if m:
         d1, d2 = int(m.group(1)), int(m.group(2))
         if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-            raise MatchFileError(f"{_where(game, number, player, t)}: dice {d1}{d2} are not a roll")
+            where = _where(game, number, player, t, names=names)
+            raise MatchFileError(f"{where}: dice {d1}{d2} are not a roll")
         return MatAction(game, number, player, "move", (d1, d2), m.group(3).strip(), 0, t)
     m = re.fullmatch(r"(Doubles|Beavers)\s*=>\s*(\d+)", t, re.I)
     if m:
@@ -141,7 +151,8 @@ def _entry(game: int, number: int, player: int, text: str) -> MatAction:
     m = _WINS.fullmatch(t)
     if m:
         return MatAction(game, number, player, "wins", value=int(m.group(1)), text=t)
-    raise MatchFileError(f"{_where(game, number, player, t)}: not a move or a cube action")
+    raise MatchFileError(f"{_where(game, number, player, t, names=names)}: not a move or a cube "
+                         "action")  # fmt: skip
 
 
 def parse_mat(text: str) -> MatMatch:
@@ -184,7 +195,7 @@ def parse_mat(text: str) -> MatMatch:
             number, rest = int(m.group(1)), m.group(2)
             for start, player in _columns(rest):
                 end = _column_end(rest, start)
-                g.actions.append(_entry(g.number, number, player, rest[start:end]))
+                g.actions.append(_entry(g.number, number, player, rest[start:end], g.names))
             continue
         m = _WINS.fullmatch(line)
         if m:
@@ -364,7 +375,7 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
     before: MatAction | None = None  # the last entry that is not a Wins
     for a in g.actions:
         last = a.number or last
-        where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last)
+        where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last, g.names)
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
         if a.kind != "wins":
@@ -373,7 +384,7 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
             # alone). The Wins after the winner's own last play is no turn.
             if before is not None and before.player == a.player:
                 raise MatchFileError(f"{where}: out of turn: the entry before it (move "
-                                     f"{before.number}) is player {a.player}'s too, and the "
+                                     f"{before.number}) is this player's too, and the "
                                      "players take turns")  # fmt: skip
             before = a
         if a.kind == "move":
@@ -443,7 +454,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
                 winner, points, kind = a.player, a.value, a.value // cube
                 resigned = True
             if a.player != winner or a.value != points:
-                raise MatchFileError(f"{where}: by the moves, player {winner} wins {points} "
+                who = player_name(winner, g.names)
+                raise MatchFileError(f"{where}: by the moves, {who} wins {points} "
                                      f"point{'s' * (points != 1)}")  # fmt: skip
     if winner is None:
         if not unfinished:
@@ -727,7 +739,7 @@ def parse_sgf(text: str) -> MatMatch:
             if not m:
                 raise MatchFileError(f"game {number}: a result RE[{root['RE'][0]}] not read")
             result = (0 if m.group(1) == "W" else 1, int(m.group(2)))
-        actions = _sgf_actions(number, nodes[1:])
+        actions = _sgf_actions(number, nodes[1:], names)
         if result is not None:
             layout = _Lines()
             for a in actions:
@@ -766,7 +778,8 @@ def _sgf_root_tags(root: SgfNode, tags: dict[str, str], length: int) -> None:
         tags.setdefault("Jacoby", "On")
 
 
-def _sgf_actions(number: int, nodes: list[SgfNode]) -> list[MatAction]:
+def _sgf_actions(number: int, nodes: list[SgfNode],
+                 names: tuple[str, str] = ("", "")) -> list[MatAction]:  # fmt: skip
     """A game's moves and cube actions, numbered as the .mat lines they go on."""
     actions: list[MatAction] = []
     layout = _Lines()
@@ -791,7 +804,7 @@ def _sgf_actions(number: int, nodes: list[SgfNode]) -> list[MatAction]:
             continue
         beavered = None
         move = layout.entry(player)
-        where = _where(number, move, player, value)
+        where = _where(number, move, player, value, names=names)
         if value == "double" and doubled is not None and doubled != player:
             cube *= 4
             actions.append(MatAction(number, move, player, "beaver", value=cube, text=value))
@@ -941,6 +954,7 @@ __all__ = [
     "ReplayedMove",
     "parse_mat",
     "parse_sgf",
+    "player_name",
     "read_match",
     "replay",
     "to_doublet_notation",

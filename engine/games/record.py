@@ -33,6 +33,7 @@ from doublet.formats.matfile import (
     MatMatch,
     first_thrower,
     money_rules,
+    player_name,
     replay,
     to_doublet_notation,
     write_mat,
@@ -147,7 +148,8 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
                 _take(g, a)
             except DoubletError as e:  # the rules of doublet.games refuse what replay took
                 at = f"move {a.number}" if a.number else "its Wins line"
-                raise GameError(f"game {mg.number}, {at}, player {a.player}: {e}") from None
+                who = player_name(a.player, mg.names)
+                raise GameError(f"game {mg.number}, {at}, {who}: {e}") from None
         played.append(g)
     for g in played[:-1]:
         s.history.append(g)
