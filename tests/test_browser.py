@@ -328,6 +328,9 @@ def test_a_match_to_3_with_the_cube_by_clicks(server: str, page: Any,
     idle(page)
     gid = page.evaluate("S.id")
     assert "3-point match" in page.inner_text("#match-info")
+    # every length the API takes (1..25) can be chosen in the dialog
+    lengths = page.eval_on_selector_all("#length option", "os => os.map((o) => +o.value)")
+    assert lengths == list(range(1, 26))
     assert page.get_attribute("#cube", "data-owner") == "centre"
     play_turn(server, page)
     # New game in the middle of the match asks; "Keep playing" keeps it.
