@@ -481,6 +481,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "no checkpoint" in capsys.readouterr().err
     assert main(["--config", "nope", "--out", str(tmp_path / "y")]) == 2
     assert "unknown config 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()  # refused before the run's folder is made
     with pytest.raises(SystemExit) as usage:  # argparse's own errors name the command
         main(["--config", "tiny"])
     assert usage.value.code == 2

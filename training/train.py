@@ -659,6 +659,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise DoubletError(f"--resume: no checkpoint in {str(out)!r}")
         if not args.resume and not args.config:
             raise DoubletError("--config NAME is needed to start a run")
+        named = None  # a new run's config, known before its folder is made
+        if not args.resume:
+            try:
+                named = configs.get(args.config)
+            except KeyError as e:
+                raise DoubletError(str(e.args[0])) from None
         path = Path(args.export) if args.export else out / "model.npz"
         if args.export and (args.export.endswith(("/", os.sep)) or path.is_dir()):
             raise DoubletError(f"--export {args.export!r} is a folder: give the model file's "
@@ -694,10 +700,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{str(out)!r} already holds a run: pass --resume to go on "
                     "with it, or choose another --out"
                 )
-            try:
-                cfg = configs.get(args.config)
-            except KeyError as e:
-                raise DoubletError(str(e.args[0])) from None
+            assert named is not None
+            cfg = named
             changes: dict[str, Any] = {}
             if args.seed is not None:
                 changes["seed"] = args.seed
