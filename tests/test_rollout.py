@@ -571,6 +571,16 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     r = _doublet("engine", stdin=json.dumps(req) + "\n")
     reply = json.loads(r.stdout.splitlines()[0])
     assert reply["cube"] == cubeful["cube"]
+    # the text gives the difference's own standard error, as the README says
+    from doublet.search.rollout_analysis import render
+
+    eq, se = cubeful["cube"]["equities"], cubeful["cube"]["equities_se"]
+    want = (f"double/take less no double {eq['double_take'] - eq['no_double']:+.4f} ± "
+            f"{se['difference']:.4f}")  # fmt: skip
+    assert want in render(cubeful), render(cubeful)
+    assert "less no double" not in render(json.loads(_doublet(
+        "rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2", "--workers", "1",
+        "--json").stdout))  # Janowski's: one rollout, no difference measured  # fmt: skip
 
 
 def test_the_documents_chances_are_chances() -> None:

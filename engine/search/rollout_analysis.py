@@ -443,6 +443,10 @@ def render(doc: dict[str, Any]) -> str:
     how = ("rolled out with cube actions in the trials" if cube["method"] == "rollout" else
            "Janowski, from the cubeless rollout")  # fmt: skip
     lines.append(f"  cubeful ({how}): " + ", ".join(parts))
+    if eq["double_take"] is not None and ese.get("difference") is not None:
+        # measured on the same trials, so its error is smaller than either equity's
+        lines.append(f"  double/take less no double {eq['double_take'] - eq['no_double']:+.4f} "
+                     f"± {ese['difference']:.4f}")  # fmt: skip
     lines.append(f"  Proper cube action: {cube['action']}")
     return "\n".join(lines)
 
