@@ -713,6 +713,9 @@ def test_new_game_options_are_checked(client: TestClient) -> None:
         ({"length": 3, "jacoby": True}, "money play"),
         ({"cube": False, "beavers": True}, "money play"),
         ({"lenght": 5}, "a new game takes no 'lenght'"),  # a typo is not ignored
+        ({"lenght": 5}, "its keys are beavers, cube, games, jacoby, length, ply, position,"),
+        ({"dice": [3, 1]}, "'dice' go with 'position' (a new game at a position)"),
+        ({"dice": [3, 1], "state": {}}, "'dice' and 'state' go with 'position'"),
         ({"position": "4HPwATDgc/ABMA", "length": 5}, "at a position takes no 'length'"),
         ({"position": "4HPwATDgc/ABMA", "state": {"jacobi": True}}, "'state' takes no 'jacobi'"),
     ]:

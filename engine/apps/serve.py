@@ -525,8 +525,12 @@ def _dice_field(body: dict[str, Any]) -> tuple[int, int] | None:
 
 def new_series(body: dict[str, Any], default_ply: int) -> Series:
     at = "position" in body
+    if not at and (astray := sorted(k for k in AT_KEYS - NEW_KEYS - {"position"} if k in body)):
+        raise ApiError(400, f"{' and '.join(repr(k) for k in astray)} go with 'position' (a new "
+                            "game at a position)")  # fmt: skip
     protocol.check_keys(body, AT_KEYS if at else NEW_KEYS,
-                        "a new game at a position" if at else "a new game")  # fmt: skip
+                        "a new game at a position" if at else "a new game",
+                        None if at else NEW_KEYS | {"position"})  # fmt: skip
     variant = body.get("variant", "standard")
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
