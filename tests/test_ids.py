@@ -594,7 +594,7 @@ JSON_ERRORS: list[tuple[Any, list[str]]] = [
     (json_board(mover=[0] * 25), ["'mover' must be a list of 26", "a list of 25"]),
     (json_board(opponent="x"), ["'opponent' must be a list of 26", 'got "x"']),
     (json_board(mover=side_with(p6=1.0)), ["mover[6] (point 6 of the mover)", "integer", "1.0"]),
-    (json_board(mover=side_with(p6=True)), ["mover[6]", "integer", "True"]),
+    (json_board(mover=side_with(p6=True)), ["mover[6]", "integer", "got true"]),
     (json_board(opponent=side_with(p25=-1)), ["opponent[25] (bar)", "negative"]),
     (json_board(mover=side_with(p0=2)), ["mover[0] (unentered)", "only in Acey-Deucey"]),
     (json_board(mover=side_with(p6=16)), ["the mover has 16 checkers"]),
@@ -810,3 +810,30 @@ def test_an_xgids_max_cube_field_below_10_is_said_not_ignored() -> None:
     for ten in ("10", "12"):
         assert "note" not in parse_position(start + ten)[2]
     raises(parse_position, start + "1", match=["XGID cube 4 is above its max cube field (1: 2)"])
+
+
+def test_errors_quote_a_long_position_text_cut() -> None:
+    """A review of the engine protocol found errors that echoed the whole position text
+    (an XGID of 3,000,000 colons gave a 3,000,242-character error; a Position ID with a
+    3,000,000-character Match ID one of 6,000,145: quoted twice). Every parser quotes a
+    position text as doublet.core.errors.clipped does: its start and its length."""
+    big = 3_000_000
+    board = START_XGID.split(":", 1)[0]
+    cases = [
+        ("XGID=" + ":" * big, "has 3000001 fields separated by ':'"),
+        (START_ID + ":" + "A" * big, "is not 12 base64 characters"),
+        (START_XGID.replace(":00:", ":" + "D" * big + ":"), "XGID dice must be '00'"),
+        (START_XGID.replace(board, "XGID=" + "-" * big), "position field must have 26"),
+        (START_XGID.removesuffix("10") + "1" * big, "field 10 (max cube) must be an integer"),
+        ('{"variant": "' + "x" * big + '", "mover": [], "opponent": []}', "'variant' must be"),
+    ]
+    for text, words in cases:
+        msg = raises(parse_position, text, match=[words, " characters)"])
+        assert len(msg) < 400, msg[:400]
+    for fn, text in ((board_from_position_id, " " * big + START_ID[:-1]),
+                     (decode_match_id, "A" * big), (parse_xgid, "XGID=" + ":" * big)):  # fmt: skip
+        assert len(raises(fn, text, match=[f"({len(text)} characters)"])) < 400
+    mover = ["x" * big] + [0] * 25
+    msg = raises(board_from_json, {"variant": "standard", "mover": mover, "opponent": mover},
+                 match=["mover[0] (unentered) must be an integer, got \"xxx"])  # fmt: skip
+    assert len(msg) < 200

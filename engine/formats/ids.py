@@ -346,30 +346,31 @@ def board_from_position_id(pid: str) -> Board:
     s = pid.strip()
     if len(s) != 14:
         raise InvalidPositionError(
-            f"gnubg Position ID must have 14 characters, got {len(s)}: {pid!r}"
+            f"gnubg Position ID must have 14 characters, got {len(s)}: {clipped(pid)}"
         )
     if not _BASE64_14.fullmatch(s):  # b64decode would take padding ("=") inside it
         raise InvalidPositionError(
-            f"gnubg Position ID has characters outside base64 (A-Z a-z 0-9 + /): {pid!r}"
+            f"gnubg Position ID has characters outside base64 (A-Z a-z 0-9 + /): {clipped(pid)}"
         )
     data = base64.b64decode(s + "==")
     b = np.empty(SIZE, np.int8)
     code = _pid_board(np.frombuffer(data, np.uint8), b)
     if code == _PID_SHORT:
-        raise InvalidPositionError(f"gnubg Position ID {pid!r} does not encode two sides")
+        raise InvalidPositionError(f"gnubg Position ID {clipped(pid)} does not encode two sides")
     if code == _PID_TOO_MANY:
         name = "the side on roll" if b[0] else "the opponent"
         raise InvalidPositionError(
-            f"gnubg Position ID {pid!r} gives {name} {int(b[1])} checkers (at most 15)"
+            f"gnubg Position ID {clipped(pid)} gives {name} {int(b[1])} checkers (at most 15)"
         )
     if code == _PID_BOTH:
         raise InvalidPositionError(
-            f"gnubg Position ID {pid!r} puts both sides on point {int(b[0])} of the side on roll"
+            f"gnubg Position ID {clipped(pid)} puts both sides on point {int(b[0])} of the "
+            "side on roll"
         )
     try:
         validate(b, STANDARD)
     except InvalidPositionError as e:
-        raise InvalidPositionError(f"gnubg Position ID {pid!r}: {e}") from None
+        raise InvalidPositionError(f"gnubg Position ID {clipped(pid)}: {e}") from None
     return b
 
 
@@ -416,11 +417,12 @@ def _check_dice(dice: object) -> str:
             if all("1" <= c <= "6" for c in dice):
                 return dice
             raise InvalidPositionError(
-                f"XGID dice {dice!r}: each die must be 1-6 (or '00' for not rolled yet)"
+                f"XGID dice {clipped(dice)}: each die must be 1-6 (or '00' for not rolled yet)"
             )
     raise InvalidPositionError(
         f"XGID dice must be '00' (not rolled yet), two dice like '31', or 'D', 'B' or 'R' "
-        f"(double, beaver, raccoon), got {dice!r}"
+        "(double, beaver, raccoon), got "
+        f"{clipped(dice) if isinstance(dice, str) else shown(dice)}"
     )
 
 
@@ -583,13 +585,13 @@ def parse_xgid(text: str) -> XGID:
     fields = s.split(":")
     if len(fields) != len(_XGID_FIELDS):
         raise InvalidPositionError(
-            f"XGID {text!r} has {len(fields)} fields separated by ':', expected "
+            f"XGID {clipped(text)} has {len(fields)} fields separated by ':', expected "
             f"{len(_XGID_FIELDS)} ({', '.join(_XGID_FIELDS)})"
         )
     pos = fields[0]
     if len(pos) != 26:
         raise InvalidPositionError(
-            f"XGID {text!r}: the position field must have 26 characters (the lowercase "
+            f"XGID {clipped(text)}: the position field must have 26 characters (the lowercase "
             f"player's bar, points 1-24, the uppercase player's bar), got {len(pos)}"
         )
     signed = [0] * 26
@@ -602,23 +604,23 @@ def parse_xgid(text: str) -> XGID:
             n = -(ord(ch) - ord("a") + 1)
         else:
             raise InvalidPositionError(
-                f"XGID {text!r}: bad character {ch!r} at {_xgid_slot(i)}; use '-' (empty), "
+                f"XGID {clipped(text)}: bad character {ch!r} at {_xgid_slot(i)}; use '-' (empty), "
                 "'A'-'O' (1-15 uppercase checkers) or 'a'-'o' (1-15 lowercase checkers)"
             )
         if abs(n) > CHECKERS:
             raise InvalidPositionError(
-                f"XGID {text!r}: {ch!r} at {_xgid_slot(i)} means {abs(n)} checkers "
+                f"XGID {clipped(text)}: {ch!r} at {_xgid_slot(i)} means {abs(n)} checkers "
                 f"(at most {CHECKERS})"
             )
         if i == 0 and n > 0:
             raise InvalidPositionError(
-                f"XGID {text!r}: uppercase {ch!r} at {_xgid_slot(0)}: only lowercase checkers "
-                "can be there"
+                f"XGID {clipped(text)}: uppercase {ch!r} at {_xgid_slot(0)}: only lowercase "
+                "checkers can be there"
             )
         if i == 25 and n < 0:
             raise InvalidPositionError(
-                f"XGID {text!r}: lowercase {ch!r} at {_xgid_slot(25)}: only uppercase checkers "
-                "can be there"
+                f"XGID {clipped(text)}: lowercase {ch!r} at {_xgid_slot(25)}: only uppercase "
+                "checkers can be there"
             )
         signed[i] = n
     for name, total in (
@@ -627,21 +629,21 @@ def parse_xgid(text: str) -> XGID:
     ):
         if total > CHECKERS:
             raise InvalidPositionError(
-                f"XGID {text!r} gives {name} {total} checkers (at most {CHECKERS})"
+                f"XGID {clipped(text)} gives {name} {total} checkers (at most {CHECKERS})"
             )
     values: dict[int, int] = {}
     for k in (1, 2, 3, 5, 6, 7, 8, 9):
         if not _INT.fullmatch(fields[k]) or len(fields[k]) > 6:
             raise InvalidPositionError(
-                f"XGID {text[:80]!r}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer "
-                f"of at most 6 digits, got {fields[k][:20]!r}"
+                f"XGID {clipped(text)}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer "
+                f"of at most 6 digits, got {clipped(fields[k], 20)}"
             )
         values[k] = int(fields[k])
     turn = values[3]
     if turn not in (1, -1):
         raise InvalidPositionError(
-            f"XGID {text!r}: field 4 (turn) must be 1 (uppercase player) or -1 (lowercase "
-            f"player), got {fields[3]!r}"
+            f"XGID {clipped(text)}: field 4 (turn) must be 1 (uppercase player) or -1 (lowercase "
+            f"player), got {clipped(fields[3], 20)}"
         )
     x_view = empty()
     x_view[:26] = signed
@@ -664,8 +666,8 @@ def parse_xgid(text: str) -> XGID:
     except InvalidPositionError as e:
         msg = str(e)
         if msg.startswith(("XGID ", "an XGID ")):
-            raise InvalidPositionError(f"{msg} (in {text!r})") from None
-        raise InvalidPositionError(f"XGID {text!r}: {msg}") from None
+            raise InvalidPositionError(f"{msg} (in {clipped(text)})") from None
+        raise InvalidPositionError(f"XGID {clipped(text)}: {msg}") from None
 
 
 def format_xgid(
@@ -717,7 +719,7 @@ def xgid_dice(x: XGID | str) -> tuple[int, int] | None:
     if isinstance(x, str):
         x = parse_xgid(x)
     if not isinstance(x, XGID):
-        raise InvalidPositionError(f"xgid_dice takes an XGID or its text, got {x!r}")
+        raise InvalidPositionError(f"xgid_dice takes an XGID or its text, got {shown(x)}")
     if x.dice == "00" or x.dice in _DICE_WORDS:
         return None
     return int(x.dice[0]), int(x.dice[1])
@@ -748,7 +750,7 @@ def _json_side(value: object, side: str, variant: int) -> list[int]:
     for i, n in enumerate(value):
         if not isinstance(n, int) or isinstance(n, bool):
             raise InvalidPositionError(
-                f"JSON board: {_json_slot(side, i)} must be an integer, got {n!r}"
+                f"JSON board: {_json_slot(side, i)} must be an integer, got {shown(n)}"
             )
         if n < 0:
             raise InvalidPositionError(
@@ -803,7 +805,8 @@ def board_from_json(
         name = data["variant"]
         if not isinstance(name, str) or name not in VARIANTS:
             raise InvalidPositionError(
-                f"JSON board: 'variant' must be 'standard' or 'acey-deucey', got {name!r}"
+                "JSON board: 'variant' must be 'standard' or 'acey-deucey', got "
+                f"{clipped(name) if isinstance(name, str) else shown(name)}"
             )
         v = VARIANTS[name]
         if wanted is not None and wanted != v:
@@ -865,7 +868,7 @@ def decode_match_id(text: str) -> dict[str, Any]:
     1's) and ``jacoby`` (gnubg sets bit 66 when the Jacoby rule is off). Checked against
     IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json)."""
     if len(text) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", text):
-        raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {text!r}")
+        raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {clipped(text)}")
     raw = base64.b64decode(text)
     value = int.from_bytes(raw, "little")
 
@@ -944,8 +947,8 @@ def parse_position(
         match_id = parts[1]
         if len(match_id) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", match_id):
             raise InvalidPositionError(
-                f"{text_or_obj!r} looks like a GNU Backgammon ID (position:match), but the "
-                f"match ID {match_id!r} is not 12 base64 characters"
+                f"{clipped(text_or_obj)} looks like a GNU Backgammon ID (position:match), but "
+                f"the match ID {clipped(match_id)} is not 12 base64 characters"
             )
         board = board_from_position_id(parts[0])
         fields = decode_match_id(match_id)
