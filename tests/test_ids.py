@@ -837,3 +837,16 @@ def test_errors_quote_a_long_position_text_cut() -> None:
     msg = raises(board_from_json, {"variant": "standard", "mover": mover, "opponent": mover},
                  match=["mover[0] (unentered) must be an integer, got \"xxx"])  # fmt: skip
     assert len(msg) < 200
+
+
+def test_a_short_position_id_with_a_match_id_is_said_to_be_short() -> None:
+    """A review found '4HPwATDgc/AB:MAEAAAAAAAAA' (a Position ID cut to 12 characters, with
+    its Match ID) refused as an 'XGID ... has 2 fields': two parts are a gnubg ID's
+    position:match, whatever their lengths (an XGID has 10 fields)."""
+    msg = raises(parse_position, "4HPwATDgc/AB:MAEAAAAAAAAA", match=[
+        "looks like a GNU Backgammon ID (position:match)",
+        "the Position ID '4HPwATDgc/AB' has 12 characters, not 14"])  # fmt: skip
+    assert "XGID" not in msg
+    raises(parse_position, START_ID + "AB:MAEAAAAAAAAA", match=["has 16 characters, not 14"])
+    raises(parse_position, "4HPwATDgc/AB*A:MAEAAAAAAAAA", match=["outside base64"])
+    raises(parse_position, "XGID=4HPwATDgc:MAEAAAAAAAAA", match=["XGID", "2 fields"])

@@ -943,14 +943,18 @@ def parse_position(
     v = STANDARD if wanted is None else wanted
     meta: dict[str, Any]
     parts = s.split(":")
-    if len(parts) == 2 and len(parts[0]) == 14:
-        match_id = parts[1]
+    is_xgid = s[:5].upper() == "XGID="
+    if len(parts) == 2 and not is_xgid:  # an XGID has 10 fields
+        pid, match_id = parts
+        gnubg = f"{clipped(text_or_obj)} looks like a GNU Backgammon ID (position:match)"
+        if len(pid) != 14:
+            raise InvalidPositionError(f"{gnubg}, but the Position ID {clipped(pid)} has "
+                                       f"{len(pid)} characters, not 14")  # fmt: skip
         if len(match_id) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", match_id):
             raise InvalidPositionError(
-                f"{clipped(text_or_obj)} looks like a GNU Backgammon ID (position:match), but "
-                f"the match ID {clipped(match_id)} is not 12 base64 characters"
+                f"{gnubg}, but the match ID {clipped(match_id)} is not 12 base64 characters"
             )
-        board = board_from_position_id(parts[0])
+        board = board_from_position_id(pid)
         fields = decode_match_id(match_id)
         if fields["state"] > PLAYING:
             raise InvalidPositionError(
@@ -961,7 +965,7 @@ def parse_position(
                 "roll": fields["dice"]}  # fmt: skip
         fmt = "a gnubg Position ID"
         notes += _match_id_notes(fields)
-    elif s[:5].upper() == "XGID=" or ":" in s:
+    elif is_xgid or ":" in s:
         x = parse_xgid(s)
         board = np.array(x.board, dtype=np.int8)
         meta = {
