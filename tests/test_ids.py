@@ -202,9 +202,10 @@ def test_xgid_mirror_gives_the_same_board() -> None:
 
 def test_xgid_cube_actions_and_dice_order() -> None:
     for dice in ("D", "B", "R", "00"):
-        x = parse_xgid(START_XGID.replace(":00:", f":{dice}:"))
+        text = xgid_with(dice=dice, flag="2")  # money play with beavers
+        x = parse_xgid(text)
         assert x.dice == dice and xgid_dice(x) is None
-        assert x.text() == START_XGID.replace(":00:", f":{dice}:")
+        assert x.text() == text
     for dice in ("13", "31", "66"):
         text = START_XGID.replace(":00:", f":{dice}:")
         assert xgid_dice(text) == (int(dice[0]), int(dice[1]))
@@ -850,3 +851,52 @@ def test_a_short_position_id_with_a_match_id_is_said_to_be_short() -> None:
     raises(parse_position, START_ID + "AB:MAEAAAAAAAAA", match=["has 16 characters, not 14"])
     raises(parse_position, "4HPwATDgc/AB*A:MAEAAAAAAAAA", match=["outside base64"])
     raises(parse_position, "XGID=4HPwATDgc:MAEAAAAAAAAA", match=["XGID", "2 fields"])
+
+
+def test_a_cube_action_that_cannot_be_offered_is_refused() -> None:
+    """A review of the engine protocol found doubles no game can reach accepted, and the
+    reply then contradicted itself: a note saying a double is offered beside the cube
+    decision's "No double available (the Crawford game ...)". Refused like the Match ID's
+    double offered with the dice rolled, naming the fields and why."""
+    board = "XGID=-b----E-C---eE---c-e----B-"
+    for text, words in (
+        (board + ":0:0:1:D:6:2:1:7:10", ["'D': a double offered in the Crawford game",
+                                         "field 8", "nobody may double"]),
+        (board + ":1:-1:1:D:0:0:0:0:10", ["by the uppercase player (field 4, the turn, is 1)",
+                                          "the lowercase player owns the cube (field 3",
+                                          "only the side that owns the cube may redouble"]),
+        (board + ":1:1:-1:D:0:0:0:0:10", ["by the lowercase player", "uppercase player owns"]),
+        (board + ":15:1:1:D:0:0:0:0:10", ["a cube at 32768 (field 2: 15)",
+                                          "32768 is the largest cube"]),
+        (board + ":3:1:1:D:0:0:0:0:3", ["a cube at 8", "the max cube field (10) is 3"]),
+        (board + ":0:0:1:B:0:0:0:7:10", ["'B': a beaver offered in a match", "money-play"]),
+        (board + ":0:0:1:R:0:0:1:0:10", ["'R': a raccoon", "flags (field 8: 1)", "beavers"]),
+    ):  # fmt: skip
+        msg = raises(parse_position, text, match=words)
+        assert msg.startswith("XGID dice field (5)") and text in msg
+    # The same doubles where they may be offered: the side that owns the cube or a
+    # centred one, below the largest cube, outside the Crawford game; beavers in money.
+    for ok in (":0:0:1:D:6:2:0:7:10", ":1:1:1:D:0:0:0:0:10", ":1:-1:-1:D:0:0:0:0:10",
+               ":14:1:1:D:0:0:0:0:10", ":2:1:1:D:0:0:0:0:3", ":1:1:1:B:0:0:2:0:10",
+               ":1:1:1:R:0:0:3:0:10"):  # fmt: skip
+        assert "the XGID says a" in parse_position(board + ok)[2]["note"]
+
+    # Match IDs: cBEAAAAAAAAA is gnubg 1.07's after player 1, on roll, doubled (money,
+    # cube centred); 8AmpAEAAEAAE a Crawford game (5-point match at 4-2) with 2-2 rolled.
+    doubled = "cBEAAAAAAAAA"
+    crawford = _with_bits("8AmpAEAAEAAE", d1=(15, 3, 0), d2=(18, 3, 0), turn=(11, 1, 0),
+                          doubled=(12, 1, 1))  # fmt: skip
+    for match_id, words in (
+        (crawford, ["a double is offered in the Crawford game", "nobody may double"]),
+        (_with_bits(doubled, cube=(0, 4, 1), owner=(4, 2, 0)),
+         ["player 1, on roll, has doubled, but player 0 owns the cube"]),
+        (_with_bits(doubled, cube=(0, 4, 15), owner=(4, 2, 1)),
+         ["the cube at 32768, the largest cube: a double would pass it"]),
+    ):  # fmt: skip
+        msg = raises(parse_position, f"sGfwATDgc/ABMA:{match_id}", match=words)
+        assert msg.startswith(f"match ID {match_id!r}: ")
+    for match_id in (_with_bits(crawford, crawford=(7, 1, 0)),
+                     _with_bits(doubled, cube=(0, 4, 1), owner=(4, 2, 1)),
+                     _with_bits(doubled, cube=(0, 4, 14), owner=(4, 2, 1))):  # fmt: skip
+        note = parse_position(f"sGfwATDgc/ABMA:{match_id}")[2]["note"]
+        assert "the side on roll has doubled" in note

@@ -33,6 +33,11 @@ XGIDs are read as GNU Backgammon reads them (SetXGID in set.c, PositionFromXG in
 positionid.c): the 26 board characters are always from the uppercase player's side; the
 turn field names the side whose turn it is (with dice 'D', 'B' or 'R', the one that
 doubled), and the board returned is seen from that side (turned when turn is -1).
+
+A cube action no game reaches is refused in both formats: a double offered in the
+Crawford game, by the side whose opponent owns the cube, or on the largest cube (32768,
+or an XGID's max cube field below 10), and a Match ID's double with the dice rolled; an
+XGID's beaver or raccoon outside money play with beavers.
 """
 
 from __future__ import annotations
@@ -521,6 +526,8 @@ class XGID:
                 "XGID Jacoby/beaver flags in money play must be 0-3 (bit 0 Jacoby, bit 1 "
                 f"beavers), got {self.crawford}"
             )
+        if self.dice in _DICE_WORDS:
+            self._check_cube_action()
         board = self.board
         if isinstance(board, np.ndarray) and board.shape == (SIZE,) and board.dtype.kind in "iu":
             for idx, side in ((MY_OUT, "the side on roll"), (OPP_OUT, "the opponent")):
@@ -533,6 +540,52 @@ class XGID:
         copy = np.array(board, dtype=np.int8)
         copy.flags.writeable = False
         object.__setattr__(self, "board", copy)
+
+    def _check_cube_action(self) -> None:
+        """InvalidPositionError unless the double (beaver, raccoon) of the dice field can be
+        offered: with 'D' the turn field names the doubler and the cube field is the cube
+        before the double (gnubg's SetXGID). Nobody doubles in the Crawford game, nor
+        redoubles a cube the other side owns, nor past the largest cube (the max cube
+        field below 10, else 32768); beavers and raccoons are money play's, with its
+        beaver flag set."""
+        offer = f"XGID dice field (5) {self.dice!r}: a {_DICE_WORDS[self.dice]} offered"
+        if self.dice in ("B", "R"):
+            if self.match_length:
+                raise InvalidPositionError(
+                    f"{offer} in a match (field 9, the match length, is {self.match_length}): "
+                    "beavers are a money-play rule"
+                )
+            if not self.crawford & 2:
+                raise InvalidPositionError(
+                    f"{offer}, but the money-play flags (field 8: {self.crawford}) do not allow "
+                    "beavers (bit 1, value 2)"
+                )
+            return
+        if self.match_length and self.crawford:
+            raise InvalidPositionError(
+                f"{offer} in the Crawford game (field 8, the Crawford flag, is 1): nobody may "
+                "double in the Crawford game"
+            )
+        if self.cube_owner == -self.turn:
+            doubler, owner = (
+                ("uppercase", "lowercase") if self.turn == 1 else ("lowercase", "uppercase")
+            )
+            raise InvalidPositionError(
+                f"{offer} by the {doubler} player (field 4, the turn, is {self.turn}), but the "
+                f"{owner} player owns the cube (field 3, the cube owner, is {self.cube_owner}): "
+                "only the side that owns the cube may redouble"
+            )
+        top = self.max_cube if self.max_cube < XGID_NO_LIMIT else _MAX_CUBE_EXPONENT
+        if self.cube >= top:
+            limit = (
+                f"the max cube field (10) is {top}: a cube of at most {1 << top}"
+                if self.max_cube < XGID_NO_LIMIT
+                else f"{1 << top} is the largest cube"
+            )
+            raise InvalidPositionError(
+                f"{offer} of a cube at {1 << self.cube} (field 2: {self.cube}), but {limit}, "
+                "which a double would pass"
+            )
 
     def text(self) -> str:
         """The XGID as XG and gnubg write it, with the ``XGID=`` prefix."""
@@ -866,7 +919,9 @@ def decode_match_id(text: str) -> dict[str, Any]:
     1), ``crawford``, ``state``, ``turn``, ``doubled``, ``resigned``, ``dice`` ((high,
     low), or None before the roll), ``length`` (0: money), ``score`` (player 0's, player
     1's) and ``jacoby`` (gnubg sets bit 66 when the Jacoby rule is off). Checked against
-    IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json)."""
+    IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json). Fields no game reaches
+    are refused, saying why: a score that ends the match, a double offered with the dice
+    rolled or where no double may be (``_check_match_id_double``)."""
     if len(text) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", text):
         raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {clipped(text)}")
     raw = base64.b64decode(text)
@@ -893,6 +948,8 @@ def decode_match_id(text: str) -> dict[str, Any]:
     if length and max(score) >= length:
         raise InvalidPositionError(f"match ID {text!r}: a score of {score[0]}-{score[1]} "
                                    f"ends a {length}-point match")  # fmt: skip
+    if field(12, 1):
+        _check_match_id_double(text, 1 << field(0, 4), owner, field(6, 1), length and field(7, 1))
     return {
         "cube": 1 << field(0, 4),
         "owner": -1 if owner == 3 else owner,
@@ -907,6 +964,24 @@ def decode_match_id(text: str) -> dict[str, Any]:
         "score": score,
         "jacoby": 0 if field(66, 1) else 1,
     }
+
+
+def _check_match_id_double(text: str, cube: int, owner: int, on_roll: int, crawford: int) -> None:
+    """InvalidPositionError unless the player on roll may double as the Match ID ``text``
+    says it has: not in the Crawford game, nor a cube the other player owns (``owner``:
+    gnubg's code, 3 centred), nor past the largest cube (as XGID.__post_init__ checks)."""
+    if crawford:
+        raise InvalidPositionError(f"match ID {text!r}: a double is offered in the Crawford "
+                                   "game (its Crawford bit is set): nobody may double in the "
+                                   "Crawford game")  # fmt: skip
+    if owner not in (3, on_roll):
+        raise InvalidPositionError(f"match ID {text!r}: player {on_roll}, on roll, has doubled, "
+                                   f"but player {owner} owns the cube: only the side that owns "
+                                   "the cube may redouble")  # fmt: skip
+    if cube >= 1 << _MAX_CUBE_EXPONENT:
+        raise InvalidPositionError(f"match ID {text!r}: a double is offered with the cube "
+                                   f"at {cube}, the largest cube: a double would pass "
+                                   "it")  # fmt: skip
 
 
 def parse_position(
