@@ -900,3 +900,32 @@ def test_a_cube_action_that_cannot_be_offered_is_refused() -> None:
                      _with_bits(doubled, cube=(0, 4, 14), owner=(4, 2, 1))):  # fmt: skip
         note = parse_position(f"sGfwATDgc/ABMA:{match_id}")[2]["note"]
         assert "the side on roll has doubled" in note
+
+
+def test_a_match_ids_fields_the_analysis_does_not_take_up_are_said_or_refused() -> None:
+    """A review found a money Match ID (length 0) with a score of 3-2 or with the Crawford
+    bit set, and one whose turn is not the player on roll with nothing to answer,
+    accepted silently. A money score may be a session's (gnubg keeps one): said in the
+    note. A Crawford game is a match's, and gnubg hands the turn to the other player only
+    to answer a double or a resignation: those no game reaches are refused."""
+    money = "cAkAAAAAAAAA"  # gnubg 1.07: money, player 1 on roll, the cube centred
+    scored = _with_bits(money, s0=(36, 15, 3), s1=(51, 15, 2))
+    _, _, meta = parse_position(f"sGfwATDgc/ABMA:{scored}")
+    assert meta["gnubg_match"]["score"] == (3, 2)
+    assert meta["note"] == ("the match ID's score 3-2 is a money session's: the analysis does "
+                            "not take it up (in money play each game stands alone)")  # fmt: skip
+    raises(parse_position, f"sGfwATDgc/ABMA:{_with_bits(money, crawford=(7, 1, 1))}",
+           match=["the Crawford bit is set in money play (match length 0)"])  # fmt: skip
+    turned = _with_bits(money, turn=(11, 1, 0))
+    raises(parse_position, f"sGfwATDgc/ABMA:{turned}", match=[
+        "the turn is player 0's but player 1 is on roll, with no double or resignation to "
+        "answer: no game reaches that"])  # fmt: skip
+    # The turn is the other player's to answer an offer (gnubg 1.07's cBEAAAAAAAAA after a
+    # double), and anything goes before a game starts.
+    assert parse_position("sGfwATDgc/ABMA:cBEAAAAAAAAA")[2]["gnubg_match"]["turn"] == 0
+    parse_position(f"sGfwATDgc/ABMA:{_with_bits(turned, resigned=(13, 2, 1))}")
+    parse_position(f"sGfwATDgc/ABMA:{_with_bits(turned, state=(8, 3, 0))}")
+    # A match score is the match's (taken up), and money at 0-0 has nothing to say.
+    match = _with_bits(money, length=(21, 15, 7), s0=(36, 15, 3), s1=(51, 15, 2))
+    assert "note" not in parse_position(f"sGfwATDgc/ABMA:{match}")[2]
+    assert "note" not in parse_position(f"sGfwATDgc/ABMA:{money}")[2]

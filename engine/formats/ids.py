@@ -921,7 +921,9 @@ def decode_match_id(text: str) -> dict[str, Any]:
     1's) and ``jacoby`` (gnubg sets bit 66 when the Jacoby rule is off). Checked against
     IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json). Fields no game reaches
     are refused, saying why: a score that ends the match, a double offered with the dice
-    rolled or where no double may be (``_check_match_id_double``)."""
+    rolled or where no double may be (``_check_match_id_double``), the Crawford bit in
+    money play, and (the game being played) the turn not the player on roll's with no
+    double or resignation to answer."""
     if len(text) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", text):
         raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {clipped(text)}")
     raw = base64.b64decode(text)
@@ -948,17 +950,27 @@ def decode_match_id(text: str) -> dict[str, Any]:
     if length and max(score) >= length:
         raise InvalidPositionError(f"match ID {text!r}: a score of {score[0]}-{score[1]} "
                                    f"ends a {length}-point match")  # fmt: skip
-    if field(12, 1):
-        _check_match_id_double(text, 1 << field(0, 4), owner, field(6, 1), length and field(7, 1))
+    if field(7, 1) and not length:
+        raise InvalidPositionError(f"match ID {text!r}: the Crawford bit is set in money play "
+                                   "(match length 0): the Crawford game is a match's, so no "
+                                   "money game has one")  # fmt: skip
+    on_roll, turn, doubled, resigned = field(6, 1), field(11, 1), field(12, 1), field(13, 2)
+    if state == PLAYING and turn != on_roll and not doubled and not resigned:
+        # gnubg hands the turn (who decides next) to the other player only to answer an offer
+        raise InvalidPositionError(f"match ID {text!r}: the turn is player {turn}'s but player "
+                                   f"{on_roll} is on roll, with no double or resignation to "
+                                   "answer: no game reaches that")  # fmt: skip
+    if doubled:
+        _check_match_id_double(text, 1 << field(0, 4), owner, on_roll, length and field(7, 1))
     return {
         "cube": 1 << field(0, 4),
         "owner": -1 if owner == 3 else owner,
-        "on_roll": field(6, 1),
+        "on_roll": on_roll,
         "crawford": field(7, 1),
         "state": state,
-        "turn": field(11, 1),
-        "doubled": field(12, 1),
-        "resigned": field(13, 2),
+        "turn": turn,
+        "doubled": doubled,
+        "resigned": resigned,
         "dice": (max(d1, d2), min(d1, d2)) if d1 else None,
         "length": length,
         "score": score,
@@ -998,8 +1010,8 @@ def parse_position(
     it as ``"match_id"``, its fields (``decode_match_id``) as ``"gnubg_match"`` and its
     dice, if rolled, as ``"roll"``; the position ID is the side on roll's, as gnubg
     writes it. ``meta["note"]`` also says what an ID holds that the analysis does not take
-    up: a Match ID's game not started, double or resignation offered; an XGID's double,
-    beaver or raccoon offered.
+    up: a Match ID's game not started, double or resignation offered, score in money play
+    (a session's); an XGID's double, beaver or raccoon offered, max cube field below 10.
     """
     notes: list[str] = []
     wanted = None if variant is None else variant_number(variant)
@@ -1086,7 +1098,8 @@ def parse_position(
 
 def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
     """What a Match ID says that an analysis does not take up: no game started, a double
-    or a resignation offered (gnubg writes these; the position is analysed as it stands)."""
+    or a resignation offered, a money session's score (gnubg writes these; the position is
+    analysed as it stands)."""
     notes = []
     if fields["state"] == 0:
         notes.append("the match ID says no game is in play: the position is analysed as if "
@@ -1094,6 +1107,10 @@ def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
     if fields["doubled"]:
         notes.append("the match ID says the side on roll has doubled: the cube decision's "
                      "take or pass answers it")  # fmt: skip
+    if not fields["length"] and any(fields["score"]):
+        notes.append(f"the match ID's score {fields['score'][0]}-{fields['score'][1]} is a money "
+                     "session's: the analysis does not take it up (in money play each game "
+                     "stands alone)")  # fmt: skip
     if fields["resigned"]:
         notes.append(f"the match ID says a resignation ({RESULT_NAMES[fields['resigned']]}) is "
                      "offered: Doublet does not judge resignations; the position is analysed "
