@@ -61,6 +61,7 @@ from doublet.formats.ids import (
     board_to_json,
     decode_match_id,
     format_xgid,
+    load_json_board,
     parse_position,
     parse_xgid,
     position_id,
@@ -929,3 +930,21 @@ def test_a_match_ids_fields_the_analysis_does_not_take_up_are_said_or_refused() 
     match = _with_bits(money, length=(21, 15, 7), s0=(36, 15, 3), s1=(51, 15, 2))
     assert "note" not in parse_position(f"sGfwATDgc/ABMA:{match}")[2]
     assert "note" not in parse_position(f"sGfwATDgc/ABMA:{money}")[2]
+
+
+def test_a_json_boards_text_gives_each_key_once() -> None:
+    """A review found a JSON board given as text accepted with "mover" twice (the last
+    one taken), while the engine protocol refuses the same board given as an object (its
+    request reader refuses a key twice). Its text is read by load_json_board, which
+    refuses it, for board_from_json, parse_position and the protocol alike."""
+    start = board_to_json(STARTING, STANDARD)
+    moved = side_with(p6=4, p5=1, p8=3, p13=5, p24=2)
+    text = ('{"variant": "standard", "mover": ' + json.dumps(moved) + ', "mover": '
+            + json.dumps(start["mover"]) + ', "opponent": ' + json.dumps(start["opponent"])
+            + "}")  # fmt: skip
+    for fn in (board_from_json, parse_position, load_json_board):
+        raises(fn, text, match=['JSON board gives the key "mover" twice in one object'])
+    raises(parse_position, '{"opponent": [], ' + json.dumps(start)[1:],
+           match=['the key "opponent" twice'])  # fmt: skip
+    assert load_json_board(json.dumps(start)) == start
+    raises(load_json_board, '{"mover": [', match=["JSON board does not parse"])

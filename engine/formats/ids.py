@@ -10,7 +10,8 @@ API:
 - ``parse_xgid(text) -> XGID``, ``XGID.text() -> str``, ``format_xgid(board, turn, dice,
   ...) -> str``, ``xgid_dice(x) -> (d1, d2) | None``: eXtreme Gammon's XGID.
 - ``board_from_json(obj) -> (Board, variant)`` and ``board_to_json(board, variant) -> dict``:
-  RULES.md's JSON boards, both variants.
+  RULES.md's JSON boards, both variants; ``load_json_board(text)`` reads a board's JSON
+  text (a key given twice refused), for board_from_json and the engine protocol.
 - ``validate(board, variant)``: raise unless the board is a position that can arise.
 - ``parse_position(text_or_obj, variant=None) -> (Board, variant, meta)``: any of the above.
 
@@ -822,6 +823,37 @@ def _json_side(value: object, side: str, variant: int) -> list[int]:
     return list(value)
 
 
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise InvalidPositionError(
+                f"JSON board gives the key {shown(k, 30)} twice in one object: give it once"
+            )
+        out[k] = v
+    return out
+
+
+def load_json_board(text: str) -> Any:
+    """The values of a JSON board's text (not yet checked as a board), read as the board
+    given as an object would be: a key given twice in one object is refused (json.loads
+    keeps the last silently, and the engine protocol refuses it in a request). The one
+    reader of a board's text (board_from_json, and the protocol reading a board's variant
+    from it); InvalidPositionError says what does not parse."""
+    try:
+        return json.loads(text, object_pairs_hook=_once)
+    except json.JSONDecodeError as e:
+        raise InvalidPositionError(
+            f"JSON board does not parse: {e.msg} at line {e.lineno}, column {e.colno}"
+        ) from None
+    except RecursionError:
+        raise InvalidPositionError("JSON board is nested too deeply to read") from None
+    except InvalidPositionError:
+        raise
+    except ValueError:
+        raise InvalidPositionError("JSON board holds a number with too many digits") from None
+
+
 def board_from_json(
     obj: Mapping[str, Any] | str, variant: int | str | None = None
 ) -> tuple[Board, int]:
@@ -829,18 +861,7 @@ def board_from_json(
 
     ``variant``, when given, must agree with the board's ``"variant"``; it stands in for
     a missing ``"variant"`` key."""
-    data: object = obj
-    if isinstance(obj, str):
-        try:
-            data = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise InvalidPositionError(
-                f"JSON board does not parse: {e.msg} at line {e.lineno}, column {e.colno}"
-            ) from None
-        except RecursionError:
-            raise InvalidPositionError("JSON board is nested too deeply to read") from None
-        except ValueError:
-            raise InvalidPositionError("JSON board holds a number with too many digits") from None
+    data = load_json_board(obj) if isinstance(obj, str) else obj
     if not isinstance(data, Mapping):
         raise InvalidPositionError(
             f"a JSON board must be an object with keys {', '.join(_JSON_KEYS)}, got {shown(data)}"
@@ -1127,6 +1148,7 @@ __all__ = [
     "check_in_play",
     "decode_match_id",
     "format_xgid",
+    "load_json_board",
     "parse_position",
     "parse_xgid",
     "position_id",
