@@ -61,6 +61,7 @@ from doublet.formats.ids import (
     board_to_json,
     decode_match_id,
     format_xgid,
+    load_json_board,
     parse_position,
     parse_xgid,
     position_id,
@@ -202,9 +203,10 @@ def test_xgid_mirror_gives_the_same_board() -> None:
 
 def test_xgid_cube_actions_and_dice_order() -> None:
     for dice in ("D", "B", "R", "00"):
-        x = parse_xgid(START_XGID.replace(":00:", f":{dice}:"))
+        text = xgid_with(dice=dice, flag="2")  # money play with beavers
+        x = parse_xgid(text)
         assert x.dice == dice and xgid_dice(x) is None
-        assert x.text() == START_XGID.replace(":00:", f":{dice}:")
+        assert x.text() == text
     for dice in ("13", "31", "66"):
         text = START_XGID.replace(":00:", f":{dice}:")
         assert xgid_dice(text) == (int(dice[0]), int(dice[1]))
@@ -594,7 +596,7 @@ JSON_ERRORS: list[tuple[Any, list[str]]] = [
     (json_board(mover=[0] * 25), ["'mover' must be a list of 26", "a list of 25"]),
     (json_board(opponent="x"), ["'opponent' must be a list of 26", 'got "x"']),
     (json_board(mover=side_with(p6=1.0)), ["mover[6] (point 6 of the mover)", "integer", "1.0"]),
-    (json_board(mover=side_with(p6=True)), ["mover[6]", "integer", "True"]),
+    (json_board(mover=side_with(p6=True)), ["mover[6]", "integer", "got true"]),
     (json_board(opponent=side_with(p25=-1)), ["opponent[25] (bar)", "negative"]),
     (json_board(mover=side_with(p0=2)), ["mover[0] (unentered)", "only in Acey-Deucey"]),
     (json_board(mover=side_with(p6=16)), ["the mover has 16 checkers"]),
@@ -810,3 +812,139 @@ def test_an_xgids_max_cube_field_below_10_is_said_not_ignored() -> None:
     for ten in ("10", "12"):
         assert "note" not in parse_position(start + ten)[2]
     raises(parse_position, start + "1", match=["XGID cube 4 is above its max cube field (1: 2)"])
+
+
+def test_errors_quote_a_long_position_text_cut() -> None:
+    """A review of the engine protocol found errors that echoed the whole position text
+    (an XGID of 3,000,000 colons gave a 3,000,242-character error; a Position ID with a
+    3,000,000-character Match ID one of 6,000,145: quoted twice). Every parser quotes a
+    position text as doublet.core.errors.clipped does: its start and its length."""
+    big = 3_000_000
+    board = START_XGID.split(":", 1)[0]
+    cases = [
+        ("XGID=" + ":" * big, "has 3000001 fields separated by ':'"),
+        (START_ID + ":" + "A" * big, "is not 12 base64 characters"),
+        (START_XGID.replace(":00:", ":" + "D" * big + ":"), "XGID dice must be '00'"),
+        (START_XGID.replace(board, "XGID=" + "-" * big), "position field must have 26"),
+        (START_XGID.removesuffix("10") + "1" * big, "field 10 (max cube) must be an integer"),
+        ('{"variant": "' + "x" * big + '", "mover": [], "opponent": []}', "'variant' must be"),
+    ]
+    for text, words in cases:
+        msg = raises(parse_position, text, match=[words, " characters)"])
+        assert len(msg) < 400, msg[:400]
+    for fn, text in ((board_from_position_id, " " * big + START_ID[:-1]),
+                     (decode_match_id, "A" * big), (parse_xgid, "XGID=" + ":" * big)):  # fmt: skip
+        assert len(raises(fn, text, match=[f"({len(text)} characters)"])) < 400
+    mover = ["x" * big] + [0] * 25
+    msg = raises(board_from_json, {"variant": "standard", "mover": mover, "opponent": mover},
+                 match=["mover[0] (unentered) must be an integer, got \"xxx"])  # fmt: skip
+    assert len(msg) < 200
+
+
+def test_a_short_position_id_with_a_match_id_is_said_to_be_short() -> None:
+    """A review found '4HPwATDgc/AB:MAEAAAAAAAAA' (a Position ID cut to 12 characters, with
+    its Match ID) refused as an 'XGID ... has 2 fields': two parts are a gnubg ID's
+    position:match, whatever their lengths (an XGID has 10 fields)."""
+    msg = raises(parse_position, "4HPwATDgc/AB:MAEAAAAAAAAA", match=[
+        "looks like a GNU Backgammon ID (position:match)",
+        "the Position ID '4HPwATDgc/AB' has 12 characters, not 14"])  # fmt: skip
+    assert "XGID" not in msg
+    raises(parse_position, START_ID + "AB:MAEAAAAAAAAA", match=["has 16 characters, not 14"])
+    raises(parse_position, "4HPwATDgc/AB*A:MAEAAAAAAAAA", match=["outside base64"])
+    raises(parse_position, "XGID=4HPwATDgc:MAEAAAAAAAAA", match=["XGID", "2 fields"])
+
+
+def test_a_cube_action_that_cannot_be_offered_is_refused() -> None:
+    """A review of the engine protocol found doubles no game can reach accepted, and the
+    reply then contradicted itself: a note saying a double is offered beside the cube
+    decision's "No double available (the Crawford game ...)". Refused like the Match ID's
+    double offered with the dice rolled, naming the fields and why."""
+    board = "XGID=-b----E-C---eE---c-e----B-"
+    for text, words in (
+        (board + ":0:0:1:D:6:2:1:7:10", ["'D': a double offered in the Crawford game",
+                                         "field 8", "nobody may double"]),
+        (board + ":1:-1:1:D:0:0:0:0:10", ["by the uppercase player (field 4, the turn, is 1)",
+                                          "the lowercase player owns the cube (field 3",
+                                          "only the side that owns the cube may redouble"]),
+        (board + ":1:1:-1:D:0:0:0:0:10", ["by the lowercase player", "uppercase player owns"]),
+        (board + ":15:1:1:D:0:0:0:0:10", ["a cube at 32768 (field 2: 15)",
+                                          "32768 is the largest cube"]),
+        (board + ":3:1:1:D:0:0:0:0:3", ["a cube at 8", "the max cube field (10) is 3"]),
+        (board + ":0:0:1:B:0:0:0:7:10", ["'B': a beaver offered in a match", "money-play"]),
+        (board + ":0:0:1:R:0:0:1:0:10", ["'R': a raccoon", "flags (field 8: 1)", "beavers"]),
+    ):  # fmt: skip
+        msg = raises(parse_position, text, match=words)
+        assert msg.startswith("XGID dice field (5)") and text in msg
+    # The same doubles where they may be offered: the side that owns the cube or a
+    # centred one, below the largest cube, outside the Crawford game; beavers in money.
+    for ok in (":0:0:1:D:6:2:0:7:10", ":1:1:1:D:0:0:0:0:10", ":1:-1:-1:D:0:0:0:0:10",
+               ":14:1:1:D:0:0:0:0:10", ":2:1:1:D:0:0:0:0:3", ":1:1:1:B:0:0:2:0:10",
+               ":1:1:1:R:0:0:3:0:10"):  # fmt: skip
+        assert "the XGID says a" in parse_position(board + ok)[2]["note"]
+
+    # Match IDs: cBEAAAAAAAAA is gnubg 1.07's after player 1, on roll, doubled (money,
+    # cube centred); 8AmpAEAAEAAE a Crawford game (5-point match at 4-2) with 2-2 rolled.
+    doubled = "cBEAAAAAAAAA"
+    crawford = _with_bits("8AmpAEAAEAAE", d1=(15, 3, 0), d2=(18, 3, 0), turn=(11, 1, 0),
+                          doubled=(12, 1, 1))  # fmt: skip
+    for match_id, words in (
+        (crawford, ["a double is offered in the Crawford game", "nobody may double"]),
+        (_with_bits(doubled, cube=(0, 4, 1), owner=(4, 2, 0)),
+         ["player 1, on roll, has doubled, but player 0 owns the cube"]),
+        (_with_bits(doubled, cube=(0, 4, 15), owner=(4, 2, 1)),
+         ["the cube at 32768, the largest cube: a double would pass it"]),
+    ):  # fmt: skip
+        msg = raises(parse_position, f"sGfwATDgc/ABMA:{match_id}", match=words)
+        assert msg.startswith(f"match ID {match_id!r}: ")
+    for match_id in (_with_bits(crawford, crawford=(7, 1, 0)),
+                     _with_bits(doubled, cube=(0, 4, 1), owner=(4, 2, 1)),
+                     _with_bits(doubled, cube=(0, 4, 14), owner=(4, 2, 1))):  # fmt: skip
+        note = parse_position(f"sGfwATDgc/ABMA:{match_id}")[2]["note"]
+        assert "the side on roll has doubled" in note
+
+
+def test_a_match_ids_fields_the_analysis_does_not_take_up_are_said_or_refused() -> None:
+    """A review found a money Match ID (length 0) with a score of 3-2 or with the Crawford
+    bit set, and one whose turn is not the player on roll with nothing to answer,
+    accepted silently. A money score may be a session's (gnubg keeps one): said in the
+    note. A Crawford game is a match's, and gnubg hands the turn to the other player only
+    to answer a double or a resignation: those no game reaches are refused."""
+    money = "cAkAAAAAAAAA"  # gnubg 1.07: money, player 1 on roll, the cube centred
+    scored = _with_bits(money, s0=(36, 15, 3), s1=(51, 15, 2))
+    _, _, meta = parse_position(f"sGfwATDgc/ABMA:{scored}")
+    assert meta["gnubg_match"]["score"] == (3, 2)
+    assert meta["note"] == ("the match ID's score 3-2 is a money session's: the analysis does "
+                            "not take it up (in money play each game stands alone)")  # fmt: skip
+    raises(parse_position, f"sGfwATDgc/ABMA:{_with_bits(money, crawford=(7, 1, 1))}",
+           match=["the Crawford bit is set in money play (match length 0)"])  # fmt: skip
+    turned = _with_bits(money, turn=(11, 1, 0))
+    raises(parse_position, f"sGfwATDgc/ABMA:{turned}", match=[
+        "the turn is player 0's but player 1 is on roll, with no double or resignation to "
+        "answer: no game reaches that"])  # fmt: skip
+    # The turn is the other player's to answer an offer (gnubg 1.07's cBEAAAAAAAAA after a
+    # double), and anything goes before a game starts.
+    assert parse_position("sGfwATDgc/ABMA:cBEAAAAAAAAA")[2]["gnubg_match"]["turn"] == 0
+    parse_position(f"sGfwATDgc/ABMA:{_with_bits(turned, resigned=(13, 2, 1))}")
+    parse_position(f"sGfwATDgc/ABMA:{_with_bits(turned, state=(8, 3, 0))}")
+    # A match score is the match's (taken up), and money at 0-0 has nothing to say.
+    match = _with_bits(money, length=(21, 15, 7), s0=(36, 15, 3), s1=(51, 15, 2))
+    assert "note" not in parse_position(f"sGfwATDgc/ABMA:{match}")[2]
+    assert "note" not in parse_position(f"sGfwATDgc/ABMA:{money}")[2]
+
+
+def test_a_json_boards_text_gives_each_key_once() -> None:
+    """A review found a JSON board given as text accepted with "mover" twice (the last
+    one taken), while the engine protocol refuses the same board given as an object (its
+    request reader refuses a key twice). Its text is read by load_json_board, which
+    refuses it, for board_from_json, parse_position and the protocol alike."""
+    start = board_to_json(STARTING, STANDARD)
+    moved = side_with(p6=4, p5=1, p8=3, p13=5, p24=2)
+    text = ('{"variant": "standard", "mover": ' + json.dumps(moved) + ', "mover": '
+            + json.dumps(start["mover"]) + ', "opponent": ' + json.dumps(start["opponent"])
+            + "}")  # fmt: skip
+    for fn in (board_from_json, parse_position, load_json_board):
+        raises(fn, text, match=['JSON board gives the key "mover" twice in one object'])
+    raises(parse_position, '{"opponent": [], ' + json.dumps(start)[1:],
+           match=['the key "opponent" twice'])  # fmt: skip
+    assert load_json_board(json.dumps(start)) == start
+    raises(load_json_board, '{"mover": [', match=["JSON board does not parse"])

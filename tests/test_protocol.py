@@ -633,6 +633,39 @@ def test_null_is_the_default_for_every_key_but_match() -> None:
     assert s.answer({"cmd": "eval", "position": START, "ply": 0, "id": None})["id"] is None
 
 
+def test_a_double_no_game_can_offer_is_an_error_not_a_note() -> None:
+    """A review found these accepted, the reply's "note" saying a double is offered beside
+    "action": "No double available ...": a double in the Crawford game, by the side whose
+    opponent owns the cube, and (Match ID) with the cube at 32768, the largest."""
+    s = Session()
+    board = "XGID=-b----E-C---eE---c-e----B-"
+    for position, words in (
+        (board + ":0:0:1:D:6:2:1:7:10", "in the Crawford game"),
+        (board + ":1:-1:1:D:0:0:0:0:10", "the lowercase player owns the cube"),
+        ("sGfwATDgc/ABMA:8BGgACAAIAAA", "in the Crawford game"),
+        ("sGfwATDgc/ABMA:QREAAAAAAAAA", "player 0 owns the cube"),
+        ("sGfwATDgc/ABMA:XxEAAAAAAAAA", "the cube at 32768, the largest cube"),
+    ):
+        out = s.answer({"cmd": "cube", "position": position, "ply": 0})
+        assert list(out) == ["error"] and words in out["error"], out
+
+
+def test_a_json_board_as_text_gives_each_key_once() -> None:
+    """A review found a JSON board given as a string accepted with "mover" twice (the last
+    taken) while the same board as an object is refused: both are now refused."""
+    home = [0, 0, 0, 0, 0, 0, 15] + [0] * 19
+    text = ('{"variant": "standard", "mover": ' + json.dumps([0, 15] + [0] * 24) + ', "mover": '
+            + json.dumps(home) + ', "opponent": ' + json.dumps(home) + "}")  # fmt: skip
+    s = Session()
+    out = s.answer({"cmd": "moves", "position": text, "dice": [6, 5]})
+    assert out == {"error": 'JSON board gives the key "mover" twice in one object: give it once'}
+    with pytest.raises(DoubletError, match='key "mover" twice in one object'):
+        protocol.loads('{"cmd": "moves", "position": ' + text + ', "dice": [6, 5]}')
+    once = s.answer({"cmd": "moves", "position": text.replace('"mover": [0, 15', '"x": [0, 15'),
+                     "dice": [6, 5]})  # fmt: skip
+    assert "unknown keys ['x']" in once["error"]
+
+
 def test_errors_do_not_echo_a_huge_input_whole() -> None:
     """A review found errors that echoed a 50,000-character value (an unknown variant, a
     model path, a Ray address, an object's unknown keys), and a model path too long for

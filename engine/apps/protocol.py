@@ -27,7 +27,13 @@ from doublet.core.dice import MAX_SEED, check_seed
 from doublet.core.errors import DoubletError, InvalidDiceError, key_list, shown
 from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import CubeState, from_request
-from doublet.formats.ids import check_in_play, parse_position, position_id, variant_number
+from doublet.formats.ids import (
+    check_in_play,
+    load_json_board,
+    parse_position,
+    position_id,
+    variant_number,
+)
 from doublet.formats.position import Position
 from doublet.nn.eval import check_variant, default_model, load_model
 from doublet.rules.movegen import legal_outcomes
@@ -213,13 +219,11 @@ def _seed(req: dict[str, Any]) -> int:
 
 
 def _board_text(position: Any) -> Any:
-    """A JSON board given as its text, read (once) into its dict, so that whether it names
+    """A JSON board given as its text, read (once, by the parser's reader, which refuses
+    a key given twice as a request's reader does) into its dict, so that whether it names
     its variant can be seen; any other position as given (the parser says what is wrong)."""
     if isinstance(position, str) and position.lstrip().startswith("{"):
-        try:
-            return json.loads(position)
-        except (ValueError, RecursionError):
-            pass
+        return load_json_board(position)
     return position
 
 

@@ -10,7 +10,8 @@ API:
 - ``parse_xgid(text) -> XGID``, ``XGID.text() -> str``, ``format_xgid(board, turn, dice,
   ...) -> str``, ``xgid_dice(x) -> (d1, d2) | None``: eXtreme Gammon's XGID.
 - ``board_from_json(obj) -> (Board, variant)`` and ``board_to_json(board, variant) -> dict``:
-  RULES.md's JSON boards, both variants.
+  RULES.md's JSON boards, both variants; ``load_json_board(text)`` reads a board's JSON
+  text (a key given twice refused), for board_from_json and the engine protocol.
 - ``validate(board, variant)``: raise unless the board is a position that can arise.
 - ``parse_position(text_or_obj, variant=None) -> (Board, variant, meta)``: any of the above.
 
@@ -33,6 +34,11 @@ XGIDs are read as GNU Backgammon reads them (SetXGID in set.c, PositionFromXG in
 positionid.c): the 26 board characters are always from the uppercase player's side; the
 turn field names the side whose turn it is (with dice 'D', 'B' or 'R', the one that
 doubled), and the board returned is seen from that side (turned when turn is -1).
+
+A cube action no game reaches is refused in both formats: a double offered in the
+Crawford game, by the side whose opponent owns the cube, or on the largest cube (32768,
+or an XGID's max cube field below 10), and a Match ID's double with the dice rolled; an
+XGID's beaver or raccoon outside money play with beavers.
 """
 
 from __future__ import annotations
@@ -346,30 +352,31 @@ def board_from_position_id(pid: str) -> Board:
     s = pid.strip()
     if len(s) != 14:
         raise InvalidPositionError(
-            f"gnubg Position ID must have 14 characters, got {len(s)}: {pid!r}"
+            f"gnubg Position ID must have 14 characters, got {len(s)}: {clipped(pid)}"
         )
     if not _BASE64_14.fullmatch(s):  # b64decode would take padding ("=") inside it
         raise InvalidPositionError(
-            f"gnubg Position ID has characters outside base64 (A-Z a-z 0-9 + /): {pid!r}"
+            f"gnubg Position ID has characters outside base64 (A-Z a-z 0-9 + /): {clipped(pid)}"
         )
     data = base64.b64decode(s + "==")
     b = np.empty(SIZE, np.int8)
     code = _pid_board(np.frombuffer(data, np.uint8), b)
     if code == _PID_SHORT:
-        raise InvalidPositionError(f"gnubg Position ID {pid!r} does not encode two sides")
+        raise InvalidPositionError(f"gnubg Position ID {clipped(pid)} does not encode two sides")
     if code == _PID_TOO_MANY:
         name = "the side on roll" if b[0] else "the opponent"
         raise InvalidPositionError(
-            f"gnubg Position ID {pid!r} gives {name} {int(b[1])} checkers (at most 15)"
+            f"gnubg Position ID {clipped(pid)} gives {name} {int(b[1])} checkers (at most 15)"
         )
     if code == _PID_BOTH:
         raise InvalidPositionError(
-            f"gnubg Position ID {pid!r} puts both sides on point {int(b[0])} of the side on roll"
+            f"gnubg Position ID {clipped(pid)} puts both sides on point {int(b[0])} of the "
+            "side on roll"
         )
     try:
         validate(b, STANDARD)
     except InvalidPositionError as e:
-        raise InvalidPositionError(f"gnubg Position ID {pid!r}: {e}") from None
+        raise InvalidPositionError(f"gnubg Position ID {clipped(pid)}: {e}") from None
     return b
 
 
@@ -416,11 +423,12 @@ def _check_dice(dice: object) -> str:
             if all("1" <= c <= "6" for c in dice):
                 return dice
             raise InvalidPositionError(
-                f"XGID dice {dice!r}: each die must be 1-6 (or '00' for not rolled yet)"
+                f"XGID dice {clipped(dice)}: each die must be 1-6 (or '00' for not rolled yet)"
             )
     raise InvalidPositionError(
         f"XGID dice must be '00' (not rolled yet), two dice like '31', or 'D', 'B' or 'R' "
-        f"(double, beaver, raccoon), got {dice!r}"
+        "(double, beaver, raccoon), got "
+        f"{clipped(dice) if isinstance(dice, str) else shown(dice)}"
     )
 
 
@@ -519,6 +527,8 @@ class XGID:
                 "XGID Jacoby/beaver flags in money play must be 0-3 (bit 0 Jacoby, bit 1 "
                 f"beavers), got {self.crawford}"
             )
+        if self.dice in _DICE_WORDS:
+            self._check_cube_action()
         board = self.board
         if isinstance(board, np.ndarray) and board.shape == (SIZE,) and board.dtype.kind in "iu":
             for idx, side in ((MY_OUT, "the side on roll"), (OPP_OUT, "the opponent")):
@@ -531,6 +541,52 @@ class XGID:
         copy = np.array(board, dtype=np.int8)
         copy.flags.writeable = False
         object.__setattr__(self, "board", copy)
+
+    def _check_cube_action(self) -> None:
+        """InvalidPositionError unless the double (beaver, raccoon) of the dice field can be
+        offered: with 'D' the turn field names the doubler and the cube field is the cube
+        before the double (gnubg's SetXGID). Nobody doubles in the Crawford game, nor
+        redoubles a cube the other side owns, nor past the largest cube (the max cube
+        field below 10, else 32768); beavers and raccoons are money play's, with its
+        beaver flag set."""
+        offer = f"XGID dice field (5) {self.dice!r}: a {_DICE_WORDS[self.dice]} offered"
+        if self.dice in ("B", "R"):
+            if self.match_length:
+                raise InvalidPositionError(
+                    f"{offer} in a match (field 9, the match length, is {self.match_length}): "
+                    "beavers are a money-play rule"
+                )
+            if not self.crawford & 2:
+                raise InvalidPositionError(
+                    f"{offer}, but the money-play flags (field 8: {self.crawford}) do not allow "
+                    "beavers (bit 1, value 2)"
+                )
+            return
+        if self.match_length and self.crawford:
+            raise InvalidPositionError(
+                f"{offer} in the Crawford game (field 8, the Crawford flag, is 1): nobody may "
+                "double in the Crawford game"
+            )
+        if self.cube_owner == -self.turn:
+            doubler, owner = (
+                ("uppercase", "lowercase") if self.turn == 1 else ("lowercase", "uppercase")
+            )
+            raise InvalidPositionError(
+                f"{offer} by the {doubler} player (field 4, the turn, is {self.turn}), but the "
+                f"{owner} player owns the cube (field 3, the cube owner, is {self.cube_owner}): "
+                "only the side that owns the cube may redouble"
+            )
+        top = self.max_cube if self.max_cube < XGID_NO_LIMIT else _MAX_CUBE_EXPONENT
+        if self.cube >= top:
+            limit = (
+                f"the max cube field (10) is {top}: a cube of at most {1 << top}"
+                if self.max_cube < XGID_NO_LIMIT
+                else f"{1 << top} is the largest cube"
+            )
+            raise InvalidPositionError(
+                f"{offer} of a cube at {1 << self.cube} (field 2: {self.cube}), but {limit}, "
+                "which a double would pass"
+            )
 
     def text(self) -> str:
         """The XGID as XG and gnubg write it, with the ``XGID=`` prefix."""
@@ -583,13 +639,13 @@ def parse_xgid(text: str) -> XGID:
     fields = s.split(":")
     if len(fields) != len(_XGID_FIELDS):
         raise InvalidPositionError(
-            f"XGID {text!r} has {len(fields)} fields separated by ':', expected "
+            f"XGID {clipped(text)} has {len(fields)} fields separated by ':', expected "
             f"{len(_XGID_FIELDS)} ({', '.join(_XGID_FIELDS)})"
         )
     pos = fields[0]
     if len(pos) != 26:
         raise InvalidPositionError(
-            f"XGID {text!r}: the position field must have 26 characters (the lowercase "
+            f"XGID {clipped(text)}: the position field must have 26 characters (the lowercase "
             f"player's bar, points 1-24, the uppercase player's bar), got {len(pos)}"
         )
     signed = [0] * 26
@@ -602,23 +658,23 @@ def parse_xgid(text: str) -> XGID:
             n = -(ord(ch) - ord("a") + 1)
         else:
             raise InvalidPositionError(
-                f"XGID {text!r}: bad character {ch!r} at {_xgid_slot(i)}; use '-' (empty), "
+                f"XGID {clipped(text)}: bad character {ch!r} at {_xgid_slot(i)}; use '-' (empty), "
                 "'A'-'O' (1-15 uppercase checkers) or 'a'-'o' (1-15 lowercase checkers)"
             )
         if abs(n) > CHECKERS:
             raise InvalidPositionError(
-                f"XGID {text!r}: {ch!r} at {_xgid_slot(i)} means {abs(n)} checkers "
+                f"XGID {clipped(text)}: {ch!r} at {_xgid_slot(i)} means {abs(n)} checkers "
                 f"(at most {CHECKERS})"
             )
         if i == 0 and n > 0:
             raise InvalidPositionError(
-                f"XGID {text!r}: uppercase {ch!r} at {_xgid_slot(0)}: only lowercase checkers "
-                "can be there"
+                f"XGID {clipped(text)}: uppercase {ch!r} at {_xgid_slot(0)}: only lowercase "
+                "checkers can be there"
             )
         if i == 25 and n < 0:
             raise InvalidPositionError(
-                f"XGID {text!r}: lowercase {ch!r} at {_xgid_slot(25)}: only uppercase checkers "
-                "can be there"
+                f"XGID {clipped(text)}: lowercase {ch!r} at {_xgid_slot(25)}: only uppercase "
+                "checkers can be there"
             )
         signed[i] = n
     for name, total in (
@@ -627,21 +683,21 @@ def parse_xgid(text: str) -> XGID:
     ):
         if total > CHECKERS:
             raise InvalidPositionError(
-                f"XGID {text!r} gives {name} {total} checkers (at most {CHECKERS})"
+                f"XGID {clipped(text)} gives {name} {total} checkers (at most {CHECKERS})"
             )
     values: dict[int, int] = {}
     for k in (1, 2, 3, 5, 6, 7, 8, 9):
         if not _INT.fullmatch(fields[k]) or len(fields[k]) > 6:
             raise InvalidPositionError(
-                f"XGID {text[:80]!r}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer "
-                f"of at most 6 digits, got {fields[k][:20]!r}"
+                f"XGID {clipped(text)}: field {k + 1} ({_XGID_FIELDS[k]}) must be an integer "
+                f"of at most 6 digits, got {clipped(fields[k], 20)}"
             )
         values[k] = int(fields[k])
     turn = values[3]
     if turn not in (1, -1):
         raise InvalidPositionError(
-            f"XGID {text!r}: field 4 (turn) must be 1 (uppercase player) or -1 (lowercase "
-            f"player), got {fields[3]!r}"
+            f"XGID {clipped(text)}: field 4 (turn) must be 1 (uppercase player) or -1 (lowercase "
+            f"player), got {clipped(fields[3], 20)}"
         )
     x_view = empty()
     x_view[:26] = signed
@@ -664,8 +720,8 @@ def parse_xgid(text: str) -> XGID:
     except InvalidPositionError as e:
         msg = str(e)
         if msg.startswith(("XGID ", "an XGID ")):
-            raise InvalidPositionError(f"{msg} (in {text!r})") from None
-        raise InvalidPositionError(f"XGID {text!r}: {msg}") from None
+            raise InvalidPositionError(f"{msg} (in {clipped(text)})") from None
+        raise InvalidPositionError(f"XGID {clipped(text)}: {msg}") from None
 
 
 def format_xgid(
@@ -717,7 +773,7 @@ def xgid_dice(x: XGID | str) -> tuple[int, int] | None:
     if isinstance(x, str):
         x = parse_xgid(x)
     if not isinstance(x, XGID):
-        raise InvalidPositionError(f"xgid_dice takes an XGID or its text, got {x!r}")
+        raise InvalidPositionError(f"xgid_dice takes an XGID or its text, got {shown(x)}")
     if x.dice == "00" or x.dice in _DICE_WORDS:
         return None
     return int(x.dice[0]), int(x.dice[1])
@@ -748,7 +804,7 @@ def _json_side(value: object, side: str, variant: int) -> list[int]:
     for i, n in enumerate(value):
         if not isinstance(n, int) or isinstance(n, bool):
             raise InvalidPositionError(
-                f"JSON board: {_json_slot(side, i)} must be an integer, got {n!r}"
+                f"JSON board: {_json_slot(side, i)} must be an integer, got {shown(n)}"
             )
         if n < 0:
             raise InvalidPositionError(
@@ -767,6 +823,37 @@ def _json_side(value: object, side: str, variant: int) -> list[int]:
     return list(value)
 
 
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise InvalidPositionError(
+                f"JSON board gives the key {shown(k, 30)} twice in one object: give it once"
+            )
+        out[k] = v
+    return out
+
+
+def load_json_board(text: str) -> Any:
+    """The values of a JSON board's text (not yet checked as a board), read as the board
+    given as an object would be: a key given twice in one object is refused (json.loads
+    keeps the last silently, and the engine protocol refuses it in a request). The one
+    reader of a board's text (board_from_json, and the protocol reading a board's variant
+    from it); InvalidPositionError says what does not parse."""
+    try:
+        return json.loads(text, object_pairs_hook=_once)
+    except json.JSONDecodeError as e:
+        raise InvalidPositionError(
+            f"JSON board does not parse: {e.msg} at line {e.lineno}, column {e.colno}"
+        ) from None
+    except RecursionError:
+        raise InvalidPositionError("JSON board is nested too deeply to read") from None
+    except InvalidPositionError:
+        raise
+    except ValueError:
+        raise InvalidPositionError("JSON board holds a number with too many digits") from None
+
+
 def board_from_json(
     obj: Mapping[str, Any] | str, variant: int | str | None = None
 ) -> tuple[Board, int]:
@@ -774,18 +861,7 @@ def board_from_json(
 
     ``variant``, when given, must agree with the board's ``"variant"``; it stands in for
     a missing ``"variant"`` key."""
-    data: object = obj
-    if isinstance(obj, str):
-        try:
-            data = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise InvalidPositionError(
-                f"JSON board does not parse: {e.msg} at line {e.lineno}, column {e.colno}"
-            ) from None
-        except RecursionError:
-            raise InvalidPositionError("JSON board is nested too deeply to read") from None
-        except ValueError:
-            raise InvalidPositionError("JSON board holds a number with too many digits") from None
+    data = load_json_board(obj) if isinstance(obj, str) else obj
     if not isinstance(data, Mapping):
         raise InvalidPositionError(
             f"a JSON board must be an object with keys {', '.join(_JSON_KEYS)}, got {shown(data)}"
@@ -803,7 +879,8 @@ def board_from_json(
         name = data["variant"]
         if not isinstance(name, str) or name not in VARIANTS:
             raise InvalidPositionError(
-                f"JSON board: 'variant' must be 'standard' or 'acey-deucey', got {name!r}"
+                "JSON board: 'variant' must be 'standard' or 'acey-deucey', got "
+                f"{clipped(name) if isinstance(name, str) else shown(name)}"
             )
         v = VARIANTS[name]
         if wanted is not None and wanted != v:
@@ -863,9 +940,13 @@ def decode_match_id(text: str) -> dict[str, Any]:
     1), ``crawford``, ``state``, ``turn``, ``doubled``, ``resigned``, ``dice`` ((high,
     low), or None before the roll), ``length`` (0: money), ``score`` (player 0's, player
     1's) and ``jacoby`` (gnubg sets bit 66 when the Jacoby rule is off). Checked against
-    IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json)."""
+    IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json). Fields no game reaches
+    are refused, saying why: a score that ends the match, a double offered with the dice
+    rolled or where no double may be (``_check_match_id_double``), the Crawford bit in
+    money play, and (the game being played) the turn not the player on roll's with no
+    double or resignation to answer."""
     if len(text) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", text):
-        raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {text!r}")
+        raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {clipped(text)}")
     raw = base64.b64decode(text)
     value = int.from_bytes(raw, "little")
 
@@ -890,20 +971,50 @@ def decode_match_id(text: str) -> dict[str, Any]:
     if length and max(score) >= length:
         raise InvalidPositionError(f"match ID {text!r}: a score of {score[0]}-{score[1]} "
                                    f"ends a {length}-point match")  # fmt: skip
+    if field(7, 1) and not length:
+        raise InvalidPositionError(f"match ID {text!r}: the Crawford bit is set in money play "
+                                   "(match length 0): the Crawford game is a match's, so no "
+                                   "money game has one")  # fmt: skip
+    on_roll, turn, doubled, resigned = field(6, 1), field(11, 1), field(12, 1), field(13, 2)
+    if state == PLAYING and turn != on_roll and not doubled and not resigned:
+        # gnubg hands the turn (who decides next) to the other player only to answer an offer
+        raise InvalidPositionError(f"match ID {text!r}: the turn is player {turn}'s but player "
+                                   f"{on_roll} is on roll, with no double or resignation to "
+                                   "answer: no game reaches that")  # fmt: skip
+    if doubled:
+        _check_match_id_double(text, 1 << field(0, 4), owner, on_roll, length and field(7, 1))
     return {
         "cube": 1 << field(0, 4),
         "owner": -1 if owner == 3 else owner,
-        "on_roll": field(6, 1),
+        "on_roll": on_roll,
         "crawford": field(7, 1),
         "state": state,
-        "turn": field(11, 1),
-        "doubled": field(12, 1),
-        "resigned": field(13, 2),
+        "turn": turn,
+        "doubled": doubled,
+        "resigned": resigned,
         "dice": (max(d1, d2), min(d1, d2)) if d1 else None,
         "length": length,
         "score": score,
         "jacoby": 0 if field(66, 1) else 1,
     }
+
+
+def _check_match_id_double(text: str, cube: int, owner: int, on_roll: int, crawford: int) -> None:
+    """InvalidPositionError unless the player on roll may double as the Match ID ``text``
+    says it has: not in the Crawford game, nor a cube the other player owns (``owner``:
+    gnubg's code, 3 centred), nor past the largest cube (as XGID.__post_init__ checks)."""
+    if crawford:
+        raise InvalidPositionError(f"match ID {text!r}: a double is offered in the Crawford "
+                                   "game (its Crawford bit is set): nobody may double in the "
+                                   "Crawford game")  # fmt: skip
+    if owner not in (3, on_roll):
+        raise InvalidPositionError(f"match ID {text!r}: player {on_roll}, on roll, has doubled, "
+                                   f"but player {owner} owns the cube: only the side that owns "
+                                   "the cube may redouble")  # fmt: skip
+    if cube >= 1 << _MAX_CUBE_EXPONENT:
+        raise InvalidPositionError(f"match ID {text!r}: a double is offered with the cube "
+                                   f"at {cube}, the largest cube: a double would pass "
+                                   "it")  # fmt: skip
 
 
 def parse_position(
@@ -920,8 +1031,8 @@ def parse_position(
     it as ``"match_id"``, its fields (``decode_match_id``) as ``"gnubg_match"`` and its
     dice, if rolled, as ``"roll"``; the position ID is the side on roll's, as gnubg
     writes it. ``meta["note"]`` also says what an ID holds that the analysis does not take
-    up: a Match ID's game not started, double or resignation offered; an XGID's double,
-    beaver or raccoon offered.
+    up: a Match ID's game not started, double or resignation offered, score in money play
+    (a session's); an XGID's double, beaver or raccoon offered, max cube field below 10.
     """
     notes: list[str] = []
     wanted = None if variant is None else variant_number(variant)
@@ -940,14 +1051,18 @@ def parse_position(
     v = STANDARD if wanted is None else wanted
     meta: dict[str, Any]
     parts = s.split(":")
-    if len(parts) == 2 and len(parts[0]) == 14:
-        match_id = parts[1]
+    is_xgid = s[:5].upper() == "XGID="
+    if len(parts) == 2 and not is_xgid:  # an XGID has 10 fields
+        pid, match_id = parts
+        gnubg = f"{clipped(text_or_obj)} looks like a GNU Backgammon ID (position:match)"
+        if len(pid) != 14:
+            raise InvalidPositionError(f"{gnubg}, but the Position ID {clipped(pid)} has "
+                                       f"{len(pid)} characters, not 14")  # fmt: skip
         if len(match_id) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", match_id):
             raise InvalidPositionError(
-                f"{text_or_obj!r} looks like a GNU Backgammon ID (position:match), but the "
-                f"match ID {match_id!r} is not 12 base64 characters"
+                f"{gnubg}, but the match ID {clipped(match_id)} is not 12 base64 characters"
             )
-        board = board_from_position_id(parts[0])
+        board = board_from_position_id(pid)
         fields = decode_match_id(match_id)
         if fields["state"] > PLAYING:
             raise InvalidPositionError(
@@ -958,7 +1073,7 @@ def parse_position(
                 "roll": fields["dice"]}  # fmt: skip
         fmt = "a gnubg Position ID"
         notes += _match_id_notes(fields)
-    elif s[:5].upper() == "XGID=" or ":" in s:
+    elif is_xgid or ":" in s:
         x = parse_xgid(s)
         board = np.array(x.board, dtype=np.int8)
         meta = {
@@ -1004,7 +1119,8 @@ def parse_position(
 
 def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
     """What a Match ID says that an analysis does not take up: no game started, a double
-    or a resignation offered (gnubg writes these; the position is analysed as it stands)."""
+    or a resignation offered, a money session's score (gnubg writes these; the position is
+    analysed as it stands)."""
     notes = []
     if fields["state"] == 0:
         notes.append("the match ID says no game is in play: the position is analysed as if "
@@ -1012,6 +1128,10 @@ def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
     if fields["doubled"]:
         notes.append("the match ID says the side on roll has doubled: the cube decision's "
                      "take or pass answers it")  # fmt: skip
+    if not fields["length"] and any(fields["score"]):
+        notes.append(f"the match ID's score {fields['score'][0]}-{fields['score'][1]} is a money "
+                     "session's: the analysis does not take it up (in money play each game "
+                     "stands alone)")  # fmt: skip
     if fields["resigned"]:
         notes.append(f"the match ID says a resignation ({RESULT_NAMES[fields['resigned']]}) is "
                      "offered: Doublet does not judge resignations; the position is analysed "
@@ -1028,6 +1148,7 @@ __all__ = [
     "check_in_play",
     "decode_match_id",
     "format_xgid",
+    "load_json_board",
     "parse_position",
     "parse_xgid",
     "position_id",
