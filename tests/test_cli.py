@@ -456,7 +456,7 @@ def test_review_a_match_file(tmp_path: Path) -> None:
     text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
     bad.write_text(text.replace("8/5 6/5", "8/4 6/5", 1))
     r = run("review", str(bad))
-    assert r.returncode == 2 and "game 1, move 1, player 0" in r.stderr
+    assert r.returncode == 2 and "game 1, move 1, player 1 (gnubg)" in r.stderr
     assert "Traceback" not in r.stderr
     assert run("review", str(ROOT / "tests" / "data" / "matches" / "match01.mat"), "--top",
                "-2").returncode == 2  # fmt: skip
@@ -882,3 +882,32 @@ def test_the_progress_line_says_what_a_long_analysis_is_at(monkeypatch, capsys) 
     monkeypatch.setattr(analysis, "MANY_PLAYS", 20_000)  # a plain search: "searching"
     cli._watched(lambda: analysis.analyse_roll(pos, 3, 1, limit=2), None, STANDARD)
     assert "searching 0 ply" in capsys.readouterr().err
+
+
+def test_dice_may_follow_the_options() -> None:
+    """The usage lines read `analyse POSITION [D1 D2] [--ply N] ...`, and people type the
+    dice after an option too; before, that was 'unrecognized arguments: 3 1' under the
+    top-level usage. An unknown option shows the command's own usage."""
+    r = run("analyse", "4HPwATDgc/ABMA", "--ply", "0", "3", "1")
+    assert r.returncode == 0 and "16 legal plays" in r.stdout, r.stderr
+    r = run("moves", "4HPwATDgc/ABMA", "--json", "3", "1")
+    assert r.returncode == 0 and len(json.loads(r.stdout)["plays"]) == 16
+    r = run("analyse", "4HPwATDgc/ABMA", "3", "1", "--ply", "0", "--bogus")
+    assert r.returncode == 2 and r.stderr.startswith("usage: doublet analyse ")
+    assert r.stderr.endswith("doublet: error: analyse: unrecognized arguments: --bogus\n")
+
+
+def test_eval_of_an_xgid_gives_its_cube_decision_in_money_play_too() -> None:
+    """The README and protocol.md: an XGID's (or a Match ID's) cube and score bring the
+    cube decision; before, money play with the cube centred, the commonest case, gave
+    none. A Position ID alone (no cube fields) gives the chances only."""
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
+    r = run("eval", xgid, "--ply", "0")
+    assert r.returncode == 0 and "Proper cube action: No double, take" in r.stdout, r.stderr
+    r = run("eval", "4HPwATDgc/ABMA", "--ply", "0", "--json")
+    assert "cube" not in json.loads(r.stdout)
+    reqs = [{"cmd": "eval", "position": xgid, "ply": 0},
+            {"cmd": "eval", "position": "4HPwATDgc/ABMA", "ply": 0}]  # fmt: skip
+    r = run("engine", stdin="\n".join(json.dumps(q) for q in reqs) + "\n")
+    got = [json.loads(line) for line in r.stdout.splitlines()]
+    assert got[0]["cube"]["action"] == "No double, take" and "cube" not in got[1]

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
@@ -214,7 +214,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     ply = _search_ply(args)
     announce_compile(*EVAL_KERNELS)
     # As the engine's eval: an XGID's or match ID's cube and score add the cube decision.
-    if state.is_default:
+    if not CubeState.carried(meta):
         doc = _watched(lambda: evaluate_position(pos, ply, model, args.time,
                                                  iterative=True), model, pos.variant)  # fmt: skip
     else:
@@ -817,6 +817,10 @@ class _Parser(argparse.ArgumentParser):
     exit status 2 as before. The subcommands' parsers are of this class too
     (add_subparsers makes them so)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: Mapping[str, argparse.ArgumentParser] = {}  # build_parser's subcommands
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         command = self.prog.partition(" ")[2]
@@ -841,7 +845,7 @@ def _version_text() -> str:
             f"\nmodels: {MODELS_DIR}")  # fmt: skip
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="doublet",
         description="Doublet: a backgammon engine (standard backgammon and Acey-Deucey).",
@@ -850,6 +854,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the versions, and where the shipped models are")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    parser.commands = sub.choices  # by name (aliases too), for main's parse
     sub.add_parser(
         "train",
         help="self-play TD(lambda) training (python -m doublet.training --help)",
@@ -1002,7 +1007,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # position, not an option.
     args_list = [f"XGID={a}" if _XGID_SHAPE.fullmatch(a) else a for a in args_list]
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    command = parser.commands.get(args_list[0]) if args_list else None
+    if command is not None:
+        # The command's own parser, options and positionals in any order (`analyse POS
+        # --ply 0 3 1`, as the usage lines read), its usage shown with its errors.
+        args = command.parse_intermixed_args(args_list[1:])
+        args.command = args_list[0]
+    else:
+        args = parser.parse_args(args_list)
     start = time.perf_counter()
     try:
         status = int(args.func(args, sys.stdout))

@@ -349,7 +349,7 @@ class Session:
         if cmd == "cube":
             return cube_document(pos, state, ply, model, method, budget, iterative)
         if cmd == "eval":
-            if state.is_default and not any(k in req for k in _STATE):
+            if not CubeState.carried(meta) and not any(k in req for k in _STATE):
                 return evaluate_position(pos, ply, model, budget, iterative)
             return evaluate_with_cube(pos, state, ply, model, method, budget, iterative)
         if cmd == "analyse":

@@ -163,6 +163,12 @@ class CubeState:
             return cls.from_gnubg(meta["gnubg_match"])
         return MONEY
 
+    @staticmethod
+    def carried(meta: Mapping[str, Any]) -> bool:
+        """Whether a parsed position carries cube fields of its own (an XGID, a gnubg
+        Match ID), money with the cube centred included: eval then gives the cube decision."""
+        return meta.get("format") == "xgid" or meta.get("gnubg_match") is not None
+
     # -- views -------------------------------------------------------------------------------
     @property
     def is_match(self) -> bool:
