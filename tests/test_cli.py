@@ -911,3 +911,20 @@ def test_eval_of_an_xgid_gives_its_cube_decision_in_money_play_too() -> None:
     r = run("engine", stdin="\n".join(json.dumps(q) for q in reqs) + "\n")
     got = [json.loads(line) for line in r.stdout.splitlines()]
     assert got[0]["cube"]["action"] == "No double, take" and "cube" not in got[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # the flag as typed, not its positive form
+        (["analyse", "4HPwATDgc/ABMA", "--no-crawford"], "--no-crawford is for match play"),
+        # the dice are optional: not listed as required
+        (["analyse"], "analyse: the following arguments are required: position\n"),
+        # two ways to keep the cache, one at a time
+        (["review", "x.mat", "--cache", "c", "--no-cache"], "not allowed with argument --cache"),
+    ],
+)
+def test_small_refusals_say_what_was_typed(args: list[str], message: str) -> None:
+    r = run(*args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr

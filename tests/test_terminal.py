@@ -346,6 +346,7 @@ def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path
         (["--resume"], '{"format": "chess"}', "not a Doublet saved game"),
         (["--resume"], None, "no saved game at"),
         (["--resume", "--seed", "3"], "{}", "--seed cannot be given with it"),
+        (["--resume", "--no-jacoby"], "{}", "--no-jacoby cannot be given with it"),
         (["--ply", "7"], None, "--ply must be 0..3, got 7"),
         (["--games", "-1"], None, "--games must be 0 (no limit) or more"),
         # a series' dice keep 63 bits of the seed: 2**63 was seed 0's series again

@@ -391,7 +391,8 @@ def cube_state(args: argparse.Namespace, meta: dict[str, Any]) -> CubeState:
             req["match"] = {"length": length, "crawford": bool(crawford), **pair}
     elif args.crawford is not None:
         if not base.is_match:
-            raise DoubletError("--crawford is for match play: give --match N and the score")
+            flag = "--crawford" if args.crawford else "--no-crawford"
+            raise DoubletError(f"{flag} is for match play: give --match N and the score")
         req["match"] = {"length": base.length, "away": list(base.away), "crawford": args.crawford}
     if args.jacoby is not None:
         req["jacoby"] = args.jacoby
@@ -768,7 +769,7 @@ def _position_arguments(p: argparse.ArgumentParser, dice_help: str | None = None
     """POSITION [D1 D2] --variant --model --json, shared by eval and analyse."""
     p.add_argument("position", help="gnubg Position ID, XGID or JSON board")
     if dice_help:
-        p.add_argument("dice", nargs="*", help=dice_help)
+        p.add_argument("dice", nargs="*", default=[], help=dice_help)
     p.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
     p.add_argument("--model", help="a model .npz (default: the variant's shipped one; "
                    "doublet --version names their folder)")  # fmt: skip
@@ -869,8 +870,12 @@ def build_parser() -> _Parser:
         '({"position": ..., "dice": [d1, d2]}) and writes one JSON reply a line.',
     )
     m.add_argument("position", nargs="?", help="gnubg Position ID, XGID or JSON board")
-    m.add_argument("dice", nargs="*", help="the two dice, e.g. 3 1 (default: an XGID's or "
-                   "Match ID's own roll)")  # fmt: skip
+    m.add_argument(
+        "dice",
+        nargs="*",
+        default=[],
+        help="the two dice, e.g. 3 1 (default: an XGID's or Match ID's own roll)",
+    )
     m.add_argument("--variant", choices=sorted(B.VARIANTS), default=None)
     m.add_argument("--json", action="store_true", help="one JSON object instead of text")
     m.add_argument("--batch", metavar="FILE", help="JSON lines in ('-' for stdin), JSON lines out")
@@ -965,14 +970,15 @@ def build_parser() -> _Parser:
     r.add_argument("--workers", type=int, default=2,
                    help=f"processes analysing games side by side, 1..{MAX_WORKERS} "
                    "(default 2)")  # fmt: skip
-    r.add_argument(
+    keep = r.add_mutually_exclusive_group()  # a cache folder, or none
+    keep.add_argument(
         "--cache",
         metavar="DIR",
         default=None,
         help="where analyses are kept so that an interrupted review continues "
         "(default: review/ in Doublet's cache folder, ~/.cache/doublet)",
     )
-    r.add_argument("--no-cache", action="store_true", help="keep no cache")
+    keep.add_argument("--no-cache", action="store_true", help="keep no cache")
     r.add_argument("--html", metavar="OUT",
                    help="also write the review as one self-contained HTML page, each listed "
                    "error with its board")  # fmt: skip

@@ -951,8 +951,9 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         raise DoubletError(f"--ply must be 0..{MAX_PLAY_PLY}, got {args.ply}")
     if args.resume:
         given = ("variant", "first", "seed", "games", "match", "jacoby", "beavers", "cube")
-        fixed = [f"--{k}" for k in given if getattr(args, k) is not None]
-        fixed = [{"--cube": "--no-cube"}.get(k, k) for k in fixed]
+        # each as typed: --cube is stored by --no-cube, --jacoby False by --no-jacoby
+        fixed = [f"--{'no-' if k == 'cube' or getattr(args, k) is False else ''}{k}"
+                 for k in given if getattr(args, k) is not None]  # fmt: skip
         if args.money:
             fixed.append("--money")
         if fixed:
