@@ -653,3 +653,24 @@ def test_errors_do_not_echo_a_huge_input_whole() -> None:
         err = s.answer(req)["error"]
         assert words in err and len(err) < 600, (words, err[:200])
         assert "internal error" not in err
+
+
+# -- found by a review of the engine protocol (session 42) -------------------------------------
+
+
+def test_a_rollouts_ply_and_a_set_models_variant_are_named_for_what_they_are() -> None:
+    """A rollout's "ply" is its trials' checker play, 0 or 1: -1 said "0..4" (the
+    search's range) and 2 said "0 or 1". `set` with a model of the other variant said
+    "this position is", though `set` has no position: it names the variant set."""
+    s = Session()
+    for ply, shown in ((-1, "-1"), (2, "2"), (5, "5"), ("1", '"1"'), (1.0, "1.0")):
+        err = s.answer({"cmd": "rollout", "position": START, "ply": ply, "trials": 1,
+                        "workers": 1})["error"]  # fmt: skip
+        assert err.startswith("'ply' (the trials' checker play) must be "), err
+        assert err.endswith(f" 0 or 1, got {shown}"), err
+    err = s.answer({"cmd": "rollout", "position": START, "cubeful": True, "cube_ply": 2})["error"]
+    assert err == "'cube_ply' must be 0 or 1, got 2", err
+    ad = str(ROOT / "models" / "doublet-acey-deucey.npz")
+    err = s.answer({"cmd": "set", "model": ad, "variant": "standard"})["error"]
+    assert "trained for Acey-Deucey; the 'variant' set is standard backgammon" in err, err
+    assert "position" not in err

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from doublet import __version__
@@ -232,9 +232,11 @@ class Session:
         self.models: dict[str, Any] = {}
 
     # -- the pieces of a request ----------------------------------------------------------
-    def _model(self, req: dict[str, Any], variant: int | None) -> Any:
+    def _model(self, req: dict[str, Any], variant: int | None,
+               subject: str = "this position") -> Any:  # fmt: skip
         """The request's model (its "model", else the session's, else the shipped one),
-        refused when it is of another variant than `variant` (None: not checked)."""
+        refused when it is of another variant than `variant` (None: not checked), which
+        `subject` has (check_variant's words)."""
         path = req.get("model", self.defaults["model"])
         if path is None:
             return default_model(STANDARD if variant is None else variant)
@@ -246,7 +248,7 @@ class Session:
         if path not in self.models:
             self.models[path] = load_model(path)
         model = self.models[path]
-        return model if variant is None else check_variant(model, path, variant)
+        return model if variant is None else check_variant(model, path, variant, subject)
 
     def _ply(self, req: dict[str, Any]) -> int:
         ply = req.get("ply", self.defaults["ply"])
@@ -336,12 +338,12 @@ class Session:
         check_in_play(pos.board, pos.variant)
         state = from_request(req, CubeState.from_meta(meta))
         model = self._model(req, pos.variant)
-        ply = self._ply(req)
         budget, iterative = self._time(req)
+        if cmd == "rollout":  # its "ply" is the trials' checker play, checked there
+            return self._rollout(req, pos, meta, state, model, budget)
+        ply = self._ply(req)
         # A method is checked whether or not the request ends up using it.
         method = self._method(req) if "method" in KEYS[cmd] else DEFAULT_METHOD
-        if cmd == "rollout":
-            return self._rollout(req, pos, meta, state, model, budget)
         if cmd == "cube":
             return cube_document(pos, state, ply, model, method, budget, iterative)
         if cmd == "eval":
@@ -420,7 +422,7 @@ class Session:
                                    f"0, 1), got {shown(new['variant'], 30)}") from None  # fmt: skip
             new["variant"] = VARIANT_NAMES[variant]  # echoed by its name, as replies say it
         if new["model"] is not None:
-            probe._model({}, variant)
+            probe._model({}, variant, "the 'variant' set")  # set has no position
         self.defaults = new
         return {"defaults": dict(new)}
 
@@ -442,10 +444,13 @@ class Session:
         if ray is not None and not isinstance(ray, str):
             raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {shown(ray, 30)}")
         settings = RolloutSettings(trials=_whole(req, "trials", RolloutSettings.trials),
-                                   ply=_whole(req, "ply", 0), truncate=_whole(req, "truncate", 0),
+                                   ply=req.get("ply", 0), truncate=_whole(req, "truncate", 0),
                                    seed=_seed(req), until_se=float(until),
-                                   cube_ply=_whole(req, "cube_ply", 0),
+                                   cube_ply=req.get("cube_ply", 0),
                                    **flags)  # fmt: skip
+        # Each range as RolloutSettings states it (the trials' ply is 0 or 1, not a
+        # search's 0..4), each key named as a request writes it.
+        settings.check({f.name: f"'{f.name}'" for f in fields(RolloutSettings)})
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
         for key, what in (("top", "is the number of a roll's plays rolled out"),
                           ("select_ply", "is the depth that picks a roll's plays")):  # fmt: skip
