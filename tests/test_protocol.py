@@ -674,3 +674,15 @@ def test_a_rollouts_ply_and_a_set_models_variant_are_named_for_what_they_are() -
     err = s.answer({"cmd": "set", "model": ad, "variant": "standard"})["error"]
     assert "trained for Acey-Deucey; the 'variant' set is standard backgammon" in err, err
     assert "position" not in err
+
+
+def test_an_acey_deucey_rollout_is_refused_as_documented() -> None:
+    """Rollouts are for standard backgammon: the engine refused an Acey-Deucey one, and
+    protocol.md said nothing of it (neither under rollout nor under the errors)."""
+    err = Session().answer({"cmd": "rollout", "position": AD_START, "trials": 1})["error"]
+    assert err.startswith("rollouts are for standard backgammon"), err
+    text = " ".join(DOC.read_text().split())
+    rollout = text.split("- **`rollout`**")[1].split("- **`version`**")[0]
+    assert 'an Acey-Deucey position is refused ("rollouts are for standard backgammon' in rollout
+    errors = text.split("## Errors")[1]
+    assert "a rollout of an Acey-Deucey position" in errors
