@@ -686,3 +686,28 @@ def test_an_acey_deucey_rollout_is_refused_as_documented() -> None:
     assert 'an Acey-Deucey position is refused ("rollouts are for standard backgammon' in rollout
     errors = text.split("## Errors")[1]
     assert "a rollout of an Acey-Deucey position" in errors
+
+
+def test_a_lone_surrogate_is_refused_and_never_echoed() -> None:
+    """An "id" of "\\ud800" (a JSON escape of half a UTF-16 pair, not of a character) was
+    echoed back as json.dumps writes it, and strict JSON parsers refused the reply. A line
+    holding one, in any string or key, is refused as a line a reply could not carry,
+    without the id; an escaped pair is one character and is taken."""
+    from doublet.apps.cli import engine_reply
+    from doublet.apps.fastpath import FastBest
+
+    for text in ('{"cmd": "version", "id": "\\ud800"}', '{"cmd": "version", "id": "a\\uDFFFb"}',
+                 '{"cmd": "eval", "position": "4HPwATDgc/\\ud83dABMA"}', '{"\\udc00": 1}',
+                 '{"cmd": "version", "id": ["x", {"k": "\\ud83d"}]}'):  # fmt: skip
+        with pytest.raises(DoubletError, match="lone surrogate"):
+            protocol.loads(text)
+    assert protocol.loads('{"id": "\\ud83d\\ude00"}') == {"id": "\U0001f600"}
+    session = Session()
+    fast = FastBest(session)
+    reply = engine_reply(session, fast, b'{"cmd": "version", "id": "\\ud800"}\n')
+    assert isinstance(reply, str)
+    out = json.loads(reply)
+    json.dumps(out, ensure_ascii=False).encode("utf-8")  # strict: no surrogate in the reply
+    assert list(out) == ["error"] and "lone surrogate (\\ud800)" in out["error"], out
+    reply = engine_reply(session, fast, b'{"cmd": "version", "id": "\\ud83d\\ude00"}\n')
+    assert isinstance(reply, str) and json.loads(reply)["id"] == "\U0001f600"

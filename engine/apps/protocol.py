@@ -502,12 +502,39 @@ def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# Half of a UTF-16 surrogate pair: JSON's "\ud800" escape decodes to one alone, which
+# is not a character (json.dumps writes it back as the escape; strict parsers refuse it).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _no_surrogate(doc: Any) -> None:
+    """DoubletError if a string or key anywhere in `doc` holds a lone surrogate (looked
+    for with a stack, not recursion: nesting as deep as json.loads reads is fine)."""
+    todo = [doc]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            found = _SURROGATE.search(v)
+            if found:
+                raise DoubletError(f"it holds a lone surrogate (\\u{ord(found.group()):04x}) "
+                                   "in a string, half of a UTF-16 pair and not a character "
+                                   "(a reply could not carry it)")  # fmt: skip
+        elif isinstance(v, dict):
+            todo.extend(v)
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+
+
 def loads(text: str | bytes) -> Any:
     """json.loads for a request: NaN, Infinity and numbers too large for a float are
     refused (DoubletError), since a reply echoing them (an "id") would not be JSON; so is
-    a key given twice in one object (JSON would keep the last silently)."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite,
-                      object_pairs_hook=_no_twice)  # fmt: skip
+    a lone surrogate in a string (an "id" echoed would not be Unicode text) and a key
+    given twice in one object (JSON would keep the last silently)."""
+    doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite,
+                     object_pairs_hook=_no_twice)  # fmt: skip
+    _no_surrogate(doc)
+    return doc
 
 
 def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:
