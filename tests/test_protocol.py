@@ -711,3 +711,47 @@ def test_a_lone_surrogate_is_refused_and_never_echoed() -> None:
     assert list(out) == ["error"] and "lone surrogate (\\ud800)" in out["error"], out
     reply = engine_reply(session, fast, b'{"cmd": "version", "id": "\\ud83d\\ude00"}\n')
     assert isinstance(reply, str) and json.loads(reply)["id"] == "\U0001f600"
+
+
+def test_a_line_refused_while_read_keeps_its_id(client: Any) -> None:
+    """A line refused as it is read (a NaN, 1e400, a 5,000-digit integer, a key twice, a
+    byte that is not UTF-8) got {"error": "line refused: ..."} without the request's
+    "id", which the document promises with every error. The id comes back where the line
+    is still a JSON object with one "id" a reply can carry; not where the id itself is
+    what was refused, is given twice, or the line is not a JSON object."""
+    from doublet.apps.cli import engine_reply
+    from doublet.apps.fastpath import FastBest
+
+    session = Session()
+    fast = FastBest(session)
+    best = '{"cmd": "best", "position": "4HPwATDgc/ABMA", "dice": [3, 1], '
+    kept = [(best + '"ply": NaN, "id": 7}', "NaN"),
+            (best + '"ply": 0, "ply": 1, "id": 7}', 'key "ply" twice'),
+            (best + '"ply": 1e400, "id": 7}', "1e400"),
+            (best + '"ply": ' + "9" * 5000 + ', "id": 7}', "too many digits"),
+            (best + '"variant": "\\ud800", "id": 7}', "lone surrogate"),
+            (best + '"ply": NaN, "id": {"n": [1, "a", null]}}', "NaN")]  # fmt: skip
+    for line, words in kept:
+        out = json.loads(str(engine_reply(session, fast, line.encode() + b"\n")))
+        assert next(iter(out)) == "id" and words in out["error"], (line[:80], out)
+        assert out["id"] == (7 if '"id": 7' in line else {"n": [1, "a", None]})
+    out = json.loads(str(engine_reply(session, fast, b'{"cmd": "eval", "position": "\xff", '
+                                      b'"id": 7}\n')))  # fmt: skip
+    assert out["id"] == 7 and "not UTF-8" in out["error"]
+    dropped = [b'{"cmd": "version", "id": NaN}', b'{"cmd": "version", "id": "\\ud800"}',
+               b'{"cmd": "version", "id": 7, "id": 8}', b'{"cmd": "version", "id": "\xff"}',
+               b'{"cmd": "version", "id": {"a": 1, "a": 2}}',
+               b'{"cmd": "version", "id": [1, ' + b"9" * 5000 + b"]}",
+               b'{"cmd": "version", "id": 7', b"[" * 100_000 + b"]" * 100_000,
+               b'[{"cmd": "version", "id": 7}, NaN]']  # fmt: skip
+    for raw in dropped:
+        out = json.loads(str(engine_reply(session, fast, raw + b"\n")))
+        assert list(out) == ["error"], (raw[:60], out)
+    # doublet moves --batch (the engine's moves requests) and the HTTP API alike.
+    from doublet.apps.cli import _batch_lines
+
+    batch = [b'{"position": "4HPwATDgc/ABMA", "dice": [3, 1], "id": 5, "x": NaN}\n']
+    assert [json.loads(x)["id"] for x in _batch_lines(iter(batch), None)] == [5]
+    r = client.post("/api/best", content=best[:-2].encode() + b', "ply": NaN, "id": 7}',
+                    headers={"content-type": "application/json"})  # fmt: skip
+    assert r.status_code == 400 and r.json()["id"] == 7 and "NaN" in r.json()["error"], r.text

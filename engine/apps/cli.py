@@ -69,17 +69,10 @@ def _input_lines(stream: Any) -> Iterator[str | bytes]:
     return iter(buffer if buffer is not None else stream)
 
 
-def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | None]]:
-    """(request, None) for each non-blank JSON line, or (None, error) for a bad one: not
-    UTF-8, not JSON, nested too deeply, or holding a number too long to read."""
-    for raw in lines:
-        read = _json_request(raw)
-        if read is not None:
-            yield read
-
-
 def _json_request(raw: str | bytes) -> tuple[Any, str | None] | None:
-    """_json_requests of one line: None when it is blank."""
+    """(request, None) for a JSON line, (None, error) for a bad one (not UTF-8, not JSON,
+    nested too deeply, holding a number too long to read or what loads refuses), None
+    for a blank one."""
     if isinstance(raw, bytes):
         try:
             line = raw.decode("utf-8")
@@ -107,9 +100,13 @@ def _batch_lines(lines: Iterator[str | bytes], variant: str | None) -> Iterator[
     "dice", an "id" echoed, unknown keys refused); blank lines are skipped."""
     session = protocol.Session()
     session.defaults["variant"] = variant
-    for req, bad in _json_requests(lines):
-        if bad:
-            yield json.dumps({"error": bad})
+    for raw in lines:
+        read = _json_request(raw)
+        if read is None:
+            continue
+        req, bad = read
+        if bad:  # the id, where the line still has one a reply can carry
+            yield json.dumps(protocol.with_id(protocol.id_of(raw), {"error": bad}))
         elif not isinstance(req, dict) or req.get("cmd", "moves") != "moves":
             why = ('each line is {"position": ..., "dice": [d1, d2]} (a moves request; '
                    "doublet engine answers the others)")  # fmt: skip
@@ -753,8 +750,8 @@ def engine_reply(session: protocol.Session, fast: FastBest, raw: str | bytes) ->
     if read is None:
         return None
     req, bad = read
-    if bad:
-        return json.dumps({"error": bad}) + "\n"
+    if bad:  # the id, where the line still has one a reply can carry
+        return json.dumps(protocol.with_id(protocol.id_of(raw), {"error": bad})) + "\n"
     if isinstance(req, dict) and req.get("cmd") == "quit" and set(req) <= protocol.KEYS["quit"]:
         return QUIT
     return json.dumps(session.answer(req)) + "\n"

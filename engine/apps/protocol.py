@@ -537,6 +537,63 @@ def loads(text: str | bytes) -> Any:
     return doc
 
 
+class _Unusable(Exception):
+    """An "id" that id_of read but a reply could not carry."""
+
+
+_BAD = object()  # id_of's reading of a value loads refuses (NaN, 1e999, 5,000 digits)
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object as id_of reads it: its pairs, a key given twice kept."""
+
+
+def _unusable(_: str) -> Any:
+    return _BAD
+
+
+def _lenient_number(text: str) -> Any:
+    try:
+        v = float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:  # an integer of thousands of digits
+        return _BAD
+    return v if not isinstance(v, float) or math.isfinite(v) else _BAD
+
+
+def _plain(v: Any) -> Any:
+    """An id_of value as loads would give it, or _Unusable raised (a NaN, a key twice,
+    a number too long inside it)."""
+    if v is _BAD:
+        raise _Unusable
+    if isinstance(v, _Pairs):
+        out = {k: _plain(x) for k, x in v}
+        if len(out) < len(v):
+            raise _Unusable
+        return out
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def id_of(text: str | bytes) -> dict[str, Any]:
+    """{"id": value} of a request that loads refused (a NaN or a key twice somewhere in
+    it, a line not UTF-8), read leniently, when it is still a JSON object with one
+    top-level "id" that a reply can carry; else {} (the error then goes without one)."""
+    if isinstance(text, bytes):  # a byte that is not UTF-8 becomes a lone surrogate
+        text = text.decode("utf-8", "surrogateescape")
+    try:
+        doc = json.loads(text, parse_constant=_unusable, parse_float=_lenient_number,
+                         parse_int=_lenient_number, object_pairs_hook=_Pairs)  # fmt: skip
+        ids = [v for k, v in doc if k == "id"] if isinstance(doc, _Pairs) else []
+        if len(ids) != 1:  # none, or two: which would be the request's?
+            return {}
+        value = _plain(ids[0])
+        _no_surrogate(value)
+    except (ValueError, RecursionError, DoubletError, _Unusable):
+        return {}
+    return {"id": value}
+
+
 def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:
     """The reply `out` with the request's "id" first, when it has one."""
     if isinstance(req, dict) and "id" in req:
@@ -560,5 +617,5 @@ def moves(pos: Position, dice: tuple[int, int]) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "loads",
-           "moves", "shown"]  # fmt: skip
+__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "id_of",
+           "loads", "moves", "shown"]  # fmt: skip
