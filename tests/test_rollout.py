@@ -262,6 +262,40 @@ def test_two_local_processes_give_the_same_numbers() -> None:
         assert np.array_equal(_job_numbers(ex), here)
 
 
+def test_the_shared_executor_keeps_one_pool() -> None:
+    """Found by a reviewer of the engine protocol: rollouts with "workers" 2, then 3,
+    then 4 left 2, 5, then 9 worker processes alive for the engine's life (a pool kept
+    for each size). The shared executor keeps one pool: asked for another size, it ends
+    the one it kept; one worker (this process) needs no pool and leaves it be."""
+    import multiprocessing as mp
+
+    from doublet.core import parallel
+
+    def alive(expected: int) -> int:
+        """The live child processes, given a few seconds to become `expected` (a process
+        ended by one thread can show alive a moment to another's join)."""
+        settle = time.monotonic() + 10
+        while len(mp.active_children()) != expected and time.monotonic() < settle:
+            time.sleep(0.05)
+        return len(mp.active_children())
+
+    before = len(mp.active_children())
+    try:
+        for workers in (2, 3, 2):
+            ex = parallel.shared_executor(workers)
+            assert [r for _, r in ex.map(abs, [(-1,)] * workers)] == [1] * workers
+            assert ex is parallel.shared_executor(workers)  # kept while the size is asked
+            assert alive(before + workers) == before + workers, workers
+        assert parallel.shared_executor(1).where == "this process"
+        assert alive(before + 2) == before + 2 and not ex.closed
+        with pytest.raises(DoubletError, match="workers must be 1 or more"):
+            parallel.shared_executor(0)
+        assert not ex.closed  # a bad count ends nothing
+    finally:
+        parallel._close_shared()
+    assert alive(before) == before
+
+
 def test_ray_gives_the_same_numbers(tmp_path: Path) -> None:
     """A private Ray instance of 2 CPUs: the rollout's trials, and the training data of
     doublet.training.distill (race rollouts), are those made in this process."""
