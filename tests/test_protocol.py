@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -755,3 +756,46 @@ def test_a_line_refused_while_read_keeps_its_id(client: Any) -> None:
     r = client.post("/api/best", content=best[:-2].encode() + b', "ply": NaN, "id": 7}',
                     headers={"content-type": "application/json"})  # fmt: skip
     assert r.status_code == 400 and r.json()["id"] == 7 and "NaN" in r.json()["error"], r.text
+
+
+def _children(pid: int) -> list[str]:
+    return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+
+
+@pytest.mark.skipif(not (shutil.which("pgrep") and Path("/proc").is_dir()),
+                    reason="needs pgrep and /proc to find the workers")  # fmt: skip
+def test_sigterm_ends_the_engine_as_quit_does() -> None:
+    """SIGTERM killed doublet engine (status -15) and, after a rollout on worker
+    processes, left "resource_tracker: There appear to be 5 leaked semaphore objects" on
+    stderr. It now ends as quit and the end of input do, its workers shut down, with the
+    status a shell gives a process the signal ended (143, as doublet play's): idle after
+    a reply, and in the middle of a rollout (that request gets no reply)."""
+    import signal
+
+    rollout = {"cmd": "rollout", "position": START, "trials": 4, "truncate": 1, "workers": 2}
+    for busy in (False, True):
+        p = subprocess.Popen([sys.executable, "-m", "doublet", "engine"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+        p.stdin.write((json.dumps({**rollout, "id": 1}) + "\n").encode())
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["id"] == 1
+        kids = _children(p.pid)
+        assert len(kids) >= 2  # the two workers (and numba's or multiprocessing's helpers)
+        if busy:  # a rollout of minutes: the signal comes while the workers run it
+            long = {**rollout, "trials": 36_000, "truncate": 0, "id": 2}
+            p.stdin.write((json.dumps(long) + "\n").encode())
+            p.stdin.flush()
+            time.sleep(2)
+        p.send_signal(signal.SIGTERM)
+        status = p.wait(60)
+        rest, err = p.stdout.read().decode(), p.stderr.read().decode()
+        p.stdin.close()
+        assert status == 143, (busy, status, err[-800:])
+        assert rest == "" and "leaked" not in err and "Traceback" not in err, (busy, err[-800:])
+        settle = time.monotonic() + 20
+        while any(Path(f"/proc/{k}").exists() for k in kids) and time.monotonic() < settle:
+            time.sleep(0.2)
+        alive = [k for k in kids if Path(f"/proc/{k}").exists()
+                 and "zombie" not in Path(f"/proc/{k}/status").read_text()]  # fmt: skip
+        assert not alive, (busy, alive)

@@ -292,7 +292,7 @@ def test_the_shared_executor_keeps_one_pool() -> None:
             parallel.shared_executor(0)
         assert not ex.closed  # a bad count ends nothing
     finally:
-        parallel._close_shared()
+        parallel.close_shared()
     assert alive(before) == before
 
 

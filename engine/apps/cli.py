@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
 import threading
@@ -721,18 +722,58 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     if args.doc:
         out.write(protocol_doc())
         return 0
-    announce_compile(*SEARCH_KERNELS)
-    session = protocol.Session()
-    fast = FastBest(session)
-    write, flush = out.write, out.flush
-    for raw in _input_lines(sys.stdin):
-        reply = engine_reply(session, fast, raw)
-        if reply is QUIT:
-            break
-        if isinstance(reply, str):
-            write(reply)
-            flush()
-    return 0
+    from doublet.core.parallel import close_shared
+
+    ending = _Ending()
+    signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    before = {n: signal.signal(n, ending.handle) for n in signals}
+    try:
+        announce_compile(*SEARCH_KERNELS)
+        session = protocol.Session()
+        fast = FastBest(session)
+        write, flush = out.write, out.flush
+        for raw in _input_lines(sys.stdin):
+            reply = engine_reply(session, fast, raw)
+            if reply is QUIT:
+                break
+            if isinstance(reply, str):
+                ending.writing = True  # a reply is written whole
+                write(reply)
+                flush()
+                ending.writing = False
+                if ending.status:
+                    return ending.status
+        return 0
+    except Ended as e:
+        return e.status
+    finally:
+        for n, handler in before.items():
+            signal.signal(n, handler)
+        close_shared()  # the rollouts' workers, at quit, the end of input or a signal
+
+
+class Ended(BaseException):
+    """doublet engine ends on a signal (SIGTERM, SIGHUP), with `status` 128 + its number
+    (as a shell gives a process the signal ended, and as doublet play ends). Not an
+    Exception: the session answers those as a request's error."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Ending:
+    """doublet engine's signal handler: ends it (Ended) where it is, reading or working
+    on a request (whose reply is not written), but after the reply being written."""
+
+    def __init__(self) -> None:
+        self.writing = False
+        self.status = 0
+
+    def handle(self, signum: int, frame: Any) -> None:
+        self.status = 128 + signum
+        if not self.writing:
+            raise Ended(self.status)
 
 
 QUIT = object()  # engine_reply's answer to {"cmd": "quit"}

@@ -246,7 +246,9 @@ _SHARED: dict[tuple[int, str | None], Executor] = {}  # one at most
 
 
 @atexit.register
-def _close_shared() -> None:
+def close_shared() -> None:
+    """Close the shared executor (its workers ended): at exit, or when a front end that
+    kept one (doublet engine) ends."""
     for ex in _SHARED.values():
         ex.close()
     _SHARED.clear()
@@ -265,9 +267,10 @@ def shared_executor(workers: int = 2, ray: str | None = None) -> Executor:
     key = (workers, ray)
     ex = _SHARED.get(key)
     if ex is None or ex.closed:
-        _close_shared()
+        close_shared()
         ex = _SHARED[key] = executor(workers, ray)
     return ex
 
 
-__all__ = ["MAX_WORKERS", "Executor", "LocalExecutor", "RayExecutor", "executor", "shared_executor"]
+__all__ = ["MAX_WORKERS", "Executor", "LocalExecutor", "RayExecutor", "close_shared", "executor",
+           "shared_executor"]  # fmt: skip
