@@ -516,7 +516,7 @@ def test_no_ray_cluster_is_a_clear_error() -> None:
 
 def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None:
     """A time budget shorter than local workers take to start (POOL_START) rolls out in
-    this process, one block past the budget at most; a started pool is used as given."""
+    this process, one trial past the budget at most; a started pool is used as given."""
     from doublet.core.parallel import LocalExecutor
     from doublet.nn.eval import default_model
     from doublet.search.rollout import POOL_START, RolloutSettings, rollout
@@ -527,7 +527,7 @@ def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None
     try:
         t0 = time.perf_counter()
         t = rollout(model, start, RolloutSettings(trials=1296), ex, deadline=t0 + 0.05)
-        assert t.where == "this process" and t.n == 36 and not ex.started
+        assert t.where == "this process" and 1 <= t.n < 36 and not ex.started
         assert "time budget" in (t.stopped or "")
         far = time.perf_counter() + POOL_START + 600
         t = rollout(model, start, RolloutSettings(trials=72), ex, deadline=far)
@@ -799,3 +799,38 @@ def test_sigterm_ends_the_engine_as_quit_does() -> None:
         alive = [k for k in kids if Path(f"/proc/{k}").exists()
                  and "zombie" not in Path(f"/proc/{k}/status").read_text()]  # fmt: skip
         assert not alive, (busy, alive)
+
+
+def test_a_rollout_without_time_runs_its_trials_and_with_time_stops_at_it() -> None:
+    """A rollout without "time" stopped at the engine's 30 s bound ("the time budget ran
+    out after 612 trials" of the 1,296 asked); it now runs its trials, as doublet rollout
+    does without --time (the bound still bounds the search that picks a roll's plays,
+    as it bounds any search). With "time" it stopped at the first 36-trial chunk's end
+    past the deadline (1.35 s for 0.3 s; seconds at 1 ply), and the search that picks
+    the plays, up to 4 ply, had no bound at all: the plays are picked within half the
+    time and the trials stop at the first trial's end past it."""
+    bounded = Session(Bounds(default_time=0.01))  # a bound every rollout below passes
+    doc = bounded.answer({"cmd": "rollout", "position": START, "trials": 72, "truncate": 1,
+                          "workers": 1})  # fmt: skip
+    assert doc["rollout"]["trials"] == 72 and "stopped" not in doc, doc.get("stopped")
+    doc = bounded.answer({"cmd": "rollout", "position": START, "dice": [6, 5], "trials": 72,
+                          "truncate": 1, "workers": 1, "top": 2, "select_ply": 2})  # fmt: skip
+    assert doc["rollout"]["trials"] == 72 and len(doc["plays"]) == 2
+    picked = doc["stopped"]  # the search's bound, not the trials'
+    assert picked.startswith("picking the plays: the time budget of 0.01 s allowed"), picked
+    s = Session()
+    s.answer({"cmd": "rollout", "position": START, "trials": 1, "ply": 1, "workers": 1})  # warm
+    start = time.perf_counter()
+    doc = s.answer({"cmd": "rollout", "position": START, "ply": 1, "time": 0.3, "workers": 1})
+    spent = time.perf_counter() - start
+    assert spent < 1.5 and 1 <= doc["rollout"]["trials"] < 36, (spent, doc["rollout"])
+    assert doc["stopped"].startswith("the time budget ran out after"), doc["stopped"]
+    start = time.perf_counter()
+    doc = s.answer({"cmd": "rollout", "position": START, "dice": [6, 5], "select_ply": 4,
+                    "time": 0.5, "workers": 1})  # fmt: skip
+    spent = time.perf_counter() - start
+    assert spent < 2.5 and 1 <= doc["rollout"]["trials"] < 36, (spent, doc["rollout"])
+    picked, ran_out = doc["stopped"].split("; ")
+    assert picked.startswith("picking the plays: the time budget of 0.25 s allowed"), picked
+    assert ran_out.startswith("the time budget ran out after"), ran_out
+    assert all(row["search"]["ply"] < 4 for row in doc["plays"])

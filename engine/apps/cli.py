@@ -965,7 +965,8 @@ def build_parser() -> argparse.ArgumentParser:
             help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
     ro.add_argument("--time", type=rollout_seconds, default=None, metavar="T",
                     help="stop after this time (2, 2.5s, 500ms, 1m, 2h; at most a week; "
-                    "default: no limit)")  # fmt: skip
+                    "default: no limit); with dice, the plays are picked within half of "
+                    "it")  # fmt: skip
     _cube_arguments(ro)
     ro.set_defaults(func=cmd_rollout)
 

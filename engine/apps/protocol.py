@@ -340,7 +340,7 @@ class Session:
         model = self._model(req, pos.variant)
         budget, iterative = self._time(req)
         if cmd == "rollout":  # its "ply" is the trials' checker play, checked there
-            return self._rollout(req, pos, meta, state, model, budget)
+            return self._rollout(req, pos, meta, state, model, budget, iterative)
         ply = self._ply(req)
         # A method is checked whether or not the request ends up using it.
         method = self._method(req) if "method" in KEYS[cmd] else DEFAULT_METHOD
@@ -427,9 +427,13 @@ class Session:
         return {"defaults": dict(new)}
 
     def _rollout(self, req: dict[str, Any], pos: Position, meta: dict[str, Any],
-                 state: CubeState, model: Any, budget: float) -> dict[str, Any]:  # fmt: skip
+                 state: CubeState, model: Any, budget: float,
+                 timed: bool) -> dict[str, Any]:  # fmt: skip
         """doublet rollout's document, its options as keys (ply: the trials' checker play,
-        0 or 1; select_ply: the search that picks the plays)."""
+        0 or 1; select_ply: the search that picks the plays). `timed` (a "time"): the
+        rollout stops at the budget; without, its trials all run (as doublet rollout's
+        without --time) and the budget, the session's bound, bounds the search that
+        picks the plays as it bounds any search."""
         from doublet.core.parallel import shared_executor
 
         flags = {}
@@ -461,7 +465,8 @@ class Session:
         ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
-                                budget)  # fmt: skip
+                                budget if timed else None,
+                                select_bound=None if timed else budget)  # fmt: skip
 
 
 # What a cube key does, for the error where it would do nothing (doublet analyse and
