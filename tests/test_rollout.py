@@ -10,7 +10,8 @@
 - the same start twice gives the same trials (the same dice), so their difference is 0;
 - the numbers do not depend on the executor: this process, 2 local processes, Ray (and
   neither do doublet.training.distill's chunks);
-- until_se, a time budget and Ctrl-C stop at a chunk's end with what was done;
+- until_se and Ctrl-C stop at a chunk's end with what was done, a time budget at the
+  first trial's end past it (the trials the same as without one);
 - the cube in the trials (doublet.search.rollout_cube): each trial's cubeful value and
   luck equal the slow reference's in money (centered, owned, Jacoby and beavers) and
   match states (pre-, post-Crawford, the Crawford game, an owned cube); in the Crawford
@@ -262,6 +263,40 @@ def test_two_local_processes_give_the_same_numbers() -> None:
         assert np.array_equal(_job_numbers(ex), here)
 
 
+def test_the_shared_executor_keeps_one_pool() -> None:
+    """Found by a reviewer of the engine protocol: rollouts with "workers" 2, then 3,
+    then 4 left 2, 5, then 9 worker processes alive for the engine's life (a pool kept
+    for each size). The shared executor keeps one pool: asked for another size, it ends
+    the one it kept; one worker (this process) needs no pool and leaves it be."""
+    import multiprocessing as mp
+
+    from doublet.core import parallel
+
+    def alive(expected: int) -> int:
+        """The live child processes, given a few seconds to become `expected` (a process
+        ended by one thread can show alive a moment to another's join)."""
+        settle = time.monotonic() + 10
+        while len(mp.active_children()) != expected and time.monotonic() < settle:
+            time.sleep(0.05)
+        return len(mp.active_children())
+
+    before = len(mp.active_children())
+    try:
+        for workers in (2, 3, 2):
+            ex = parallel.shared_executor(workers)
+            assert [r for _, r in ex.map(abs, [(-1,)] * workers)] == [1] * workers
+            assert ex is parallel.shared_executor(workers)  # kept while the size is asked
+            assert alive(before + workers) == before + workers, workers
+        assert parallel.shared_executor(1).where == "this process"
+        assert alive(before + 2) == before + 2 and not ex.closed
+        with pytest.raises(DoubletError, match="workers must be 1 or more"):
+            parallel.shared_executor(0)
+        assert not ex.closed  # a bad count ends nothing
+    finally:
+        parallel.close_shared()
+    assert alive(before) == before
+
+
 def test_ray_gives_the_same_numbers(tmp_path: Path) -> None:
     """A private Ray instance of 2 CPUs: the rollout's trials, and the training data of
     doublet.training.distill (race rollouts), are those made in this process."""
@@ -307,7 +342,14 @@ def test_ctrl_c_and_the_time_budget_keep_what_was_done() -> None:
     t = rollout(MODEL, MIDDLE, s, progress=interrupt)
     assert t.n == 2 * CHUNK and t.stopped == f"interrupted after {2 * CHUNK} trials"
     t = rollout(MODEL, MIDDLE, s, deadline=time.perf_counter())
-    assert t.n == CHUNK and "time budget" in (t.stopped or "")
+    assert t.n == 1 and "time budget" in (t.stopped or "")
+    # With a deadline the tasks are single trials, so that the clock is read after each;
+    # the trials are the same.
+    whole = rollout(MODEL, MIDDLE, RolloutSettings(trials=CHUNK + 5, truncate=2))
+    timed = rollout(MODEL, MIDDLE, RolloutSettings(trials=CHUNK + 5, truncate=2),
+                    deadline=time.perf_counter() + 600)  # fmt: skip
+    assert timed.n == whole.n and timed.stopped is None
+    assert np.array_equal(timed.raw, whole.raw) and np.array_equal(timed.luck, whole.luck)
 
 
 def test_a_long_rollout_is_assembled_in_proportion_and_a_huge_one_is_refused() -> None:
@@ -626,9 +668,9 @@ def test_a_rollout_stopped_early_does_not_leave_its_blocks_to_the_next() -> None
     s = RolloutSettings(trials=4 * CHUNK, truncate=2)
     rollout(MODEL, MIDDLE, s, Watched(), deadline=time.perf_counter())
     assert calls == ["abandon"]
-    rollout(MODEL, MIDDLE, RolloutSettings(trials=CHUNK, truncate=2), Watched(),
+    rollout(MODEL, MIDDLE, RolloutSettings(trials=1, truncate=2), Watched(),
             deadline=time.perf_counter())  # fmt: skip
-    assert calls == ["abandon"]  # every block taken: nothing to abandon
+    assert calls == ["abandon"]  # every trial taken: nothing to abandon
     ex = LocalExecutor(1)
     try:
         started = time.perf_counter()

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
 import threading
@@ -69,17 +70,10 @@ def _input_lines(stream: Any) -> Iterator[str | bytes]:
     return iter(buffer if buffer is not None else stream)
 
 
-def _json_requests(lines: Iterator[str | bytes]) -> Iterator[tuple[Any, str | None]]:
-    """(request, None) for each non-blank JSON line, or (None, error) for a bad one: not
-    UTF-8, not JSON, nested too deeply, or holding a number too long to read."""
-    for raw in lines:
-        read = _json_request(raw)
-        if read is not None:
-            yield read
-
-
 def _json_request(raw: str | bytes) -> tuple[Any, str | None] | None:
-    """_json_requests of one line: None when it is blank."""
+    """(request, None) for a JSON line, (None, error) for a bad one (not UTF-8, not JSON,
+    nested too deeply, holding a number too long to read or what loads refuses), None
+    for a blank one."""
     if isinstance(raw, bytes):
         try:
             line = raw.decode("utf-8")
@@ -107,9 +101,13 @@ def _batch_lines(lines: Iterator[str | bytes], variant: str | None) -> Iterator[
     "dice", an "id" echoed, unknown keys refused); blank lines are skipped."""
     session = protocol.Session()
     session.defaults["variant"] = variant
-    for req, bad in _json_requests(lines):
-        if bad:
-            yield json.dumps({"error": bad})
+    for raw in lines:
+        read = _json_request(raw)
+        if read is None:
+            continue
+        req, bad = read
+        if bad:  # the id, where the line still has one a reply can carry
+            yield json.dumps(protocol.with_id(protocol.id_of(raw), {"error": bad}))
         elif not isinstance(req, dict) or req.get("cmd", "moves") != "moves":
             why = ('each line is {"position": ..., "dice": [d1, d2]} (a moves request; '
                    "doublet engine answers the others)")  # fmt: skip
@@ -725,18 +723,58 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     if args.doc:
         out.write(protocol_doc())
         return 0
-    announce_compile(*SEARCH_KERNELS)
-    session = protocol.Session()
-    fast = FastBest(session)
-    write, flush = out.write, out.flush
-    for raw in _input_lines(sys.stdin):
-        reply = engine_reply(session, fast, raw)
-        if reply is QUIT:
-            break
-        if isinstance(reply, str):
-            write(reply)
-            flush()
-    return 0
+    from doublet.core.parallel import close_shared
+
+    ending = _Ending()
+    signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    before = {n: signal.signal(n, ending.handle) for n in signals}
+    try:
+        announce_compile(*SEARCH_KERNELS)
+        session = protocol.Session()
+        fast = FastBest(session)
+        write, flush = out.write, out.flush
+        for raw in _input_lines(sys.stdin):
+            reply = engine_reply(session, fast, raw)
+            if reply is QUIT:
+                break
+            if isinstance(reply, str):
+                ending.writing = True  # a reply is written whole
+                write(reply)
+                flush()
+                ending.writing = False
+                if ending.status:
+                    return ending.status
+        return 0
+    except Ended as e:
+        return e.status
+    finally:
+        for n, handler in before.items():
+            signal.signal(n, handler)
+        close_shared()  # the rollouts' workers, at quit, the end of input or a signal
+
+
+class Ended(BaseException):
+    """doublet engine ends on a signal (SIGTERM, SIGHUP), with `status` 128 + its number
+    (as a shell gives a process the signal ended, and as doublet play ends). Not an
+    Exception: the session answers those as a request's error."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Ending:
+    """doublet engine's signal handler: ends it (Ended) where it is, reading or working
+    on a request (whose reply is not written), but after the reply being written."""
+
+    def __init__(self) -> None:
+        self.writing = False
+        self.status = 0
+
+    def handle(self, signum: int, frame: Any) -> None:
+        self.status = 128 + signum
+        if not self.writing:
+            raise Ended(self.status)
 
 
 QUIT = object()  # engine_reply's answer to {"cmd": "quit"}
@@ -754,8 +792,8 @@ def engine_reply(session: protocol.Session, fast: FastBest, raw: str | bytes) ->
     if read is None:
         return None
     req, bad = read
-    if bad:
-        return json.dumps({"error": bad}) + "\n"
+    if bad:  # the id, where the line still has one a reply can carry
+        return json.dumps(protocol.with_id(protocol.id_of(raw), {"error": bad})) + "\n"
     if isinstance(req, dict) and req.get("cmd") == "quit" and set(req) <= protocol.KEYS["quit"]:
         return QUIT
     return json.dumps(session.answer(req)) + "\n"
@@ -937,7 +975,8 @@ def build_parser() -> _Parser:
             help="with dice: the search depth picking the plays (default 1)")  # fmt: skip
     ro.add_argument("--time", type=rollout_seconds, default=None, metavar="T",
                     help="stop after this time (2, 2.5s, 500ms, 1m, 2h; at most a week; "
-                    "default: no limit)")  # fmt: skip
+                    "default: no limit); with dice, the plays are picked within half of "
+                    "it")  # fmt: skip
     _cube_arguments(ro)
     ro.set_defaults(func=cmd_rollout)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from doublet import __version__
@@ -236,9 +236,11 @@ class Session:
         self.models: dict[str, Any] = {}
 
     # -- the pieces of a request ----------------------------------------------------------
-    def _model(self, req: dict[str, Any], variant: int | None) -> Any:
+    def _model(self, req: dict[str, Any], variant: int | None,
+               subject: str = "this position") -> Any:  # fmt: skip
         """The request's model (its "model", else the session's, else the shipped one),
-        refused when it is of another variant than `variant` (None: not checked)."""
+        refused when it is of another variant than `variant` (None: not checked), which
+        `subject` has (check_variant's words)."""
         path = req.get("model", self.defaults["model"])
         if path is None:
             return default_model(STANDARD if variant is None else variant)
@@ -250,7 +252,7 @@ class Session:
         if path not in self.models:
             self.models[path] = load_model(path)
         model = self.models[path]
-        return model if variant is None else check_variant(model, path, variant)
+        return model if variant is None else check_variant(model, path, variant, subject)
 
     def _ply(self, req: dict[str, Any]) -> int:
         ply = req.get("ply", self.defaults["ply"])
@@ -340,12 +342,12 @@ class Session:
         check_in_play(pos.board, pos.variant)
         state = from_request(req, CubeState.from_meta(meta))
         model = self._model(req, pos.variant)
-        ply = self._ply(req)
         budget, iterative = self._time(req)
+        if cmd == "rollout":  # its "ply" is the trials' checker play, checked there
+            return self._rollout(req, pos, meta, state, model, budget, iterative)
+        ply = self._ply(req)
         # A method is checked whether or not the request ends up using it.
         method = self._method(req) if "method" in KEYS[cmd] else DEFAULT_METHOD
-        if cmd == "rollout":
-            return self._rollout(req, pos, meta, state, model, budget)
         if cmd == "cube":
             return cube_document(pos, state, ply, model, method, budget, iterative)
         if cmd == "eval":
@@ -424,14 +426,18 @@ class Session:
                                    f"0, 1), got {shown(new['variant'], 30)}") from None  # fmt: skip
             new["variant"] = VARIANT_NAMES[variant]  # echoed by its name, as replies say it
         if new["model"] is not None:
-            probe._model({}, variant)
+            probe._model({}, variant, "the 'variant' set")  # set has no position
         self.defaults = new
         return {"defaults": dict(new)}
 
     def _rollout(self, req: dict[str, Any], pos: Position, meta: dict[str, Any],
-                 state: CubeState, model: Any, budget: float) -> dict[str, Any]:  # fmt: skip
+                 state: CubeState, model: Any, budget: float,
+                 timed: bool) -> dict[str, Any]:  # fmt: skip
         """doublet rollout's document, its options as keys (ply: the trials' checker play,
-        0 or 1; select_ply: the search that picks the plays)."""
+        0 or 1; select_ply: the search that picks the plays). `timed` (a "time"): the
+        rollout stops at the budget; without, its trials all run (as doublet rollout's
+        without --time) and the budget, the session's bound, bounds the search that
+        picks the plays as it bounds any search."""
         from doublet.core.parallel import shared_executor
 
         flags = {}
@@ -446,10 +452,13 @@ class Session:
         if ray is not None and not isinstance(ray, str):
             raise DoubletError(f"'ray' is an address, 'auto' or 'local', got {shown(ray, 30)}")
         settings = RolloutSettings(trials=_whole(req, "trials", RolloutSettings.trials),
-                                   ply=_whole(req, "ply", 0), truncate=_whole(req, "truncate", 0),
+                                   ply=req.get("ply", 0), truncate=_whole(req, "truncate", 0),
                                    seed=_seed(req), until_se=float(until),
-                                   cube_ply=_whole(req, "cube_ply", 0),
+                                   cube_ply=req.get("cube_ply", 0),
                                    **flags)  # fmt: skip
+        # Each range as RolloutSettings states it (the trials' ply is 0 or 1, not a
+        # search's 0..4), each key named as a request writes it.
+        settings.check({f.name: f"'{f.name}'" for f in fields(RolloutSettings)})
         roll = dice(req["dice"]) if "dice" in req else meta.get("roll")
         for key, what in (("top", "is the number of a roll's plays rolled out"),
                           ("select_ply", "is the depth that picks a roll's plays")):  # fmt: skip
@@ -460,7 +469,8 @@ class Session:
         ex = shared_executor(_whole(req, "workers", 2, 1, MAX_WORKERS), ray)
         return rollout_document(pos, roll, settings, state, model, _whole(req, "top", 3, 1),
                                 _whole(req, "select_ply", 1, 0, MAX_PLY), ex, None,
-                                budget)  # fmt: skip
+                                budget if timed else None,
+                                select_bound=None if timed else budget)  # fmt: skip
 
 
 # What a cube key does, for the error where it would do nothing (doublet analyse and
@@ -501,12 +511,96 @@ def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# Half of a UTF-16 surrogate pair: JSON's "\ud800" escape decodes to one alone, which
+# is not a character (json.dumps writes it back as the escape; strict parsers refuse it).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _no_surrogate(doc: Any) -> None:
+    """DoubletError if a string or key anywhere in `doc` holds a lone surrogate (looked
+    for with a stack, not recursion: nesting as deep as json.loads reads is fine)."""
+    todo = [doc]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            found = _SURROGATE.search(v)
+            if found:
+                raise DoubletError(f"it holds a lone surrogate (\\u{ord(found.group()):04x}) "
+                                   "in a string, half of a UTF-16 pair and not a character "
+                                   "(a reply could not carry it)")  # fmt: skip
+        elif isinstance(v, dict):
+            todo.extend(v)
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+
+
 def loads(text: str | bytes) -> Any:
     """json.loads for a request: NaN, Infinity and numbers too large for a float are
     refused (DoubletError), since a reply echoing them (an "id") would not be JSON; so is
-    a key given twice in one object (JSON would keep the last silently)."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite,
-                      object_pairs_hook=_no_twice)  # fmt: skip
+    a lone surrogate in a string (an "id" echoed would not be Unicode text) and a key
+    given twice in one object (JSON would keep the last silently)."""
+    doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite,
+                     object_pairs_hook=_no_twice)  # fmt: skip
+    _no_surrogate(doc)
+    return doc
+
+
+class _Unusable(Exception):
+    """An "id" that id_of read but a reply could not carry."""
+
+
+_BAD = object()  # id_of's reading of a value loads refuses (NaN, 1e999, 5,000 digits)
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object as id_of reads it: its pairs, a key given twice kept."""
+
+
+def _unusable(_: str) -> Any:
+    return _BAD
+
+
+def _lenient_number(text: str) -> Any:
+    try:
+        v = float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:  # an integer of thousands of digits
+        return _BAD
+    return v if not isinstance(v, float) or math.isfinite(v) else _BAD
+
+
+def _plain(v: Any) -> Any:
+    """An id_of value as loads would give it, or _Unusable raised (a NaN, a key twice,
+    a number too long inside it)."""
+    if v is _BAD:
+        raise _Unusable
+    if isinstance(v, _Pairs):
+        out = {k: _plain(x) for k, x in v}
+        if len(out) < len(v):
+            raise _Unusable
+        return out
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def id_of(text: str | bytes) -> dict[str, Any]:
+    """{"id": value} of a request that loads refused (a NaN or a key twice somewhere in
+    it, a line not UTF-8), read leniently, when it is still a JSON object with one
+    top-level "id" that a reply can carry; else {} (the error then goes without one)."""
+    if isinstance(text, bytes):  # a byte that is not UTF-8 becomes a lone surrogate
+        text = text.decode("utf-8", "surrogateescape")
+    try:
+        doc = json.loads(text, parse_constant=_unusable, parse_float=_lenient_number,
+                         parse_int=_lenient_number, object_pairs_hook=_Pairs)  # fmt: skip
+        ids = [v for k, v in doc if k == "id"] if isinstance(doc, _Pairs) else []
+        if len(ids) != 1:  # none, or two: which would be the request's?
+            return {}
+        value = _plain(ids[0])
+        _no_surrogate(value)
+    except (ValueError, RecursionError, DoubletError, _Unusable):
+        return {}
+    return {"id": value}
 
 
 def with_id(req: Any, out: dict[str, Any]) -> dict[str, Any]:
@@ -532,5 +626,5 @@ def moves(pos: Position, dice: tuple[int, int]) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "loads",
-           "moves", "shown"]  # fmt: skip
+__all__ = ["ANALYSIS_PLY", "DEFAULTS", "KEYS", "PROTOCOL", "Bounds", "Session", "dice", "id_of",
+           "loads", "moves", "shown"]  # fmt: skip

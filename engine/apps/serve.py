@@ -1051,7 +1051,9 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     def limit_of(request: Request) -> int:
         return MAX_IMPORT if request.url.path == "/api/import" else MAX_BODY
 
-    async def body_of(request: Request) -> Any:
+    async def body_of(request: Request, ids: bool = False) -> Any:
+        """The request's JSON body; `ids`: a refused body's error carries its "id" (the
+        engine protocol's endpoints), where it still has one a reply can carry."""
         got = bytearray()  # read as it comes: a chunked body has no length said before it
         async for chunk in request.stream():
             got += chunk
@@ -1066,24 +1068,27 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             doc = protocol.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
-        except DoubletError as e:  # NaN, Infinity, 1e999, a key twice
-            raise ApiError(400, f"the request body is refused: {e}") from None
+        except DoubletError as e:  # NaN, Infinity, 1e999, a key twice, a lone surrogate
+            raise ApiError(400, f"the request body is refused: {e}",
+                           protocol.id_of(raw) if ids else None) from None  # fmt: skip
         except RecursionError:
             raise ApiError(400, "the request body is nested too deeply") from None
         except ValueError:
-            raise ApiError(400, "the request body holds a number with too many digits") from None
+            raise ApiError(400, "the request body holds a number with too many digits",
+                           protocol.id_of(raw) if ids else None) from None  # fmt: skip
         if not isinstance(doc, dict):
             raise ApiError(400, "the request body must be a JSON object")
         return doc
 
-    def endpoint(work: Callable[..., Any], status: int = 200, *, body: bool = False) -> Any:
+    def endpoint(work: Callable[..., Any], status: int = 200, *, body: bool = False,
+                 ids: bool = False) -> Any:  # fmt: skip
         """An endpoint that runs work(gid, body) under the engine lock, off the event loop
-        (a GET's work gets the query's parameters as its body)."""
+        (a GET's work gets the query's parameters as its body); `ids`: body_of's."""
 
         async def handle(request: Request) -> Response:
             try:
                 guard(request)
-                doc = await body_of(request) if body else dict(request.query_params)
+                doc = await body_of(request, ids) if body else dict(request.query_params)
                 gid = request.path_params.get("gid", "")
 
                 def locked() -> Any:
@@ -1255,11 +1260,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         Route("/favicon.ico", favicon),
         Route("/api/page/analysis", endpoint(analysing, body=True), methods=["POST"]),
         *(
-            Route(f"/api/{cmd}", endpoint(program(cmd), body=True), methods=["POST"])
+            Route(f"/api/{cmd}", endpoint(program(cmd), body=True, ids=True), methods=["POST"])
             for cmd in HTTP_COMMANDS
         ),
         *(  # the spellings the protocol takes for a cmd ("analyze")
-            Route(f"/api/{alias}", endpoint(program(cmd), body=True), methods=["POST"])
+            Route(f"/api/{alias}", endpoint(program(cmd), body=True, ids=True), methods=["POST"])
             for alias, cmd in protocol.ALIASES.items()
             if cmd in HTTP_COMMANDS
         ),

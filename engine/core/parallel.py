@@ -228,35 +228,49 @@ def _call(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
 
+def _check_workers(workers: int) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise DoubletError(f"workers must be 1 or more, got {workers!r}")
+
+
 def executor(workers: int = 2, ray: str | None = None) -> Executor:
     """Where tasks run: Ray at the address `ray` (see the module), else `workers` local
     processes (1: this process)."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise DoubletError(f"workers must be 1 or more, got {workers!r}")
+    _check_workers(workers)
     if ray:
         return RayExecutor(ray, workers)
     return Executor() if workers == 1 else LocalExecutor(workers)
 
 
-_SHARED: dict[tuple[int, str | None], Executor] = {}
-
-
-def shared_executor(workers: int = 2, ray: str | None = None) -> Executor:
-    """executor(workers, ray), kept for the life of the process (a front end that runs
-    many rollouts, such as the engine protocol, starts its workers once) and closed at
-    exit; a closed one (after Ctrl-C) is started again."""
-    key = (workers, ray)
-    ex = _SHARED.get(key)
-    if ex is None or ex.closed:
-        ex = _SHARED[key] = executor(workers, ray)
-    return ex
+_SHARED: dict[tuple[int, str | None], Executor] = {}  # one at most
 
 
 @atexit.register
-def _close_shared() -> None:
+def close_shared() -> None:
+    """Close the shared executor (its workers ended): at exit, or when a front end that
+    kept one (doublet engine) ends."""
     for ex in _SHARED.values():
         ex.close()
     _SHARED.clear()
 
 
-__all__ = ["MAX_WORKERS", "Executor", "LocalExecutor", "RayExecutor", "executor", "shared_executor"]
+def shared_executor(workers: int = 2, ray: str | None = None) -> Executor:
+    """executor(workers, ray), kept for the life of the process (a front end that runs
+    many rollouts, such as the engine protocol, starts its workers once) and closed at
+    exit; a closed one (after Ctrl-C) is started again. One is kept at most: asked for
+    another (a pool of another size, Ray), the one kept is closed first (an engine
+    asked for 2, 3, then 4 workers kept 9 processes); one worker, this process, needs
+    none and leaves it be."""
+    _check_workers(workers)
+    if workers == 1 and not ray:
+        return Executor()
+    key = (workers, ray)
+    ex = _SHARED.get(key)
+    if ex is None or ex.closed:
+        close_shared()
+        ex = _SHARED[key] = executor(workers, ray)
+    return ex
+
+
+__all__ = ["MAX_WORKERS", "Executor", "LocalExecutor", "RayExecutor", "close_shared", "executor",
+           "shared_executor"]  # fmt: skip

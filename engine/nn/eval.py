@@ -215,12 +215,14 @@ def model_for(path: str | os.PathLike[str], variant: int) -> Model:
     return check_variant(load_model(path), path, variant)
 
 
-def check_variant(model: Model, path: str | os.PathLike[str], variant: int) -> Model:
-    """The model (read from path) if it was trained for `variant`, else ModelError."""
+def check_variant(model: Model, path: str | os.PathLike[str], variant: int,
+                  subject: str = "this position") -> Model:  # fmt: skip
+    """The model (read from path) if it was trained for `variant`, else ModelError
+    saying that `subject` (what has the variant: a position, a setting) is of it."""
     if model.variant != variant:
         names = {STANDARD: "standard backgammon", ACEY_DEUCEY: "Acey-Deucey"}
         raise ModelError(f"model {str(path)!r} was trained for "
-                         f"{names.get(model.variant, model.variant)}; this position is "
+                         f"{names.get(model.variant, model.variant)}; {subject} is "
                          f"{names.get(variant, variant)} (give a model of that variant, or "
                          "none for the shipped one)")  # fmt: skip
     return model

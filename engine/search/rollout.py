@@ -44,8 +44,11 @@ trials) are doublet.search.rollout_analysis's.
 The work goes to an executor (doublet.core.parallel: this process, local processes, or
 Ray tasks) in chunks of CHUNK trials; chunks are taken in trial order, so that a
 stopping rule (``until_se``: stop once the equity's standard error, of every play, is at
-most that) and a time budget stop at the same trial whatever the workers (a budget
-shorter than the workers take to start, POOL_START, runs in this process).
+most that) stops at the same trial whatever the workers. With a time budget (a
+deadline) the tasks are single trials, taken in order too, so that the rollout stops
+at the first trial's end past the deadline rather than a chunk's, seconds later at 1
+ply (at least one trial is done; a budget shorter than the workers take to start,
+POOL_START, runs in this process).
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ from doublet.search.searcher import (
 
 MAX_MOVES = 1000
 CHUNK = 36  # trials a task: one block of the quasi-random first roll
+TIMED_TASK = 1  # trials a task with a deadline: the clock is looked at after each
 # Local worker processes take a while to start (spawned, the package imported, the
 # kernels read from numba's cache): the opening's first block of 36 trials at 0 ply took
 # 1.8-2.3 s on a fresh pool of 2 against 1.4-1.5 s in this process (session 23, machine
@@ -562,12 +566,13 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
             ex: Executor | None = None, progress: Progress | None = None,
             deadline: float | None = None, cube: Cube = ()) -> Trials:  # fmt: skip
     """Roll out each start position (K, SIZE) or one (SIZE,), each seen by its side on
-    roll, on the same dice: the Trials. Chunks of CHUNK trials go to the executor (None:
-    this process) and are taken in trial order; the rollout stops early, at a chunk's
-    end, once until_se is met (Trials.running), at the `deadline` (time.perf_counter()),
-    or on Ctrl-C (KeyboardInterrupt), keeping what it has. progress(done, total, trials)
-    after each. With `cube`, each trial is also played with the cube from each of these
-    states (doublet.search.rollout_cube)."""
+    roll, on the same dice: the Trials. Chunks of CHUNK trials (with a `deadline`, tasks
+    of TIMED_TASK) go to the executor (None: this process) and are taken in trial order;
+    the rollout stops early, keeping what it has: at a chunk's end once until_se is met
+    (Trials.running), at the first task's end past the `deadline` (time.perf_counter()),
+    or on Ctrl-C (KeyboardInterrupt). progress(done, total, trials) as it goes.
+    With `cube`, each trial is also played with the cube from each of these states
+    (doublet.search.rollout_cube)."""
     settings.check()
     b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
     for row in b:
@@ -584,12 +589,16 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
         )
     job = Job(model, b, settings, tuple(cube))
     handle = ex.shared(job)
-    n_chunks = -(-settings.trials // CHUNK)
-    tasks = ((handle, lo, min(lo + CHUNK, settings.trials))
-             for lo in range(0, settings.trials, CHUNK))  # fmt: skip
+    # A task's trials: a chunk, or with a deadline one trial, so that the clock is looked
+    # at often (a chunk of 36 trials at 1 ply takes seconds); what a task holds changes
+    # no trial (its dice are the seed's and its number's), only when the clock is read.
+    size = CHUNK if deadline is None else TIMED_TASK
+    n_tasks = -(-settings.trials // size)
+    tasks = ((handle, lo, min(lo + size, settings.trials))
+             for lo in range(0, settings.trials, size))  # fmt: skip
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    taken: list[tuple[np.ndarray, ...]] = []  # the chunks taken, in order
-    done = 0  # chunks taken
+    taken: list[tuple[np.ndarray, ...]] = []  # the tasks taken, in order
+    done = 0  # tasks taken
     t0 = time.perf_counter()
     trials = _assemble(settings, [], k, job.cube)
     stopped = None
@@ -604,7 +613,11 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
                 grew = True
             if not grew:
                 continue
-            due = done == n_chunks or done <= EVERY_CHUNK or done % (done // EVERY_CHUNK) == 0
+            finished = done == n_tasks
+            trials_done = min(done * size, settings.trials)
+            chunks = trials_done // CHUNK  # whole chunks done
+            due = finished or (trials_done % CHUNK == 0 and (
+                chunks <= EVERY_CHUNK or chunks % (chunks // EVERY_CHUNK) == 0))  # fmt: skip
             late = deadline is not None and time.perf_counter() > deadline
             if not (due or late):
                 continue
@@ -612,7 +625,7 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
             taken = [tuple(trials.columns())]
             if progress is not None:
                 progress(trials.n, settings.trials, trials)
-            if done == n_chunks:
+            if finished:
                 break
             if (due and settings.until_se > 0 and trials.n >= 2 * CHUNK
                     and float(trials.running()[1].max()) <= settings.until_se):  # fmt: skip
@@ -627,7 +640,7 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
         stopped = f"interrupted after {trials.n} trials"
     finally:
         results.close()
-    if stopped and done < n_chunks:
+    if stopped and done < n_tasks:
         ex.abandon()  # blocks still running would hold the workers for the next rollout
     trials.seconds = time.perf_counter() - t0
     trials.stopped = stopped
@@ -653,6 +666,7 @@ __all__ = [
     "CHUNK",
     "EQUITY_GRADIENT",
     "MAX_MOVES",
+    "TIMED_TASK",
     "Cube",
     "Job",
     "Roller",

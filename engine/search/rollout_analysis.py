@@ -14,7 +14,8 @@ JSON of a position's rollout (numbers rounded to 6 decimals)::
      "cube": {"double": ..., "take": ..., "action": ..., "equities": {...},
               "optimal": ..., "mwc": {...},             # mwc: match play only
               "equities_se": {...}, "method": "janowski", "state": {...}},
-     "stopped": "..."}                    # only when it stopped before the trials asked
+     "stopped": "..."}       # only when it stopped before the trials asked (or, with
+                             # dice, the search picked the plays short of select_ply)
 
 The probabilities (clamped into their ranges: the luck adjustment can take a rare
 event's mean a little below 0) and "equity" (the unclamped means') are cubeless, and so
@@ -315,12 +316,16 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
                      settings: RolloutSettings | None = None,
                      state: CubeState = MONEY, model: Model | None = None, top: int = 3,
                      select_ply: int = 1, ex: Executor | None = None,
-                     progress: Progress | None = None,
-                     budget: float | None = None) -> dict[str, Any]:  # fmt: skip
+                     progress: Progress | None = None, budget: float | None = None,
+                     select_bound: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Without dice: the rollout of the position (its probabilities and equities with
     their standard errors, and the cube decision from them). With dice: the best `top`
     plays of the roll by the search at `select_ply` (analyse_roll's ranking), each rolled
-    out on the same dice. budget: seconds (the rollout stops at a chunk's end past it)."""
+    out on the same dice. budget: seconds for it all (the trials stop at the first
+    trial's end past them; with dice, the search that picks the plays deepens to
+    `select_ply` within half of them). select_bound: without a budget, the bound of the
+    search that picks the plays (analyse_roll's budget: seconds, not iterative; None:
+    none). A search that picks the plays short of `select_ply` says so in "stopped"."""
     if pos.variant != STANDARD:
         raise DoubletError("rollouts are for standard backgammon (Acey-Deucey's 1-2 can have "
                            "over 800,000 plays)")  # fmt: skip
@@ -342,7 +347,10 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise DoubletError(f"top must be an integer 1 or more, got {shown(top)}")
     d1, d2 = dice
-    found = analyse_roll(pos, d1, d2, select_ply, m, state)
+    if budget is not None:  # the trials keep at least half of the time
+        found = analyse_roll(pos, d1, d2, select_ply, m, state, budget / 2, iterative=True)
+    else:
+        found = analyse_roll(pos, d1, d2, select_ply, m, state, select_bound)
     candidates = found["plays"][:top]
     starts = np.array([B.flip(B.from_counts(r["board"]["mover"], r["board"]["opponent"]))
                        for r in candidates])  # fmt: skip
@@ -352,7 +360,11 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     cube = ((state.flipped(), True),) if settings.cubeful and not no_cube_with_roll(state) else ()
     rolled = rollout(m, starts[live], settings, ex, progress, deadline, cube) if live else None
     t = _with_finished(rolled, starts, live, done, settings, cube)
-    return plays_document(pos, d1, d2, candidates, t, state, searcher(m, STANDARD))
+    doc = plays_document(pos, d1, d2, candidates, t, state, searcher(m, STANDARD))
+    if found.get("stopped"):
+        picked = f"picking the plays: {found['stopped']}"
+        doc["stopped"] = f"{picked}; {doc['stopped']}" if doc.get("stopped") else picked
+    return doc
 
 
 def _with_finished(t: Trials | None, starts: np.ndarray, live: list[int], done: list[int],
