@@ -928,3 +928,15 @@ def test_small_refusals_say_what_was_typed(args: list[str], message: str) -> Non
     r = run(*args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_byte_order_mark_before_the_first_line_is_dropped() -> None:
+    """Windows editors start a UTF-8 file with a byte-order mark; doublet review drops it,
+    and so now do doublet engine and moves --batch (before: 'Unexpected UTF-8 BOM')."""
+    line = '{"cmd": "moves", "position": "4HPwATDgc/ABMA", "dice": [3, 1], "id": 1}\n'
+    for args in (["engine"], ["moves", "--batch", "-"]):
+        done = subprocess.run([sys.executable, "-m", "doublet", *args],
+                              input=("\ufeff" + line + line).encode(), capture_output=True,
+                              cwd=ROOT, timeout=600)  # fmt: skip
+        replies = [json.loads(x) for x in done.stdout.decode().splitlines()]
+        assert [len(r["plays"]) for r in replies] == [16, 16], replies

@@ -65,9 +65,18 @@ T = TypeVar("T")
 
 def _input_lines(stream: Any) -> Iterator[str | bytes]:
     """The lines of a text stream, as bytes when it has a binary buffer (so that a line
-    that is not UTF-8 is one bad line, not the end of the program)."""
+    that is not UTF-8 is one bad line, not the end of the program). A byte-order mark
+    before the first line (Windows editors write one) is dropped, as doublet review's
+    reader drops it."""
     buffer = getattr(stream, "buffer", None)
-    return iter(buffer if buffer is not None else stream)
+    lines = iter(buffer if buffer is not None else stream)
+    for first in lines:
+        if isinstance(first, bytes):
+            yield first.removeprefix(b"\xef\xbb\xbf")
+        else:
+            yield first.removeprefix("\ufeff")
+        break
+    yield from lines
 
 
 def _json_request(raw: str | bytes) -> tuple[Any, str | None] | None:
