@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -512,6 +513,25 @@ def test_no_ray_cluster_is_a_clear_error() -> None:
                        env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
     assert r.returncode == 2 and "internal error" not in r.stderr
     assert "doublet: error: no Ray cluster to join at 'auto'" in r.stderr
+
+
+def test_a_ray_address_where_nothing_answers_is_refused_at_once() -> None:
+    """ray.init retried a dead address for minutes (and an engine's later requests waited
+    behind it); a port that refuses connections, or a host that does not resolve, is now
+    a doublet error before Ray is asked."""
+    pytest.importorskip("ray")
+    from doublet.core.parallel import RayExecutor
+
+    with socket.socket() as s:  # a free port, closed again: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for address, why in ((f"127.0.0.1:{port}", "refused"), ("nosuch.invalid:1234", "")):
+        t0 = time.perf_counter()
+        with pytest.raises(
+            DoubletError, match=f"no Ray cluster to join at .*nothing answers there.*{why}"
+        ):
+            RayExecutor(address)
+        assert time.perf_counter() - t0 < 30
 
 
 def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None:

@@ -154,6 +154,25 @@ def _ray() -> Any:
 
 
 _RAY_AT: list[str] = []  # the address this module started or joined Ray at, while it runs
+RAY_CONNECT_SECONDS = 5.0  # how long a cluster's address may take to answer a connection
+
+
+def _reachable(address: str) -> None:
+    """DoubletError at once when `address` ("host:port" or "ray://host:port") answers no
+    TCP connection: ray.init would retry it for minutes. "auto" is Ray's own business."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not sep or not port.isdigit():
+        return  # not host:port: ray.init says what it makes of it
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), RAY_CONNECT_SECONDS).close()
+    except (OSError, ValueError, OverflowError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or type(e).__name__
+        raise DoubletError(
+            f"no Ray cluster to join at {clipped(address)} ('local' starts one "
+            f"on this machine): nothing answers there ({why})"
+        ) from None
 
 
 class RayExecutor(Executor):
@@ -172,6 +191,7 @@ class RayExecutor(Executor):
             if address == "local":
                 ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
             else:
+                _reachable(address)  # before ray.init, which retries a dead address for minutes
                 try:
                     ray.init(address=address, log_to_driver=False)
                 except (ConnectionError, ValueError, RuntimeError, TimeoutError) as e:
