@@ -854,6 +854,21 @@ def test_a_short_position_id_with_a_match_id_is_said_to_be_short() -> None:
     raises(parse_position, "XGID=4HPwATDgc:MAEAAAAAAAAA", match=["XGID", "2 fields"])
 
 
+def test_a_beaver_offered_in_a_gnubg_match_id_is_read() -> None:
+    """gnubg keeps the doubled bit after a beaver, doubles the cube, gives it to the
+    beaverer and hands the turn back to the doubler: the owner is then the player not on
+    roll, which the refusal of a double on the opponent's cube must not catch (money
+    play; cube 2, owner 1, player 0 on roll and to decide, doubled)."""
+    fields = decode_match_id("EREAAAAAAAAA")
+    assert (fields["cube"], fields["owner"], fields["on_roll"], fields["turn"]) == (2, 1, 0, 0)
+    assert fields["doubled"] and fields["beaver"]
+    _, _, meta = parse_position("4HPwATDgc/ABMA:EREAAAAAAAAA")
+    assert "beavered" in meta["note"]
+    # the same shape in a match is no beaver (beavers are money play's): still refused
+    with pytest.raises(InvalidPositionError, match="only the side that owns the cube"):
+        decode_match_id(_with_field("EREAAAAAAAAA", 21, 15, 5))
+
+
 def test_a_cube_action_that_cannot_be_offered_is_refused() -> None:
     """A review of the engine protocol found doubles no game can reach accepted, and the
     reply then contradicted itself: a note saying a double is offered beside the cube

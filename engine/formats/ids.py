@@ -981,7 +981,11 @@ def decode_match_id(text: str) -> dict[str, Any]:
         raise InvalidPositionError(f"match ID {text!r}: the turn is player {turn}'s but player "
                                    f"{on_roll} is on roll, with no double or resignation to "
                                    "answer: no game reaches that")  # fmt: skip
-    if doubled:
+    # A beaver offered (money play): gnubg keeps the doubled bit, doubles the cube, gives it
+    # to the beaverer and hands the turn back to the doubler, who takes it or passes.
+    beaver = bool(doubled and not length and owner == 1 - on_roll and turn == on_roll
+                  and field(0, 4) >= 1)  # fmt: skip
+    if doubled and not beaver:
         _check_match_id_double(text, 1 << field(0, 4), owner, on_roll, length and field(7, 1))
     return {
         "cube": 1 << field(0, 4),
@@ -991,6 +995,7 @@ def decode_match_id(text: str) -> dict[str, Any]:
         "state": state,
         "turn": turn,
         "doubled": doubled,
+        "beaver": beaver,
         "resigned": resigned,
         "dice": (max(d1, d2), min(d1, d2)) if d1 else None,
         "length": length,
@@ -1125,7 +1130,11 @@ def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
     if fields["state"] == 0:
         notes.append("the match ID says no game is in play: the position is analysed as if "
                      "it were")  # fmt: skip
-    if fields["doubled"]:
+    if fields.get("beaver"):
+        notes.append(f"the match ID says the side on roll has doubled and been beavered (the "
+                     f"cube at {fields['cube']}, the opponent's): Doublet does not judge the "
+                     "answer to a beaver; the position is analysed as it stands")  # fmt: skip
+    elif fields["doubled"]:
         notes.append("the match ID says the side on roll has doubled: the cube decision's "
                      "take or pass answers it")  # fmt: skip
     if not fields["length"] and any(fields["score"]):
