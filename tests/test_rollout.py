@@ -272,11 +272,12 @@ def test_the_shared_executor_keeps_one_pool() -> None:
 
     from doublet.core import parallel
 
-    def alive(expected: int) -> int:
-        """The live child processes, given a few seconds to become `expected` (a process
-        ended by one thread can show alive a moment to another's join)."""
+    def alive(at_most: int) -> int:
+        """The live child processes, given a few seconds to fall to `at_most` (a process
+        ended by one thread can show alive a moment to another's join). A pool starts its
+        processes as its tasks need them, so fewer than its size may run."""
         settle = time.monotonic() + 10
-        while len(mp.active_children()) != expected and time.monotonic() < settle:
+        while len(mp.active_children()) > at_most and time.monotonic() < settle:
             time.sleep(0.05)
         return len(mp.active_children())
 
@@ -286,9 +287,9 @@ def test_the_shared_executor_keeps_one_pool() -> None:
             ex = parallel.shared_executor(workers)
             assert [r for _, r in ex.map(abs, [(-1,)] * workers)] == [1] * workers
             assert ex is parallel.shared_executor(workers)  # kept while the size is asked
-            assert alive(before + workers) == before + workers, workers
+            assert before < alive(before + workers) <= before + workers, workers  # one pool
         assert parallel.shared_executor(1).where == "this process"
-        assert alive(before + 2) == before + 2 and not ex.closed
+        assert before < alive(before + 2) <= before + 2 and not ex.closed
         with pytest.raises(DoubletError, match="workers must be 1 or more"):
             parallel.shared_executor(0)
         assert not ex.closed  # a bad count ends nothing
