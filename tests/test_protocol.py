@@ -547,7 +547,10 @@ def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None
     try:
         t0 = time.perf_counter()
         t = rollout(model, start, RolloutSettings(trials=1296), ex, deadline=t0 + 0.05)
-        assert t.where == "this process" and 1 <= t.n < 36 and not ex.started
+        assert t.where == "this process" and 2 <= t.n < 36 and not ex.started
+        # a deadline already past still measures two trials: one has no standard error
+        past = rollout(model, start, RolloutSettings(trials=1296), None, deadline=t0)
+        assert past.n == 2 and float(past.running()[1].max()) > 0
         assert "time budget" in (t.stopped or "")
         far = time.perf_counter() + POOL_START + 600
         t = rollout(model, start, RolloutSettings(trials=72), ex, deadline=far)
@@ -809,6 +812,32 @@ def test_a_line_refused_while_read_keeps_its_id(client: Any) -> None:
     r = client.post("/api/best", content=best[:-2].encode() + b', "ply": NaN, "id": 7}',
                     headers={"content-type": "application/json"})  # fmt: skip
     assert r.status_code == 400 and r.json()["id"] == 7 and "NaN" in r.json()["error"], r.text
+    r = client.post("/api/best", content=b'{"cmd": "best", "id": 7, "x": "\xff"}',
+                    headers={"content-type": "application/json"})  # fmt: skip
+    assert r.status_code == 400 and r.json()["id"] == 7 and "not UTF-8" in r.json()["error"]
+
+
+def test_a_second_signal_during_a_stuck_write_ends_the_engine_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine finishes the reply it is writing before it ends on SIGTERM; a reader
+    that stopped reading a full pipe would hold that write for good, so a second signal
+    then exits at once."""
+    import signal
+
+    from doublet.apps import cli
+
+    exits: list[int] = []
+    monkeypatch.setattr(cli.os, "_exit", exits.append)
+    ending = cli._Ending()
+    with pytest.raises(cli.Ended):  # reading or working: ends where it is
+        ending.handle(signal.SIGTERM, None)
+    ending = cli._Ending()
+    ending.writing = True
+    ending.handle(signal.SIGTERM, None)  # noted: the write goes on
+    assert ending.status == 143 and exits == []
+    ending.handle(signal.SIGTERM, None)  # the second: at once
+    assert exits == [143]
 
 
 def _children(pid: int) -> list[str]:
@@ -876,13 +905,13 @@ def test_a_rollout_without_time_runs_its_trials_and_with_time_stops_at_it() -> N
     start = time.perf_counter()
     doc = s.answer({"cmd": "rollout", "position": START, "ply": 1, "time": 0.3, "workers": 1})
     spent = time.perf_counter() - start
-    assert spent < 1.5 and 1 <= doc["rollout"]["trials"] < 36, (spent, doc["rollout"])
+    assert spent < 1.5 and 2 <= doc["rollout"]["trials"] < 36, (spent, doc["rollout"])
     assert doc["stopped"].startswith("the time budget ran out after"), doc["stopped"]
     start = time.perf_counter()
     doc = s.answer({"cmd": "rollout", "position": START, "dice": [6, 5], "select_ply": 4,
                     "time": 0.5, "workers": 1})  # fmt: skip
     spent = time.perf_counter() - start
-    assert spent < 2.5 and 1 <= doc["rollout"]["trials"] < 36, (spent, doc["rollout"])
+    assert spent < 2.5 and 2 <= doc["rollout"]["trials"] < 36, (spent, doc["rollout"])
     picked, ran_out = doc["stopped"].split("; ")
     assert picked.startswith("picking the plays: the time budget of 0.25 s allowed"), picked
     assert ran_out.startswith("the time budget ran out after"), ran_out

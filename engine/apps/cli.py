@@ -774,13 +774,17 @@ class Ended(BaseException):
 
 class _Ending:
     """doublet engine's signal handler: ends it (Ended) where it is, reading or working
-    on a request (whose reply is not written), but after the reply being written."""
+    on a request (whose reply is not written), but after the reply being written; a
+    second signal during that write ends the process at once (os._exit), for a write
+    stuck on a reader that stopped reading a full pipe."""
 
     def __init__(self) -> None:
         self.writing = False
         self.status = 0
 
     def handle(self, signum: int, frame: Any) -> None:
+        if self.writing and self.status:  # a second signal while a write is stuck (a
+            os._exit(128 + signum)  # reader that stopped reading a full pipe): end now
         self.status = 128 + signum
         if not self.writing:
             raise Ended(self.status)

@@ -1066,7 +1066,11 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
 
         try:
             doc = protocol.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except UnicodeDecodeError as e:  # as doublet engine says it, with the id kept
+            raise ApiError(400, f"the request body is not UTF-8 text (byte {e.start + 1} is "
+                                f"{raw[e.start]:#04x})",
+                           protocol.id_of(raw) if ids else None) from None  # fmt: skip
+        except json.JSONDecodeError as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
         except DoubletError as e:  # NaN, Infinity, 1e999, a key twice, a lone surrogate
             raise ApiError(400, f"the request body is refused: {e}",

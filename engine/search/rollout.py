@@ -47,7 +47,8 @@ stopping rule (``until_se``: stop once the equity's standard error, of every pla
 most that) stops at the same trial whatever the workers. With a time budget (a
 deadline) the tasks are single trials, taken in order too, so that the rollout stops
 at the first trial's end past the deadline rather than a chunk's, seconds later at 1
-ply (at least one trial is done; a budget shorter than the workers take to start,
+ply (at least MIN_TIMED_TRIALS, two, are done, so that a standard error is measured; a
+budget shorter than the workers take to start,
 POOL_START, runs in this process).
 """
 
@@ -100,6 +101,7 @@ from doublet.search.searcher import (
 MAX_MOVES = 1000
 CHUNK = 36  # trials a task: one block of the quasi-random first roll
 TIMED_TASK = 1  # trials a task with a deadline: the clock is looked at after each
+MIN_TIMED_TRIALS = 2  # a deadline stops no rollout before these: one trial has no error
 # Local worker processes take a while to start (spawned, the package imported, the
 # kernels read from numba's cache): the opening's first block of 36 trials at 0 ply took
 # 1.8-2.3 s on a fresh pool of 2 against 1.4-1.5 s in this process (session 23, machine
@@ -618,7 +620,8 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
             chunks = trials_done // CHUNK  # whole chunks done
             due = finished or (trials_done % CHUNK == 0 and (
                 chunks <= EVERY_CHUNK or chunks % (chunks // EVERY_CHUNK) == 0))  # fmt: skip
-            late = deadline is not None and time.perf_counter() > deadline
+            late = (deadline is not None and trials_done >= MIN_TIMED_TRIALS
+                    and time.perf_counter() > deadline)  # fmt: skip
             if not (due or late):
                 continue
             trials = _assemble(settings, taken, k, job.cube)
@@ -666,6 +669,7 @@ __all__ = [
     "CHUNK",
     "EQUITY_GRADIENT",
     "MAX_MOVES",
+    "MIN_TIMED_TRIALS",
     "TIMED_TASK",
     "Cube",
     "Job",
