@@ -53,6 +53,7 @@ from doublet.search.analysis import (
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
 from doublet.search.rollout_analysis import (
+    CUBE_OPTIONS,
     NO_CUBE_WITH_ROLL,
     no_cube_with_roll,
     rollout_document,
@@ -602,8 +603,7 @@ _ROLL_FLAGS = {
     "--select-ply": "is the depth that picks a roll's plays to roll out",
 }
 _CUBE_FLAGS = {
-    "--cubeful": "plays the cube in the trials",
-    "--beavers": "lets the taker of a double beaver",
+    **{f"--{key}": what for key, what in CUBE_OPTIONS.items()},
     "--no-beavers": "says the taker of a double may not beaver",
 }
 

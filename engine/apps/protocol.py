@@ -48,6 +48,7 @@ from doublet.search.analysis import (
 from doublet.search.cubeful import DEFAULT_METHOD, METHODS
 from doublet.search.rollout import RolloutSettings
 from doublet.search.rollout_analysis import (
+    CUBE_OPTIONS,
     NO_CUBE_WITH_ROLL,
     no_cube_with_roll,
     rollout_document,
@@ -473,19 +474,13 @@ class Session:
                                 select_bound=None if timed else budget)  # fmt: skip
 
 
-# What a cube key does, for the error where it would do nothing (doublet analyse and
-# rollout refuse their --cubeful and --beavers alike).
-_CUBE_KEYS = {"cubeful": "plays the cube in the trials",
-              "beavers": "lets the taker of a double beaver"}  # fmt: skip
-
-
 def _refuse_unused_cube(req: dict[str, Any], state: CubeState, roll: Any) -> None:
     """DoubletError for a cube key asked for (true) that would do nothing: with a roll
     where no cube is turned (no_cube_with_roll: money play with the cube centred),
     'cubeful' (a rollout's) and 'beavers'. false is what is done there: taken."""
     if roll is None or not no_cube_with_roll(state):
         return
-    for key, what in _CUBE_KEYS.items():
+    for key, what in CUBE_OPTIONS.items():  # doublet analyse and rollout refuse their flags alike
         if req.get(key) is True:
             raise DoubletError(f"'{key}' {what}, but {NO_CUBE_WITH_ROLL}")
 

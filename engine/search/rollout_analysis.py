@@ -83,6 +83,14 @@ NO_CUBE_WITH_ROLL = (
 )
 
 
+# What each cube option does, for that error: doublet analyse's and rollout's flags
+# (--cubeful, --beavers) and the engine protocol's keys ("cubeful", "beavers").
+CUBE_OPTIONS = {
+    "cubeful": "plays the cube in the trials",
+    "beavers": "lets the taker of a double beaver",
+}
+
+
 def no_cube_with_roll(state: CubeState) -> bool:
     """Whether a roll's plays in `state` are ranked with no cube in them (NO_CUBE_WITH_ROLL):
     money play with the cube centred and no Jacoby."""
@@ -464,6 +472,7 @@ def render(doc: dict[str, Any]) -> str:
 
 
 __all__ = [
+    "CUBE_OPTIONS",
     "NO_CUBE_WITH_ROLL",
     "no_cube_with_roll",
     "plays_document",
