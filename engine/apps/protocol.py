@@ -29,6 +29,7 @@ from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import CubeState, from_request
 from doublet.formats.ids import (
     check_in_play,
+    keys_once,
     load_json_board,
     parse_position,
     position_id,
@@ -497,13 +498,7 @@ def _finite(text: str) -> float:
     return v
 
 
-def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise DoubletError(f"it gives the key {shown(k, 30)} twice in one object: give it once")
-        out[k] = v
-    return out
+_no_twice = keys_once("it", DoubletError)  # "line refused: it gives the key ..."
 
 
 # Half of a UTF-16 surrogate pair: JSON's "\ud800" escape decodes to one alone, which

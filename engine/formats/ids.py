@@ -46,7 +46,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +72,7 @@ from doublet.core.board import (
     flip,
     from_counts,
 )
-from doublet.core.errors import InvalidPositionError, clipped, key_list, shown
+from doublet.core.errors import DoubletError, InvalidPositionError, clipped, key_list, shown
 from doublet.core.jit import njit
 
 # ---------------------------------------------------------------------------
@@ -823,15 +823,25 @@ def _json_side(value: object, side: str, variant: int) -> list[int]:
     return list(value)
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise InvalidPositionError(
-                f"JSON board gives the key {shown(k, 30)} twice in one object: give it once"
-            )
-        out[k] = v
-    return out
+def keys_once(subject: str, error: type[DoubletError] = InvalidPositionError
+              ) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:  # fmt: skip
+    """A json.loads object_pairs_hook that refuses a key given twice in one object (JSON
+    keeps the last silently) with `error`: "{subject} gives the key ... twice in one
+    object: give it once" (a JSON board's reader here, the engine protocol's requests)."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in out:
+                raise error(f"{subject} gives the key {shown(k, 30)} twice in one object: "
+                            "give it once")  # fmt: skip
+            out[k] = v
+        return out
+
+    return hook
+
+
+_once = keys_once("JSON board")
 
 
 def load_json_board(text: str) -> Any:
@@ -1157,6 +1167,7 @@ __all__ = [
     "check_in_play",
     "decode_match_id",
     "format_xgid",
+    "keys_once",
     "load_json_board",
     "parse_position",
     "parse_xgid",
