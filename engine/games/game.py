@@ -376,11 +376,12 @@ class Game:
         return (r.cube and not r.crawford and self.owner in (-1, owner)
                 and self.cube < MAX_CUBE and self.result is None)  # fmt: skip
 
-    def cube_dead(self) -> bool:
-        """In a match, whether the cube is dead for the side on roll: winning this game at
-        the cube's value already wins it the match (CubeState.dead). The rules do not
-        forbid a double (a match file that holds one replays: `double`); it is not offered."""
-        state = self.cube_state()
+    def cube_dead(self, side: int | None = None) -> bool:
+        """In a match, whether the cube is dead for `side` (default the side on roll):
+        winning this game at the cube's value already wins it the match (CubeState.dead).
+        The rules do not forbid a double (a match file that holds one replays: `double`);
+        it is not offered."""
+        state = self.cube_state(side)
         return state is not None and state.dead
 
     def dead_for(self, side: int) -> bool:
@@ -388,10 +389,7 @@ class Game:
         (the rules have it, not the Crawford game, centred or its own, below the highest)
         but winning this game at the cube's value already wins it the match, so it is not
         offered a double (cube_dead); what the person is told (doublet play, serve)."""
-        if not self._cube_available(side):
-            return False
-        state = self.cube_state(side)
-        return state is not None and state.dead
+        return self._cube_available(side) and self.cube_dead(side)
 
     def _cube_live(self) -> bool:
         """Whether the side on roll has a cube to turn before its roll: available to it
