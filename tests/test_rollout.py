@@ -263,6 +263,27 @@ def test_local_workers_end_when_their_caller_is_killed() -> None:
     assert not alive, alive
 
 
+def test_a_closed_pool_leaves_no_thread_running() -> None:
+    """CI (session 43): doublet engine ended by SIGTERM in the middle of a rollout printed
+    a traceback at exit ("OSError: Bad file descriptor" in concurrent.futures'
+    _python_exit): the pool's own thread, left running by close, closed its wake-up pipe
+    while the interpreter's exit hook wrote to it. close now waits for that thread, so
+    the exit hook finds nothing running (before: still running 4 times in 5)."""
+    from doublet.core.parallel import LocalExecutor
+
+    for _ in range(3):
+        ex = LocalExecutor(2)
+        busy = ex.map(time.sleep, [(30.0,)] * 4)
+        ex._pool.submit(time.sleep, 30.0)  # running in a worker when the pool is closed
+        time.sleep(1.0)
+        thread = ex._pool._executor_manager_thread
+        assert thread is not None and thread.is_alive()
+        started = time.perf_counter()
+        ex.close()
+        busy.close()
+        assert not thread.is_alive() and time.perf_counter() - started < 20
+
+
 def test_two_local_processes_give_the_same_numbers() -> None:
     here = _job_numbers(Executor())
     with executor(workers=2) as ex:

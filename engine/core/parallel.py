@@ -137,12 +137,18 @@ class LocalExecutor(Executor):
     def close(self) -> None:
         self.closed = True
         processes = list((getattr(self._pool, "_processes", None) or {}).values())  # twice: none
+        manager = getattr(self._pool, "_executor_manager_thread", None)
         self._pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:  # a task still running is not waited for
             if p.is_alive():
                 p.terminate()
         for p in processes:
             p.join(timeout=10)
+        # The pool's thread closes its wake-up pipe as it ends: left running, it raced the
+        # interpreter's exit hook, which writes to that pipe (a traceback, "Bad file
+        # descriptor", after doublet engine's SIGTERM during a rollout). It ends here.
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(timeout=10)
 
 
 def _ray() -> Any:
