@@ -770,7 +770,13 @@ def test_match_id_game_states() -> None:
     assert decode_match_id(rolled)["dice"] == (4, 2)
     with pytest.raises(InvalidPositionError, match="double is offered and the dice"):
         decode_match_id(_with_field(rolled, 12, 1, 1))
-    assert decode_match_id(_with_field("cAkAAAAAAAAA", 12, 1, 1))["doubled"] == 1
+    # Doubled, the turn (who decides next) handed to player 0, who takes or passes.
+    offered = _with_field(_with_field("cAkAAAAAAAAA", 12, 1, 1), 11, 1, 0)
+    assert decode_match_id(offered)["doubled"] == 1
+    # Found by a review (session 42): doubled with the turn still the doubler's was read
+    # and noted as "the side on roll has doubled"; gnubg never writes it (bar a beaver).
+    with pytest.raises(InvalidPositionError, match=r"has doubled, but the turn .* is still theirs"):
+        decode_match_id(_with_field("cAkAAAAAAAAA", 12, 1, 1))
 
 
 def _with_bits(match_id: str, **bits: tuple[int, int, int]) -> str:
@@ -945,6 +951,13 @@ def test_a_match_ids_fields_the_analysis_does_not_take_up_are_said_or_refused() 
     match = _with_bits(money, length=(21, 15, 7), s0=(36, 15, 3), s1=(51, 15, 2))
     assert "note" not in parse_position(f"sGfwATDgc/ABMA:{match}")[2]
     assert "note" not in parse_position(f"sGfwATDgc/ABMA:{money}")[2]
+    # Found by a review (session 42): the Crawford bit at a score where neither player is
+    # one point away was read (an XGID was refused); both ID forms now refuse it.
+    raises(parse_position, f"sGfwATDgc/ABMA:{_with_bits(match, crawford=(7, 1, 1))}",
+           match=["the Crawford bit is set but neither score (3-2) is 6, one away from the "
+                  "7-point match"])  # fmt: skip
+    crawford = _with_bits(match, s0=(36, 15, 6), crawford=(7, 1, 1))
+    assert parse_position(f"sGfwATDgc/ABMA:{crawford}")[2]["gnubg_match"]["crawford"] == 1
 
 
 def test_a_json_boards_text_gives_each_key_once() -> None:

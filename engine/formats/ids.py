@@ -952,8 +952,9 @@ def decode_match_id(text: str) -> dict[str, Any]:
     1's) and ``jacoby`` (gnubg sets bit 66 when the Jacoby rule is off). Checked against
     IDs written by gnubg 1.07 (tests/data/gnubg_match_ids.json). Fields no game reaches
     are refused, saying why: a score that ends the match, a double offered with the dice
-    rolled or where no double may be (``_check_match_id_double``), the Crawford bit in
-    money play, and (the game being played) the turn not the player on roll's with no
+    rolled, where no double may be (``_check_match_id_double``) or with the turn still the
+    doubler's (a beaver aside), the Crawford bit in money play or where neither player is
+    one point away, and (the game being played) the turn not the player on roll's with no
     double or resignation to answer."""
     if len(text) != 12 or not re.fullmatch(r"[A-Za-z0-9+/]{12}", text):
         raise InvalidPositionError(f"a gnubg match ID is 12 base64 characters, got {clipped(text)}")
@@ -985,6 +986,11 @@ def decode_match_id(text: str) -> dict[str, Any]:
         raise InvalidPositionError(f"match ID {text!r}: the Crawford bit is set in money play "
                                    "(match length 0): the Crawford game is a match's, so no "
                                    "money game has one")  # fmt: skip
+    if field(7, 1) and length - 1 not in score:
+        raise InvalidPositionError(f"match ID {text!r}: the Crawford bit is set but neither "
+                                   f"score ({score[0]}-{score[1]}) is {length - 1}, one away "
+                                   f"from the {length}-point match: the Crawford game is the "
+                                   "one after a player first reaches it")  # fmt: skip
     on_roll, turn, doubled, resigned = field(6, 1), field(11, 1), field(12, 1), field(13, 2)
     if state == PLAYING and turn != on_roll and not doubled and not resigned:
         # gnubg hands the turn (who decides next) to the other player only to answer an offer
@@ -997,6 +1003,10 @@ def decode_match_id(text: str) -> dict[str, Any]:
                   and field(0, 4) >= 1)  # fmt: skip
     if doubled and not beaver:
         _check_match_id_double(text, 1 << field(0, 4), owner, on_roll, length and field(7, 1))
+    if doubled and not beaver and turn == on_roll:
+        raise InvalidPositionError(f"match ID {text!r}: player {on_roll}, on roll, has doubled, "
+                                   "but the turn (who decides next) is still theirs: gnubg "
+                                   "hands it to the player who takes or passes")  # fmt: skip
     return {
         "cube": 1 << field(0, 4),
         "owner": -1 if owner == 3 else owner,
