@@ -62,7 +62,6 @@ import numpy as np
 
 from doublet.core.board import (
     ACEY_DEUCEY,
-    CHECKERS,
     MY_BAR,
     MY_OFF,
     MY_OUT,
@@ -73,7 +72,7 @@ from doublet.core.board import (
 )
 from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
 from doublet.core.jit import njit
-from doublet.rules.movegen import check_dice, legal_outcomes
+from doublet.rules.movegen import all_off, chain_rolls_again, check_dice, legal_outcomes
 from doublet.rules.paths import NOT_AN_OUTCOME, play_path
 
 __all__ = [
@@ -240,15 +239,15 @@ class _Roll:
         if self._chain_best is None:
             best: dict[tuple[State, bool], tuple[int, list[State]]] = {}
             for mid in self.stage.res:
-                if mid[MY_OFF] == CHECKERS:  # the 1 and the 2 bore off the last: no doublet
+                if all_off(mid):  # the 1 and the 2 bore off the last: no doublet
                     best[(mid, False)] = (0, [mid])
             for k in range(6, 0, -1):
                 for mid in self.stage.res:
-                    if mid[MY_OFF] == CHECKERS:
+                    if all_off(mid):
                         continue
                     st = self.doublet(mid, k)
                     for r in st.res:
-                        again = st.m == 4 and r[MY_OFF] < CHECKERS  # all 15 off: game over
+                        again = chain_rolls_again(r, st.m)
                         got = best.get((r, again))
                         if got is None:
                             best[(r, again)] = (k, [mid])
@@ -950,9 +949,9 @@ def parse_play(board: Board, d1: int, d2: int, text: str, variant: int = STANDAR
     r = _roll(board, d1, d2, variant)
     if tail is None:
         if r.chain:
-            if any(mid[MY_OFF] == CHECKERS for mid in r.stage.res):
+            if any(all_off(mid) for mid in r.stage.res):
                 mid = _match(r.stage, *head)
-                if mid[MY_OFF] == CHECKERS:  # the 1 and the 2 bore off the last: game over
+                if all_off(mid):  # the 1 and the 2 bore off the last: game over
                     return r.index[(mid, False)]
             raise IllegalPlayError(
                 "after the 1 and the 2 the mover chooses a doublet: write "
@@ -967,14 +966,14 @@ def parse_play(board: Board, d1: int, d2: int, text: str, variant: int = STANDAR
     if not r.chain:
         raise IllegalPlayError("the 1 and the 2 cannot both be played here, so no doublet follows")
     mid = _match(r.stage, *head)
-    if mid[MY_OFF] == CHECKERS:
+    if all_off(mid):
         raise IllegalPlayError(
             f"this play of the 1 and the 2 bears off the last checker: the game is over, so "
             f"no doublet follows (write it without 'then {k}-{k}: ...')"
         )
     st = r.doublet(mid, k)
     after = _match(st, *tail)
-    return r.index[(after, st.m == 4 and after[MY_OFF] < CHECKERS)]
+    return r.index[(after, chain_rolls_again(after, st.m))]
 
 
 _POINT = re.compile(r"(?<![(\d-])(\d+)(?![\d)\-:])")

@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from doublet.core.board import ACEY_DEUCEY, CHECKERS, MY_BAR, MY_OFF, MY_OUT, STANDARD, Board
+from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OUT, STANDARD, Board
 from doublet.core.errors import DoubletError, IllegalPlayError, shown
 from doublet.formats.notation import _steps as _die_moves  # the single-die moves, one set of rules
-from doublet.rules.movegen import check_dice, legal_outcomes
+from doublet.rules.movegen import all_off, chain_rolls_again, check_dice, legal_outcomes
 
 __all__ = ["BAR", "IN", "OFF", "Options", "Step", "Turn", "can_move", "parse_steps"]
 
@@ -200,7 +200,7 @@ class _Tree:
     def children(self, node: Node) -> list[tuple[Step | int, Node]]:
         b, dice, mode, need = node
         if mode == _HEAD and not dice:  # the 1 and the 2 are played: choose a doublet
-            if b[MY_OFF] == CHECKERS:  # ... unless they bore off the last: the game is over
+            if all_off(b):  # ... unless they bore off the last: the game is over
                 return []
             return [(k, (b, (k,) * 4, _CHAIN, self.depth(b, (k,) * 4))) for k in range(1, 7)]
         out: list[tuple[Step | int, Node]] = []
@@ -216,12 +216,12 @@ class _Tree:
         """The index of the legal play that node completes, or -1."""
         b, dice, mode, need = node
         if mode == _HEAD:  # complete only where the 1 and the 2 bore off the last checker
-            return -1 if dice or b[MY_OFF] < CHECKERS else self.outcomes.get((b, False), -1)
+            return -1 if dice or not all_off(b) else self.outcomes.get((b, False), -1)
         full = len(self.root[1]) if mode == _PLAIN else 4
         if full - len(dice) != need:
             return -1
-        # a chain whose doublet was played four times rolls again, unless all 15 are off
-        return self.outcomes.get((b, mode == _CHAIN and not dice and b[MY_OFF] < CHECKERS), -1)
+        again = mode == _CHAIN and chain_rolls_again(b, 4 - len(dice))
+        return self.outcomes.get((b, again), -1)
 
     def viable(self, node: Node) -> bool:
         """Can the steps that led to node still end in a legal play?"""
@@ -244,7 +244,7 @@ class _Tree:
             if node in dead or not _ahead(node[0], goal):
                 return None
             for it, child in self.children(node):
-                if (not isinstance(it, Step) and goal[MY_OFF] < CHECKERS
+                if (not isinstance(it, Step) and not all_off(goal)
                         and (child[3] == 4) != again):  # fmt: skip
                     continue
                 rest = go(child)

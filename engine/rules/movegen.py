@@ -756,6 +756,20 @@ def check_dice(d1: int, d2: int) -> None:
             raise InvalidDiceError(f"each die must be an integer from 1 to 6, got {d!r}")
 
 
+def all_off(board: Board | tuple[int, ...]) -> bool:
+    """The mover has borne off all 15: the game is over (after Acey-Deucey's 1 and 2, no
+    doublet follows; after its doublet, no roll again)."""
+    return bool(board[MY_OFF] == CHECKERS)
+
+
+def chain_rolls_again(after: Board | tuple[int, ...], played: int) -> bool:
+    """Acey-Deucey's 1-2 chain, its doublet played `played` times to `after`: the mover
+    rolls again when all four were played, unless they bore off the last checker. The
+    Python edges (notation, the browser's steps) read the rule here; the kernel
+    (_doublet) applies it before the moves."""
+    return played == 4 and not all_off(after)
+
+
 def legal_outcomes(board: Board, d1: int, d2: int, variant: int = STANDARD
                    ) -> tuple[Boards, np.ndarray]:  # fmt: skip
     """Every distinct outcome of rolling d1-d2: (boards (n, SIZE) int8 in the mover's
