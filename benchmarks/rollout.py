@@ -34,6 +34,11 @@ published rollout, every baseline measured in the same run.
    listed them sorted, without their rolls ("The Opening Bell Curve", bgonline.org
    forum, 4 June 2007; mean 0.0393): Doublet's sorted list against that one, rank by
    rank, and the two means.
+7. Timed rollouts in a row, as the engine protocol runs them (`time`: one-trial tasks on
+   one kept pool of workers): 8 rollouts of the opening to the end, 1.5 s each, the
+   trials each took and how far past its budget each ran; beside them the same with
+   the workers ended after each rollout (LocalExecutor.abandon without its grace, as
+   before session 43), a new pool started for the next.
 
     --sections 5 6 runs only those sections (default: all).
 """
@@ -53,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from doublet.core.board import STARTING, flip
-from doublet.core.parallel import Executor, executor
+from doublet.core.parallel import Executor, LocalExecutor, executor
 from doublet.cube.state import MONEY, from_request
 from doublet.formats.ids import board_from_position_id
 from doublet.formats.position import Position
@@ -113,7 +118,7 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every trial count")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-ray", action="store_true")
-    ap.add_argument("--sections", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
+    ap.add_argument("--sections", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6, 7])
     ap.add_argument("--cube-sample", type=int, default=40, help="section 5's decisions")
     ap.add_argument("--cube-data", default=str(CUBE_DATA))
     args = ap.parse_args()
@@ -238,6 +243,8 @@ def main() -> None:
             cube_section(model, ex, args, n(324))
         if 6 in on:
             opening_section(model, ex, n(432))
+    if 7 in on:
+        timed_section(model, args.workers)
     print(f"\n# load average {os.getloadavg()[0]:.2f} at the end")
 
 
@@ -334,6 +341,38 @@ def opening_section(model: Model, ex: Executor, trials: int) -> None:
     print(f"(rank by rank: mean |difference| {np.abs(diffs).mean():.4f}, largest "
           f"{np.abs(diffs).max():.4f}; a best-play equity's standard error: median "
           f"{np.median(best_se):.4f})")  # fmt: skip
+
+
+class _EndsWorkers(LocalExecutor):
+    """The workers ended whenever a rollout stops with tasks running (no grace): the
+    baseline of section 7."""
+
+    def abandon(self, grace: float = 0.0) -> None:
+        super().abandon(0.0)
+
+
+def timed_section(model: Model, workers: int, budget: float = 1.5, rounds: int = 8) -> None:
+    print(f"\n## 7. Timed rollouts in a row: the opening to the end, {budget:g} s each, "
+          f"{rounds} in a row, {workers} workers")  # fmt: skip
+    print("| workers after a rollout | trials a rollout (mean) | pools started | "
+          "past the budget, mean / largest (s) |")  # fmt: skip
+    print("|---|---|---|---|")
+    for name, kind in (("kept (tasks let end within POOL_START)", LocalExecutor),
+                       ("ended (the baseline)", _EndsWorkers)):  # fmt: skip
+        ex = kind(workers)
+        rollout(model, STARTING, RolloutSettings(trials=2 * 36 * workers, truncate=1), ex)
+        counts, over, starts = [], [], 0
+        for k in range(rounds):
+            if ex.closed:
+                ex, starts = kind(workers), starts + 1
+            t0 = time.perf_counter()
+            t = rollout(model, STARTING, RolloutSettings(trials=100_000, seed=k + 1), ex,
+                        deadline=t0 + budget)  # fmt: skip
+            over.append(time.perf_counter() - t0 - budget)
+            counts.append(t.n)
+        ex.close()
+        print(f"| {name} | {np.mean(counts):.1f} | {starts} | {np.mean(over):.2f} / "
+              f"{max(over):.2f} |")  # fmt: skip
 
 
 if __name__ == "__main__":

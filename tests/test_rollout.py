@@ -697,7 +697,7 @@ def test_a_rollout_stopped_early_does_not_leave_its_blocks_to_the_next() -> None
     calls = []
 
     class Watched(Executor):
-        def abandon(self) -> None:
+        def abandon(self, grace: float = 0.0) -> None:
             calls.append("abandon")
 
     s = RolloutSettings(trials=4 * CHUNK, truncate=2)
@@ -718,6 +718,20 @@ def test_a_rollout_stopped_early_does_not_leave_its_blocks_to_the_next() -> None
         assert [r for _, r in idle.map(abs, [(-1,)])] == [1]
         idle.abandon()
         assert not idle.closed  # nothing running: kept
+        # Session 43: a timed rollout's one-trial tasks end sooner than new workers start
+        # (a timed rollout of 1.5 s, 8 times in a row, took 103 trials, then 313): a task
+        # that ends within the grace is let end and the workers kept.
+        results = idle.map(time.sleep, [(0.0,), (0.5,)])
+        assert next(results) == (0, None)
+        results.close()
+        started = time.perf_counter()
+        idle.abandon(grace=5.0)
+        assert not idle.closed and 0.2 < time.perf_counter() - started < 5.0
+        results = idle.map(time.sleep, [(0.0,), (30.0,)])
+        assert next(results) == (0, None)
+        results.close()
+        idle.abandon(grace=0.5)  # not ended within the grace: the workers are ended
+        assert idle.closed
         idle.close()
     finally:
         ex.close()

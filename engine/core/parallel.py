@@ -77,9 +77,10 @@ class Executor:
         """Stop: tasks not yet started are dropped, workers ended."""
         self.closed = True
 
-    def abandon(self) -> None:
+    def abandon(self, grace: float = 0.0) -> None:
         """A caller stopped taking the results of its map early (a time budget, a
-        stopping rule): tasks still running are not waited for. Here none run."""
+        stopping rule): tasks still running are waited for at most `grace` seconds.
+        Here none run."""
 
     def __enter__(self) -> Executor:
         return self
@@ -127,11 +128,16 @@ class LocalExecutor(Executor):
             for f in pending:
                 f.cancel()
 
-    def abandon(self) -> None:
+    def abandon(self, grace: float = 0.0) -> None:
         """Tasks of the last map still running after its caller stopped early would hold
-        the workers for the next map (at 1 ply a block of trials takes seconds): the
-        workers are ended (close); a shared executor starts new ones when next used."""
-        if any(not f.done() for f in getattr(self, "_inflight", {})):
+        the workers for the next map (at 1 ply a block of trials takes seconds): those
+        that end within `grace` seconds are let end (short tasks: new workers would take
+        longer to start), else the workers are ended (close); a shared executor starts
+        new ones when next used."""
+        running = [f for f in getattr(self, "_inflight", {}) if not f.done()]
+        if running and grace > 0:
+            running = list(wait(running, timeout=grace).not_done)
+        if running:
             self.close()
 
     def close(self) -> None:

@@ -601,6 +601,7 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     taken: list[tuple[np.ndarray, ...]] = []  # the tasks taken, in order
     done = 0  # tasks taken
+    received = 0  # tasks finished (taken or not)
     t0 = time.perf_counter()
     trials = _assemble(settings, [], k, job.cube)
     stopped = None
@@ -608,6 +609,7 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     try:
         for i, part in results:
             parts[i] = part
+            received += 1
             grew = False
             while done in parts:
                 taken.append(parts.pop(done))
@@ -644,7 +646,11 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     finally:
         results.close()
     if stopped and done < n_tasks:
-        ex.abandon()  # blocks still running would hold the workers for the next rollout
+        # Tasks still running would hold the workers for the next rollout: let them end
+        # if that takes less time than starting new workers (timed one-trial tasks), else
+        # end the workers.
+        per_task = (time.perf_counter() - t0) * ex.workers / max(received, 1)
+        ex.abandon(grace=POOL_START if 3 * per_task < POOL_START else 0.0)
     trials.seconds = time.perf_counter() - t0
     trials.stopped = stopped
     trials.where = ex.where
