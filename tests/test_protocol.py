@@ -534,6 +534,50 @@ def test_a_ray_address_where_nothing_answers_is_refused_at_once() -> None:
         assert time.perf_counter() - t0 < 30
 
 
+def test_a_ray_host_whose_name_never_resolves_is_refused_in_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Session 43: the address check's connection had a timeout but the name's lookup
+    had none, so a resolver that did not answer held `--ray host:port` (and an engine's
+    later requests) as long as it liked. The lookup now has RAY_CONNECT_SECONDS too."""
+    from doublet.core import parallel
+
+    monkeypatch.setattr(parallel, "RAY_CONNECT_SECONDS", 0.5)
+    monkeypatch.setattr(parallel, "_resolve", lambda host, port: time.sleep(30))
+    t0 = time.perf_counter()
+    with pytest.raises(
+        DoubletError,
+        match=re.escape(
+            "nothing answers there (the name 'slow.example' was not resolved within 0.5 s)"
+        ),
+    ):
+        parallel._reachable("slow.example:6379")
+    assert time.perf_counter() - t0 < 5
+
+
+def test_the_shared_executor_on_a_ray_cluster_ignores_the_worker_count(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Session 43: the kept executor was keyed on (workers, address), so rollouts on the
+    same Ray cluster asking 2, then 3 workers left Ray and joined it again (a cluster's
+    CPUs are its own; the count is not used there). A private instance ('local') has as
+    many CPUs as asked, so a new count starts a new one."""
+    from doublet.core import parallel
+
+    made: list[tuple[int, str | None]] = []
+
+    def fake(workers: int = 2, ray: str | None = None) -> parallel.Executor:
+        made.append((workers, ray))
+        return parallel.Executor()
+
+    parallel.close_shared()
+    monkeypatch.setattr(parallel, "executor", fake)
+    try:
+        a = parallel.shared_executor(2, "10.0.0.1:6379")
+        assert parallel.shared_executor(3, "10.0.0.1:6379") is a
+        parallel.shared_executor(2, "local")
+        parallel.shared_executor(3, "local")
+        assert made == [(2, "10.0.0.1:6379"), (2, "local"), (3, "local")]
+    finally:
+        parallel.close_shared()
+
+
 def test_a_short_rollout_budget_does_not_wait_for_the_workers_to_start() -> None:
     """A time budget shorter than local workers take to start (POOL_START) rolls out in
     this process, one trial past the budget at most; a started pool is used as given."""

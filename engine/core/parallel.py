@@ -178,13 +178,35 @@ def _reachable(address: str) -> None:
     if address == "auto" or not sep or not port.isdigit():
         return  # not host:port: ray.init says what it makes of it
     try:
-        socket.create_connection((host.strip("[]"), int(port)), RAY_CONNECT_SECONDS).close()
+        # The name is looked up in a thread of its own: the lookup takes no timeout, and a
+        # resolver that does not answer held ray's address for as long as it liked.
+        found: list[Any] = []
+        lookup = threading.Thread(target=lambda: found.append(_resolve(host.strip("[]"), port)),
+                                  name="doublet-ray-lookup", daemon=True)  # fmt: skip
+        lookup.start()
+        lookup.join(RAY_CONNECT_SECONDS)
+        if not found:
+            raise OSError(0, f"the name {clipped(host)} was not resolved within "
+                             f"{RAY_CONNECT_SECONDS:g} s")  # fmt: skip
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        socket.create_connection(found[0], RAY_CONNECT_SECONDS).close()
     except (OSError, ValueError, OverflowError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or type(e).__name__
         raise DoubletError(
             f"no Ray cluster to join at {clipped(address)} ('local' starts one "
             f"on this machine): nothing answers there ({why})"
         ) from None
+
+
+def _resolve(host: str, port: str) -> Any:
+    """(address, port) of `host`'s first address (socket.getaddrinfo), or the error."""
+    import socket
+
+    try:
+        return socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0][4][:2]
+    except (OSError, ValueError, OverflowError, UnicodeError) as e:
+        return e
 
 
 class RayExecutor(Executor):
@@ -296,7 +318,7 @@ def shared_executor(workers: int = 2, ray: str | None = None) -> Executor:
     _check_workers(workers)
     if workers == 1 and not ray:
         return Executor()
-    key = (workers, ray)
+    key = (workers if ray in (None, "local") else 0, ray)  # a cluster's CPUs are its own
     ex = _SHARED.get(key)
     if ex is None or ex.closed:
         close_shared()
