@@ -472,3 +472,11 @@ def test_an_export_whose_file_went_missing_or_was_replaced_runs_again(
     assert recipe.main(argv) == 0
     assert json.loads(trail.read_text())["sha256"] == done["result"]["sha256"]
     assert json.loads((out / "export" / "done.json").read_text())["digest"] == done["digest"]
+    # Session 43: a recipe whose export now goes elsewhere said only that the file "or
+    # its record is missing": it names the change, and the old file stays.
+    capsys.readouterr()
+    path.write_text(path.read_text().replace("final.npz", "moved.npz"))
+    assert recipe.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "the export's 'to' is 'moved.npz' now, not 'final.npz': the step runs again" in err
+    assert (out / "moved.npz").read_bytes() == final.read_bytes() == MODEL.read_bytes()

@@ -353,11 +353,17 @@ class Pipeline:
             raise DoubletError(f"step {step.name!r}'s record {str(path)!r} is damaged: remove "
                                f"{folder!r} to run the step again")  # fmt: skip
         if step.kind == "export" and self._digest(step) != record.get("digest"):
-            # Its output (outside the folder, as a rule) is gone or is not the file it
-            # wrote: nothing was made from it, so it is exported again. (A record made
-            # before exports were hashed has no digest: it is exported again too.)
-            self.log(f"{step.name}: {str(self.exported(step))!r} or its record is missing or "
-                     "is not what the step wrote: the step runs again")  # fmt: skip
+            # Its output (outside the folder, as a rule) is gone, is not the file it wrote,
+            # or is to go elsewhere now: nothing was made from it, so it is exported again.
+            # (A record made before exports were hashed has no digest: exported again too.)
+            was = record.get("spec") if isinstance(record.get("spec"), dict) else {}
+            if was.get("to") not in (None, step.get("to")):
+                self.log(f"{step.name}: the export's 'to' is {step.get('to')!r} now, not "
+                         f"{was['to']!r}: the step runs again (what it wrote there "
+                         "stays)")  # fmt: skip
+            else:
+                self.log(f"{step.name}: {str(self.exported(step))!r} or its record is missing "
+                         "or is not what the step wrote: the step runs again")  # fmt: skip
             return None
         if record.get("digest") is not None and self._digest(step) != record["digest"]:
             raise DoubletError(f"step {step.name!r} is recorded done, but what it made in "
