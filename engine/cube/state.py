@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from doublet.core.doubling import MAX_CUBE, double_barred
 from doublet.core.errors import CubeError, key_list, shown
 from doublet.formats.ids import format_xgid
 
 OWNERS = ("centered", "mover", "opponent")
-MAX_CUBE = 1 << 15
 MAX_LENGTH = 25  # the match equity table's size
 
 
@@ -193,8 +193,10 @@ class CubeState:
 
     def may_double(self) -> bool:
         """Whether the rules let the mover double (or redouble) now."""
-        return (not self.crawford and self.owner in ("centered", "mover")
-                and 2 * self.value <= MAX_CUBE)  # fmt: skip
+        return self._barred() is None
+
+    def _barred(self) -> str | None:
+        return double_barred(self.crawford, self.owner == "opponent", self.value)
 
     def has_cube_decision(self) -> bool:
         """Whether the mover has a cube decision before its roll: it may double and the
@@ -203,11 +205,11 @@ class CubeState:
         return self.may_double() and not self.dead
 
     def why_no_double(self) -> str:
-        if self.crawford:
-            return "the Crawford game: nobody may double"
-        if 2 * self.value > MAX_CUBE:
-            return f"the cube is at {self.value}, the largest value"
-        return "the opponent owns the cube"
+        """Why the mover may not double (may_double() is False)."""
+        return {"crawford": "the Crawford game: nobody may double",
+                "owner": "the opponent owns the cube",
+                "largest": f"the cube is at {self.value}, the largest value",
+                }[self._barred() or "owner"]  # fmt: skip
 
     def flipped(self) -> CubeState:
         """The same state seen by the opponent."""
@@ -336,5 +338,5 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     return replace(s, **fields) if fields else s
 
 
-__all__ = ["MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "away_from_score", "from_request",
-           "is_cube_value"]  # fmt: skip
+__all__ = ["MAX_CUBE", "MAX_LENGTH", "MONEY", "OWNERS", "CubeState", "away_from_score",
+           "from_request", "is_cube_value"]  # fmt: skip

@@ -72,6 +72,7 @@ from doublet.core.board import (
     flip,
     from_counts,
 )
+from doublet.core.doubling import MAX_CUBE_EXPONENT, double_barred
 from doublet.core.errors import DoubletError, InvalidPositionError, clipped, key_list, shown
 from doublet.core.jit import njit
 
@@ -404,7 +405,6 @@ _DICE_WORDS = {"D": "double", "B": "beaver", "R": "raccoon"}
 # The max cube field XG writes (log2: 1024), which no game reaches. Doublet's cube model
 # has no limit (below 32,768): a smaller value is said in the position's note.
 XGID_NO_LIMIT = 10
-_MAX_CUBE_EXPONENT = 15  # a cube of 32768: far past any real game, small enough to be sane
 
 
 def _xgid_slot(i: int) -> str:
@@ -478,9 +478,9 @@ class XGID:
             raise InvalidPositionError(
                 f"XGID turn must be 1 (uppercase player) or -1 (lowercase player), got {self.turn}"
             )
-        if not 0 <= self.cube <= _MAX_CUBE_EXPONENT:
+        if not 0 <= self.cube <= MAX_CUBE_EXPONENT:
             raise InvalidPositionError(
-                f"XGID cube is the log2 of the cube value and must be 0-{_MAX_CUBE_EXPONENT}, "
+                f"XGID cube is the log2 of the cube value and must be 0-{MAX_CUBE_EXPONENT}, "
                 f"got {self.cube}"
             )
         if self.cube_owner not in (1, 0, -1):
@@ -562,12 +562,15 @@ class XGID:
                     "beavers (bit 1, value 2)"
                 )
             return
-        if self.match_length and self.crawford:
+        top = self.max_cube if self.max_cube < XGID_NO_LIMIT else MAX_CUBE_EXPONENT
+        barred = double_barred(bool(self.match_length and self.crawford),
+                               self.cube_owner == -self.turn, 1 << self.cube, 1 << top)  # fmt: skip
+        if barred == "crawford":
             raise InvalidPositionError(
                 f"{offer} in the Crawford game (field 8, the Crawford flag, is 1): nobody may "
                 "double in the Crawford game"
             )
-        if self.cube_owner == -self.turn:
+        if barred == "owner":
             doubler, owner = (
                 ("uppercase", "lowercase") if self.turn == 1 else ("lowercase", "uppercase")
             )
@@ -576,8 +579,7 @@ class XGID:
                 f"{owner} player owns the cube (field 3, the cube owner, is {self.cube_owner}): "
                 "only the side that owns the cube may redouble"
             )
-        top = self.max_cube if self.max_cube < XGID_NO_LIMIT else _MAX_CUBE_EXPONENT
-        if self.cube >= top:
+        if barred == "largest":
             limit = (
                 f"the max cube field (10) is {top}: a cube of at most {1 << top}"
                 if self.max_cube < XGID_NO_LIMIT
@@ -1028,15 +1030,16 @@ def _check_match_id_double(text: str, cube: int, owner: int, on_roll: int, crawf
     """InvalidPositionError unless the player on roll may double as the Match ID ``text``
     says it has: not in the Crawford game, nor a cube the other player owns (``owner``:
     gnubg's code, 3 centred), nor past the largest cube (as XGID.__post_init__ checks)."""
-    if crawford:
+    barred = double_barred(bool(crawford), owner not in (3, on_roll), cube)
+    if barred == "crawford":
         raise InvalidPositionError(f"match ID {text!r}: a double is offered in the Crawford "
                                    "game (its Crawford bit is set): nobody may double in the "
                                    "Crawford game")  # fmt: skip
-    if owner not in (3, on_roll):
+    if barred == "owner":
         raise InvalidPositionError(f"match ID {text!r}: player {on_roll}, on roll, has doubled, "
                                    f"but player {owner} owns the cube: only the side that owns "
                                    "the cube may redouble")  # fmt: skip
-    if cube >= 1 << _MAX_CUBE_EXPONENT:
+    if barred == "largest":
         raise InvalidPositionError(f"match ID {text!r}: a double is offered with the cube "
                                    f"at {cube}, the largest cube: a double would pass "
                                    "it")  # fmt: skip
