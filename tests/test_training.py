@@ -646,10 +646,13 @@ def test_prune_writes_an_older_encoders_model_at_this_version_with_the_same_valu
     assert load_model(out).prune is not None
 
 
-def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path: Path) -> None:
+def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path: Path,
+                                                                      capsys) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     """doublet.training.distill: chunks of self-play positions with their 1-ply values (the search's
     own, checked on a few), resumable chunk by chunk with the same content; fitting to them
-    lowers the cross-entropy on the fitted positions."""
+    lowers the cross-entropy on the fitted positions. The fit's lines are a log's, on
+    stderr with the command's prefix, as the data step's are (session 43: they were on
+    stdout, unprefixed, between a recipe's lines)."""
     src = str(ROOT / "models" / "doublet-standard.npz")
     out = tmp_path / "data"
     argv = ["data", "--model", src, "--out", str(out), "--ply", "1", "--workers", "1"]
@@ -676,7 +679,12 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
     with pytest.raises(SystemExit, match="other settings \\(model_digest"):
         distill.main([*again, "--chunks", "7"])
 
+    capsys.readouterr()
     model, log = distill.fit(load_model(src), out, epochs=3, lr=1e-3, seed=1)
+    said = capsys.readouterr()
+    assert said.out == "" and "distill: epoch 3: fit loss " in said.err, said
+    assert re.search(r"^distill: [\d,]+ positions to fit, [\d,]+ held out; held-out loss",
+                     said.err, re.M), said.err  # fmt: skip
     # Five chunks to fit, one held out: the held-out loss need not fall with every model.
     assert log[-1]["fit"] < log[1]["fit"], log
     assert model.meta["distilled"]["epochs"] == 3

@@ -547,8 +547,9 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
 
     log = [{"epoch": 0, **held()}]
     first = log[0]
-    print(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; held-out loss "
-          f"{first['held_out']:.5f}{centred_text(first['held_centred'])}")  # fmt: skip
+    say = command_log("distill")  # on stderr with its prefix, as the data step's lines
+    say(f"{len(x_fit):,} positions to fit, {len(x_held):,} held out; held-out loss "
+        f"{first['held_out']:.5f}{centred_text(first['held_centred'])}")  # fmt: skip
     for epoch in range(1, epochs + 1):
         if rank_weight > 0:  # whole groups, in random order
             key = torch.rand(int(g_fit.max()) + 1)[g_fit]
@@ -572,8 +573,8 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
             total += loss.item() * len(idx)
         log.append({"epoch": epoch, "fit": total / len(perm), **held(),
                     "lr": opt.param_groups[0]["lr"]})  # fmt: skip
-        print(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}"
-              f"{centred_text(log[-1]['held_centred'])}", flush=True)  # fmt: skip
+        say(f"epoch {epoch}: fit loss {log[-1]['fit']:.5f}, held-out {log[-1]['held_out']:.5f}"
+            f"{centred_text(log[-1]['held_centred'])}")  # fmt: skip
     contact_net, race_net = net.to_engine()
     # The net changed: its recorded strength no longer holds (measure it again).
     meta = {k: v for k, v in model.meta.items() if k != "strength"}
