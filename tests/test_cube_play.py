@@ -277,6 +277,35 @@ def test_resignations_at_the_start_are_accepted_and_in_a_match_by_mwc() -> None:
     assert v.accepted and 0.5 < v.offered < 0.7 and 0.4 < v.playing_on < 0.6  # MWC
 
 
+def test_a_match_without_the_cube_is_valued_at_its_score() -> None:
+    """Found by a review (session 43): in a match played without the cube the engine
+    valued everything by money equity, the score ignored: 2-0 up in a 3-point match and
+    on for a gammon, it refused a single game that won it the match ("playing on is worth
+    1.863 points to it, the resignation 1.000"). A match without the cube is now valued
+    by its match equity (cubeless), as a match with the cube is: resignations, the
+    engine's checker play, hints, the review."""
+    from doublet.core.errors import CubeError
+    from doublet.cube.state import CubeState
+
+    rules = Rules(cube=False, length=3, score=(0, 2))
+    g = at(TOO_GOOD, rules, turn=1)  # side 1, the engine, needs 1 point and is on for a gammon
+    state = g.cube_state()
+    assert state is not None and state.no_cube and state.away == (1, 3)
+    assert not state.may_double()
+    assert state.why_no_double() == "this match is played without the cube"
+    assert not state.post_crawford and "no cube" in state.describe()
+    v = resignation(g, 0, 1, 1)
+    assert v.accepted and v.offered == 1.0 and v.playing_on < 1.0  # the match is won
+    assert 0.0 <= playing_on(g, 1) <= 1.0  # an MWC, not money points
+    # Money without the cube is valued cubeless, as before: a single game is refused.
+    money = at(TOO_GOOD, Rules(cube=False), turn=1)
+    assert money.cube_state() is None and not resignation(money, 0, 1, 1).accepted
+    with pytest.raises(CubeError, match="without the cube has it at 1"):
+        CubeState(2, "mover", 3, (1, 3), no_cube=True)
+    with pytest.raises(CubeError, match="no_cube is for a match"):
+        CubeState(no_cube=True)
+
+
 def test_no_resignation_while_a_double_waits_for_its_answer() -> None:
     g = at(DOUBLE_TAKE)
     g.double()

@@ -758,7 +758,7 @@ def hint(s: Series) -> dict[str, Any]:
         return {"kind": "cube", "ply": doc["ply"], "cube": doc}
     expect(s, "move")
     assert g.dice is not None
-    if g.rules.cube:
+    if g.cube_state(YOU) is not None:  # the cube, or a match's score without it
         return _cubeful_hint(s)
     return _cubeless_hint(s)
 
@@ -850,7 +850,7 @@ def resign(s: Series, body: Any) -> dict[str, Any]:
     would = next((p for p in range(points + 1, 4)
                   if opponent.resignation(g, YOU, p, ply).accepted), None)  # fmt: skip
     doc["would_accept"] = would
-    match = bool(g.rules.cube and g.rules.length)
+    match = bool(g.rules.length)  # valued in MWC, with the cube or without
     expects = "it would not accept even a backgammon: playing on is worth more to it"
     if would:
         expects = f"it would accept a {RESULT_NAMES[would]}"

@@ -619,7 +619,9 @@ class Session:
         top = ranking(probs, plies, eq)[:HINT_PLAYS]
         texts = [format_play(g.board, boards[i], *g.dice, g.variant, bool(again[i])) for i in top]
         width = max(len(t) for t in texts)
-        kind = "cubeless equity" if state is None else "cubeful equity"
+        kind = ("cubeless equity" if state is None
+                else "equity at the match score, no cube" if state.no_cube
+                else "cubeful equity")  # fmt: skip
         self.say(f"Hint ({depth} ply, {kind}), the best {len(top)} of {len(boards)} plays:")
         best = eq[top[0]]
         for rank, (i, text) in enumerate(zip(top, texts, strict=True), 1):
@@ -635,7 +637,7 @@ class Session:
         the engine's depth (doublet.search.analysis.cube_document)."""
         g = self.game
         state = g.cube_state()
-        if state is None:
+        if state is None or state.no_cube:
             self.say("This game is played without the cube: hint after your roll ranks plays.")
             return
         doc = cube_document(Position(g.board, g.variant), state, self.cube_ply())
@@ -680,7 +682,7 @@ class Session:
             return
         v = resignation(g, PERSON, points, self.cube_ply())
         if not v.accepted:
-            unit = "match-winning chance" if g.rules.cube and g.rules.length else "points"
+            unit = "match-winning chance" if g.rules.length else "points"
             self.say(f"Doublet refuses: playing on is worth {v.playing_on:.3f} {unit} to it, "
                      f"the resignation {v.offered:.3f}. The game goes on.")  # fmt: skip
             return

@@ -137,7 +137,7 @@ class _Match:
         self.p, self.ws, self.wg, self.wb, self.ls, self.lg, self.lb = _split(probs)
         self.a, self.b = state.away
         self.done = met.crawford_done(state)
-        self.no_cube = state.crawford
+        self.no_cube = state.crawford or state.no_cube
         self._cp: dict[int, np.ndarray] = {}
         self._tp: dict[int, np.ndarray] = {}
 

@@ -45,6 +45,7 @@ class CubeState:
     crawford: bool = False  # this game is the Crawford game (match only)
     jacoby: bool = False  # money only: gammons count only after a double
     beavers: bool = False  # money only
+    no_cube: bool = False  # match only: played without the cube (its games valued cubeless)
 
     def __post_init__(self) -> None:
         v = self.value
@@ -69,6 +70,8 @@ class CubeState:
         away = tuple(self.away)
         object.__setattr__(self, "away", away)
         if n == 0:
+            if self.no_cube:  # a money game without the cube is valued cubeless (no state)
+                raise CubeError("no_cube is for a match played without the cube")
             if away != (0, 0) and away != ():
                 raise CubeError("away scores are for match play: give a match length")
             object.__setattr__(self, "away", (0, 0))
@@ -86,6 +89,8 @@ class CubeState:
                                 f"{a} away (0 away would mean the match is over)")  # fmt: skip
         if self.jacoby or self.beavers:
             raise CubeError("the Jacoby rule and beavers are for money play, not matches")
+        if self.no_cube and v != 1:
+            raise CubeError(f"a match played without the cube has it at 1, not {v}")
         if self.crawford:
             if sorted(away)[0] != 1 or away == (1, 1):
                 pair = f"{away[0]}-{away[1]}"
@@ -118,16 +123,18 @@ class CubeState:
     @classmethod
     def for_player(cls, player: int, length: int, value: int, owner: int,
                    score: tuple[int, int] = (0, 0), crawford: bool = False,
-                   jacoby: bool = False, beavers: bool = False) -> CubeState:  # fmt: skip
+                   jacoby: bool = False, beavers: bool = False,
+                   no_cube: bool = False) -> CubeState:  # fmt: skip
         """The state seen by `player` (0 or 1) from absolute fields, as files write them:
         `owner` the player who owns the cube (-1: centred), `score` the points won by
-        players 0 and 1, `length` 0 for money."""
+        players 0 and 1, `length` 0 for money; `no_cube`: a match without the cube."""
         who = "centered" if owner < 0 else ("mover" if owner == player else "opponent")
         if length == 0:
             return cls.money(value, who, jacoby=jacoby, beavers=beavers)
         mine, theirs = (score[0], score[1]) if player == 0 else (score[1], score[0])
-        return cls.match(length, score=(int(mine), int(theirs)), value=value, owner=who,
-                         crawford=crawford)  # fmt: skip
+        state = cls.match(length, score=(int(mine), int(theirs)), value=value, owner=who,
+                          crawford=crawford)  # fmt: skip
+        return replace(state, no_cube=True) if no_cube else state
 
     @classmethod
     def from_xgid(cls, meta: Mapping[str, Any]) -> CubeState:
@@ -176,7 +183,10 @@ class CubeState:
 
     @property
     def post_crawford(self) -> bool:
-        return self.is_match and not self.crawford and 1 in self.away
+        """A game after the Crawford game (the post-Crawford table's, where the side
+        behind doubles at once); a match without the cube has none: its games at 1-away
+        are valued as the Crawford game is, with no cube."""
+        return self.is_match and not self.crawford and not self.no_cube and 1 in self.away
 
     @property
     def is_default(self) -> bool:
@@ -196,6 +206,8 @@ class CubeState:
         return self._barred() is None
 
     def _barred(self) -> str | None:
+        if self.no_cube:
+            return "no cube"
         return double_barred(self.crawford, self.owner == "opponent", self.value)
 
     def has_cube_decision(self) -> bool:
@@ -206,7 +218,8 @@ class CubeState:
 
     def why_no_double(self) -> str:
         """Why the mover may not double (may_double() is False)."""
-        return {"crawford": "the Crawford game: nobody may double",
+        return {"no cube": "this match is played without the cube",
+                "crawford": "the Crawford game: nobody may double",
                 "owner": "the opponent owns the cube",
                 "largest": f"the cube is at {self.value}, the largest value",
                 }[self._barred() or "owner"]  # fmt: skip
@@ -258,6 +271,8 @@ class CubeState:
             if self.crawford
             else (" (post-Crawford)" if self.post_crawford else "")
         )
+        if self.no_cube:
+            cube = "no cube"
         return (f"{self.length}-point match, mover {self.away[0]}-away, opponent "
                 f"{self.away[1]}-away{stage}, {cube}")  # fmt: skip
 

@@ -258,9 +258,13 @@ class Rules:
 
     def cube_state(self, side: int, cube: int, owner: int) -> CubeState | None:
         """The cube (its value, its owner: a side or -1) and the score under these rules,
-        seen by `side`; None in a game without the cube."""
+        seen by `side`; in a match without the cube, the score with no cube (valued by
+        the match equity table, cubeless); None in a money game without the cube."""
         if not self.cube:
-            return None
+            if not self.length:
+                return None
+            return CubeState.for_player(side, self.length, 1, -1, self.score,
+                                        crawford=self.crawford, no_cube=True)  # fmt: skip
         return CubeState.for_player(side, self.length, cube, owner, self.score,
                                     crawford=self.crawford, jacoby=self.jacoby,
                                     beavers=self.beavers)  # fmt: skip

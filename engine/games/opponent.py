@@ -141,7 +141,8 @@ def _best(values: Any) -> float:
 
 def playing_on(game: Game, ply: int = 0, model: Any = None) -> float:
     """The side on roll's value of playing on at `ply` (absolute: money points, the cube's
-    value included; a match: the MWC; a game without the cube: cubeless equity)."""
+    value included; a match, with the cube or without: the MWC; a money game without the
+    cube: cubeless equity)."""
     game._check_on()
     s = searcher(model, game.variant)
     state = game.cube_state()
@@ -193,7 +194,7 @@ def resignation(game: Game, side: int, points: int, ply: int = 0, model: Any = N
     value = game._value(points)  # the points the resignation scores
     on = playing_on(game, ply, model)
     if game.turn != taker:
-        on = (1.0 - on) if game.rules.cube and game.rules.length else -on
+        on = (1.0 - on) if game.rules.length else -on  # a match's MWC, with or without the cube
     state = game.cube_state(taker)
     if state is not None and state.is_match:
         offered = met.result(state, value)

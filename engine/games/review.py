@@ -616,7 +616,7 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
             cube_doc = None
             if rules.cube and began and state.has_cube_decision():
                 cube_doc = an.cube(pos, state)
-            cubeful = True if rules.cube else None
+            cubeful = True if rules.cube or rules.length else None  # a match: its MWC
             judged = judge_play(pos, t.dice, t.play, state, cubeful=cubeful, analyst=an)
             st.add_play(judged)
             roll_luck = an.luck(pos, t.dice, state, cubeful)
