@@ -94,6 +94,63 @@ def test_a_resignation_and_a_pass_are_written_as_gnubg_writes_them() -> None:
     same(s, write_sgf(to_match(s, names=("alice", "bob"), date=DAY)))
 
 
+def resigned_at_once() -> Series:
+    """A 5-point match whose games 1 and 2 are resigned with the dice rolled and nothing
+    played: a gammon at game 1's first roll, a single game at game 2's second."""
+    s = Series.new("standard", seed=4, length=5, cube=True)
+    g = s.game
+    assert g.dice is not None and not g.record  # the opening roll, to play
+    g.resign(g.turn, 2)
+    s.next_game()
+    g = s.game
+    g.play(engine_play(g, 0))
+    g.roll()
+    g.resign(g.turn, 1)
+    return s
+
+
+def test_a_game_resigned_with_the_dice_rolled_keeps_its_roll() -> None:
+    """Found by a review (session 43): a game resigned at its first roll was written as a
+    Wins alone, from which GNU Backgammon reads no winner (the match score then differs
+    by the game's points), and gnubg's own layout of a roll followed by a resignation
+    ("54:       Wins 2 points", one column) did not read here. The roll is kept with the
+    result and written before the Wins, as gnubg writes it; both layouts read, to the
+    same series."""
+    from doublet.formats.matfile import parse_mat
+    from doublet.games.record import from_match
+
+    s = resigned_at_once()
+    first = s.history[0].result
+    assert first is not None and first.roll is not None and first.roll[0] == s.history[0].turn
+    text = to_mat(s, date=DAY)
+    same(s, text)
+    same(s, write_sgf(to_match(s, date=DAY)))
+    back = from_match(parse_mat(text))
+    games = [*s.history, s.game]
+    assert [r.roll for r in back.results] == [g.result.roll for g in games]  # type: ignore[union-attr]
+    assert back.score == [sum(g.result.value for g in games if g.result.winner == k)  # type: ignore[union-attr]
+                          for k in (0, 1)]  # fmt: skip
+    gnubg = (
+        " 3 point match\n\n Game 1\n gnubg : 0                      root : 0\n"
+        "  1) 54:       Wins 2 points\n\n Game 2\n gnubg : 2                      root : 0\n"
+        "  1) 62:                         Wins 1 point\n"
+    )  # gnubg 1.07's export
+    back = from_match(parse_mat(gnubg))
+    assert back.score == [2, 1] and [r.roll for r in back.results] == [(0, 5, 4), (0, 6, 2)]
+
+
+@pytest.mark.skipif(not GNUBG.exists(), reason="GNU Backgammon 1.07 is not installed (apt-get "
+                    "install gnubg)")  # fmt: skip
+def test_gnu_backgammon_reads_the_winner_of_a_game_resigned_at_once(tmp_path: Path) -> None:
+    s = resigned_at_once()
+    mat, sgf = tmp_path / "m.mat", tmp_path / "m.sgf"
+    mat.write_text(to_mat(s, date=DAY))
+    sgf.write_text(write_sgf(to_match(s, date=DAY)))
+    want = [["X" if g.result.winner == 0 else "O", g.result.value] for g in [*s.history, s.game]]
+    got = gnubg_results([mat, sgf], tmp_path)
+    assert [r[:2] if r else r for r in got] == [want, want], got
+
+
 def test_what_the_format_cannot_hold_is_refused() -> None:
     with pytest.raises(GameError, match="standard backgammon"):
         to_mat(Series.new("acey-deucey", seed=1, cube=True))

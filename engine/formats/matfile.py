@@ -51,6 +51,7 @@ same winners and points (tests/test_matfile.py, tests/test_selfplay_matches.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -216,20 +217,22 @@ def parse_mat(text: str) -> MatMatch:
 
 
 def _columns(rest: str) -> list[tuple[int, int]]:
-    """(offset, player) of the column entries of a move line's text after 'NN)'."""
+    """(offset, player) of the column entries of a move line's text after 'NN)'. A Wins
+    is an entry of its own even in the column of the entry before it: gnubg writes a
+    roll and the Wins of the same player in one column ("54:       Wins 2 points", the
+    other player having resigned after that roll)."""
     out: list[tuple[int, int]] = []
     for m in _ENTRY.finditer(rest):
         player = 0 if m.start() < RIGHT_COLUMN else 1
-        if not out or out[-1][1] != player:
+        if not out or out[-1][1] != player or m.group(1).lower() == "wins":
             out.append((m.start(), player))
     return out
 
 
 def _column_end(rest: str, start: int) -> int:
-    if start < RIGHT_COLUMN:
-        nxt = [m.start() for m in _ENTRY.finditer(rest) if m.start() >= RIGHT_COLUMN]
-        return nxt[0] if nxt else len(rest)
-    return len(rest)
+    """Where the entry at `start` ends: at the next entry _columns finds, or the line's end."""
+    later = [at for at, _ in _columns(rest) if at > start]
+    return later[0] if later else len(rest)
 
 
 def to_mat_notation(play: str) -> str:
@@ -309,6 +312,18 @@ def first_thrower(match: MatMatch) -> int | None:
     return {"player 1": 0, "player 2": 1}.get(value)
 
 
+def rolled_and_resigned(actions: Sequence[MatAction], i: int) -> bool:
+    """Whether entry `i` is dice rolled and not played: a roll with no play that is the
+    game's last entry but its Wins. Its player rolled, then a side resigned (gnubg writes
+    "62:" and the winner's Wins), or the game stops there unfinished (gnubg's file of a
+    match in progress ends with the roll to play). A dance, the dice with no legal play,
+    reads the same there and ends the same."""
+    a = actions[i]
+    rest = actions[i + 1 :]
+    return (a.kind == "move" and not a.play
+            and (not rest or (len(rest) == 1 and rest[0].kind == "wins")))  # fmt: skip
+
+
 def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
     cube action or score that does not fit. `unfinished`: the last game may end before
@@ -373,11 +388,20 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
     resigned = False
     last = 0  # the last move number seen
     before: MatAction | None = None  # the last entry that is not a Wins
-    for a in g.actions:
+    for i, a in enumerate(g.actions):
         last = a.number or last
         where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last, g.names)
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
+        if rolled_and_resigned(g.actions, i):  # the dice, then a resignation: no play
+            if offered is not None:
+                raise MatchFileError(f"{where}: a double is waiting for its answer")
+            if before is not None and before.player == a.player:
+                raise MatchFileError(f"{where}: out of turn: the entry before it (move "
+                                     f"{before.number}) is this player's too, and the "
+                                     "players take turns")  # fmt: skip
+            before = a
+            continue
         if a.kind != "wins":
             # The players' entries alternate: a play, then the other's; a double, the
             # other's answer, then the doubler's play (a dance is an entry too: the dice
@@ -788,7 +812,7 @@ def _sgf_actions(number: int, nodes: list[SgfNode],
     cube = 1
     doubled: int | None = None  # the player whose double waits for its answer
     beavered: int | None = None  # the doubler, whose take after a beaver is the beaver's
-    for node in nodes:
+    for k, node in enumerate(nodes):
         setup = [p for p in ("AE", "AB", "AW", "CV", "CP") if p in node]
         if setup:
             raise MatchFileError(f"game {number}: a node sets up the board or the cube "
@@ -796,6 +820,16 @@ def _sgf_actions(number: int, nodes: list[SgfNode],
                                  "position are read")  # fmt: skip
         colour = next((p for p in node if p in ("W", "B")), None)  # gnubg: one move a node
         if colour is None:
+            # gnubg's dice rolled and not played (PL, DI): after the game's last move or
+            # cube action, a resignation or the game in progress follows them.
+            m = re.fullmatch(r"([1-6])([1-6])", node.get("DI", [""])[0].strip())
+            last = not any("W" in n or "B" in n for n in nodes[k + 1 :])
+            if m and last and node.get("PL", [""])[0].strip() in ("W", "B"):
+                player = 0 if node["PL"][0].strip() == "W" else 1
+                d1, d2 = int(m.group(1)), int(m.group(2))
+                actions.append(MatAction(number, layout.entry(player), player, "move",
+                                         (max(d1, d2), min(d1, d2)), "",
+                                         text=f"DI[{node['DI'][0]}]"))  # fmt: skip
             continue
         player = 0 if colour == "W" else 1
         value = node[colour][0].strip()
@@ -867,9 +901,12 @@ def write_sgf(match: MatMatch) -> str:
             root.append(f"RE[{'WB'[r.winner]}+{r.points}{'R' * r.resigned}]")
         nodes = []
         moves = iter(r.moves)
-        for a in g.actions:
+        for i, a in enumerate(g.actions):
             colour = "WB"[a.player]
-            if a.kind == "move":
+            if rolled_and_resigned(g.actions, i):  # the dice alone, as gnubg writes them
+                assert a.dice is not None
+                nodes.append(f";PL[{colour}]DI[{a.dice[0]}{a.dice[1]}]")
+            elif a.kind == "move":
                 nodes.append(f";{colour}[{_sgf_move(a, next(moves))}]")
             elif a.kind == "beaver":  # the taker redoubles, the doubler takes
                 nodes += [f";{colour}[double]", f";{'WB'[1 - a.player]}[take]"]

@@ -61,6 +61,7 @@ from doublet.core.errors import (
     IllegalPlayError,
     InvalidPositionError,
     SaveFileError,
+    shown,
 )
 from doublet.core.files import atomic_open
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, is_cube_value
@@ -217,6 +218,9 @@ class Result:
     passed: bool = False
     cube: int = 1
     value: int = 0  # 0: the cube times `points`
+    # A resignation with the dice rolled: (the side on roll, its two dice), which a .mat
+    # file writes before the Wins (GNU Backgammon reads no winner from a Wins alone).
+    roll: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         if not self.value:
@@ -228,13 +232,21 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner, "points": self.points, "resigned": self.resigned,
-                "passed": self.passed, "cube": self.cube, "value": self.value}  # fmt: skip
+                "passed": self.passed, "cube": self.cube, "value": self.value,
+                **({"roll": list(self.roll)} if self.roll else {})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Result:
+        roll = d.get("roll")
+        if roll is not None:
+            ok = (isinstance(roll, list) and len(roll) == 3 and roll[0] in (0, 1)
+                  and all(isinstance(v, int) and 1 <= v <= 6 for v in roll[1:]))  # fmt: skip
+            if not ok:
+                raise ValueError(f"a result's roll is [side, die, die], got {shown(roll)}")
+            roll = (int(roll[0]), int(roll[1]), int(roll[2]))
         return cls(int(d["winner"]), int(d["points"]), bool(d.get("resigned", False)),
                    bool(d.get("passed", False)), int(d.get("cube", 1)),
-                   int(d.get("value", 0)))  # fmt: skip
+                   int(d.get("value", 0)), roll)  # fmt: skip
 
     def describe(self) -> str:
         """The result in words: "a gammon: 4 points", "a single game (double passed): 1
@@ -596,10 +608,11 @@ class Game:
         if points not in RESULT_NAMES:
             raise GameError(f"a resignation concedes 1, 2 or 3 points, not {points!r}")
         self.board = self.board.copy()
+        roll = None if self.dice is None else (self.turn, *self.dice)
         self.dice = None
         self.offered = False
         self.result = Result(1 - side, points, resigned=True, cube=self.cube,
-                             value=self._value(points))  # fmt: skip
+                             value=self._value(points), roll=roll)  # type: ignore[arg-type]  # fmt: skip
         return self.result
 
     # -- records ------------------------------------------------------------------------

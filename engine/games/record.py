@@ -35,6 +35,7 @@ from doublet.formats.matfile import (
     money_rules,
     player_name,
     replay,
+    rolled_and_resigned,
     to_doublet_notation,
     write_mat,
 )
@@ -79,9 +80,14 @@ def _game(g: Game, names: tuple[str, str]) -> MatGame:
             out.actions.append(MatAction(n, 1, t.side, KINDS[t.action], value=t.cube))
     r = g.result
     if r is not None:
+        last = g.record[-1].side if g.record else None
+        if r.roll is not None:  # resigned with the dice rolled: the roll, with no play (as
+            side, d1, d2 = r.roll  # gnubg writes it; it reads no winner from a Wins alone)
+            out.actions.append(MatAction(n, 1, side, "move", (max(d1, d2), min(d1, d2)), ""))
+            last = side
         # gnubg writes the winner's Wins beside the loser's last entry when that is in the
         # left column and the winner's is the right one; else on a line of its own.
-        beside = r.winner == 1 and bool(g.record) and g.record[-1].side == 0
+        beside = r.winner == 1 and last == 0
         out.actions.append(MatAction(n, 1 if beside else 0, r.winner, "wins", value=r.value))
     return out
 
@@ -143,8 +149,13 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
         rules = Rules(True, match.length, rg.score, rg.crawford, jacoby, beavers)
         g = Game.new(STANDARD, seed, len(played), starter=first, rules=rules)
         g.dice = None  # the file's dice, not drawn ones
-        for a in mg.actions:
+        for i, a in enumerate(mg.actions):
             try:
+                if rolled_and_resigned(mg.actions, i):  # the dice, then the Wins
+                    if g.turn != a.player:
+                        raise GameError("it rolls out of turn")
+                    g.dice = a.dice  # type: ignore[assignment]
+                    continue
                 _take(g, a)
             except DoubletError as e:  # the rules of doublet.games refuse what replay took
                 at = f"move {a.number}" if a.number else "its Wins line"
