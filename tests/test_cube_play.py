@@ -63,6 +63,12 @@ def test_why_no_double_names_what_holds_for_the_whole_game_first() -> None:
     assert g.phase == "move"
     assert g.why_no_double() == "the Crawford game: nobody may double"
     g = Game.new("standard", seed=3, rules=Rules(cube=True))
+    # Found by a review (session 43): at a game's first roll the reason said the dice
+    # were rolled, as if a double had been missed; none may come before that roll.
+    assert g.why_no_double() == ("nobody doubles before a game's first roll, which is "
+                                 "played as thrown")  # fmt: skip
+    g.play(engine_play(g, 0))
+    g.roll()
     assert g.why_no_double() == "the dice are rolled: a double comes before the roll"
     g.cube, g.owner = 2, 1 - g.turn
     assert g.why_no_double() == "the opponent owns the cube"

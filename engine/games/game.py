@@ -437,6 +437,8 @@ class Game:
             return "the opponent owns the cube"
         if self.cube_dead():
             return "the cube is dead: winning this game at its value already wins the match"
+        if self.phase == "move" and not self.record:
+            return "nobody doubles before a game's first roll, which is played as thrown"
         return "the dice are rolled: a double comes before the roll"
 
     def position(self) -> Position:
