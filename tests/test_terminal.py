@@ -357,8 +357,8 @@ def test_piped_input_plays_and_its_end_saves(env: dict[str, str], tmp_path: Path
         (
             ["--variant", "acey-deucey", "--export", "x.mat"],
             None,
-            "the .mat format is for standard backgammon; Acey-Deucey games are exported as "
-            "Doublet's text record (--export FILE.txt)",
+            "the .mat and .sgf match files are for standard backgammon; Acey-Deucey games "
+            "are exported as Doublet's text record (--export FILE.txt)",
         ),
     ],
 )
@@ -627,6 +627,26 @@ def resumed_at(tmp_path: Path, env: dict[str, str], pid: str,
     save = tmp_path / "game.json"
     saved_at(save, pid, turn)
     return save, Terminal(["--resume", "--save", str(save)], env)
+
+
+def test_an_export_to_sgf_is_gnu_backgammons_sgf(env: dict[str, str], tmp_path: Path) -> None:
+    """Found by a review (session 43): --export game.sgf wrote Doublet's text record under
+    that name, which gnubg cannot load. A .sgf name gets the match as gnubg's SGF (the
+    game resigned at its first roll: the roll and the result)."""
+    from doublet.formats.matfile import read_match
+
+    sgf = tmp_path / "game.sgf"
+    t = Terminal(["--games", "1", "--seed", "2", "--ply", "0", "--first", "you",
+                  "--export", str(sgf)], env)  # fmt: skip
+    t.expect(STANDARD_TURN)
+    t.type("resign")
+    t.expect(r"Resign a single game \(1 point\)\? Type yes to confirm: ")
+    t.type("yes")
+    t.expect(r"The match file, 1 game\(s\), is in ")
+    text = sgf.read_text()
+    assert text.startswith("(;FF[4]GM[6]") and "RE[B+1R]" in text and ";PL[W]DI[" in text
+    _, replayed = read_match(text)
+    assert [(r.winner, r.points, r.resigned) for r in replayed] == [(1, 1, True)]
 
 
 def test_a_match_to_3_with_a_double_a_resignation_and_the_crawford_game(

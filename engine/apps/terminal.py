@@ -57,9 +57,10 @@ process ends, even by kill -9): a second ``doublet play`` on the same save is re
 A finished series deletes a save file that this session resumed from or wrote. Piped
 input is echoed after each prompt, so that the output reads like a terminal session.
 ``--export FILE.mat`` (re)writes the whole match or session as a .mat match file after
-every game (doublet.games.record; GNU Backgammon and eXtreme Gammon import it); another
-name gets each game's text record. The save keeps the name: ``--resume`` goes on writing
-it (``--resume --export OTHER`` moves it).
+every game (doublet.games.record; GNU Backgammon and eXtreme Gammon import it), and
+``FILE.sgf`` as GNU Backgammon's SGF; another name gets each game's text record. The
+save keeps the name: ``--resume`` goes on writing it (``--resume --export OTHER`` moves
+it).
 
 Engine depth, measured on this project's 2-core machine with a training run on the other
 core: standard backgammon searches at 2 ply by default (0.13 s a move on average, 1.1 s
@@ -110,7 +111,7 @@ from doublet.games.opponent import (
     engine_play,
     resignation,
 )
-from doublet.games.record import MAT_IS_STANDARD, to_mat
+from doublet.games.record import MAT_IS_STANDARD, MATCH_FILES
 from doublet.search.analysis import cube_document, diagram, play_equities, searcher
 from doublet.search.choice import (
     ACEY_DEUCEY_MAX_PLY,
@@ -154,7 +155,8 @@ Commands:
                                 you are asked to confirm, and Doublet accepts only when
                                 that is worth at least as much to it as playing on
   export FILE                   write the record: FILE.mat the match file (gnubg and
-                                eXtreme Gammon import it), any other name this game's text
+                                eXtreme Gammon import it), FILE.sgf as gnubg's SGF,
+                                any other name this game's text
   help                          this text
   quit                          save the game and leave (doublet play --resume goes on)
 After your play, Enter confirms it and undo takes it back; another play, or resign,
@@ -691,15 +693,16 @@ class Session:
 
     def export(self, name: str) -> None:
         if not name:
-            self.say("export needs a file name: export FILE (FILE.mat: the match file)")
+            self.say("export needs a file name: export FILE (FILE.mat or FILE.sgf: the match "
+                     "file)")  # fmt: skip
             return
         path = Path(name).expanduser()
         if (why := _missing_folder(path)) is not None:  # as --export
             self.say(f"Cannot write {name}: {why}")
             return
         try:
-            if path.suffix.lower() == ".mat":
-                self.write_mat(path)
+            if path.suffix.lower() in MATCH_FILES:
+                self.write_match(path)
                 self.say(f"The match file of this {self.series.describe()} is in {name}.")
                 return
             path.write_text(self.game.export(RECORD_NAMES), encoding="utf-8")
@@ -711,9 +714,9 @@ class Session:
             return
         self.say(f"The record of this game ({len(self.game.record)} turns) is in {name}.")
 
-    def write_mat(self, path: Path) -> None:
-        """The series so far as a .mat file, written atomically."""
-        text = to_mat(self.series, RECORD_NAMES)
+    def write_match(self, path: Path) -> None:
+        """The series so far as a match file (.mat or .sgf, by the name), written atomically."""
+        text = MATCH_FILES[path.suffix.lower()](self.series, RECORD_NAMES)
         with atomic_open(path, "w") as f:
             f.write(text)
 
@@ -728,8 +731,8 @@ class Session:
         self.say(f"Score: {NAMES[PERSON]} {s.score[PERSON]}, {NAMES[ENGINE]} {s.score[ENGINE]}.")
         if self.export_path is not None:
             try:
-                if self.export_path.suffix.lower() == ".mat":
-                    self.write_mat(self.export_path)
+                if self.export_path.suffix.lower() in MATCH_FILES:
+                    self.write_match(self.export_path)
                     what = f"The match file, {len(s.history) + 1} game(s), is in"
                 else:
                     with open(self.export_path, "a", encoding="utf-8") as f:
@@ -879,7 +882,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         default=None,
         help="after each game, write the record to FILE: FILE.mat the whole match or session "
-        "as a .mat match file (gnubg and eXtreme Gammon import it); another name gets each "
+        "as a .mat match file (gnubg and eXtreme Gammon import it), FILE.sgf as gnubg's SGF; "
+        "another name gets each "
         "game's text record added (kept with the saved game: --resume goes on writing it)",
     )
     p.set_defaults(func=cmd_play)
@@ -997,7 +1001,8 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
     export_path = Path(series.export) if series.export else None
     if export_path is not None:  # checked now, written when a game ends
         why = _missing_folder(export_path) or file_path_error(export_path)
-        if why is None and export_path.suffix.lower() == ".mat" and series.variant != STANDARD:
+        if (why is None and export_path.suffix.lower() in MATCH_FILES
+                and series.variant != STANDARD):  # fmt: skip
             why = f"{MAT_IS_STANDARD} (--export FILE.txt)"
         if why is not None:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")

@@ -38,6 +38,7 @@ from doublet.formats.matfile import (
     rolled_and_resigned,
     to_doublet_notation,
     write_mat,
+    write_sgf,
 )
 from doublet.formats.notation import parse_play
 from doublet.games.game import Game, Rules, Series, Turn
@@ -92,9 +93,9 @@ def _game(g: Game, names: tuple[str, str]) -> MatGame:
     return out
 
 
-# Why an Acey-Deucey series has no .mat file (doublet play's export command and --export).
+# Why an Acey-Deucey series has no match file (doublet play's export command and --export).
 MAT_IS_STANDARD = (
-    "the .mat format is for standard backgammon; Acey-Deucey games are "
+    "the .mat and .sgf match files are for standard backgammon; Acey-Deucey games are "
     "exported as Doublet's text record"
 )
 
@@ -130,6 +131,16 @@ def to_mat(series: Series, names: tuple[str, str] = ("person", "Doublet"),
            date: datetime.date | None = None) -> str:  # fmt: skip
     """The series as .mat text."""
     return write_mat(to_match(series, names, date))
+
+
+def to_sgf(series: Series, names: tuple[str, str] = ("person", "Doublet"),
+           date: datetime.date | None = None) -> str:  # fmt: skip
+    """The series as GNU Backgammon's SGF."""
+    return write_sgf(to_match(series, names, date))
+
+
+# The match files a played series is written as, by the file name's suffix.
+MATCH_FILES = {".mat": to_mat, ".sgf": to_sgf}
 
 
 def from_match(match: MatMatch, seed: int = 0) -> Series:
@@ -199,4 +210,5 @@ def _take(g: Game, a: MatAction) -> None:
         g.resign(loser, min(kind, 3))
 
 
-__all__ = ["MAT_IS_STANDARD", "from_match", "mat_play", "to_mat", "to_match"]
+__all__ = ["MATCH_FILES", "MAT_IS_STANDARD", "from_match", "mat_play", "to_mat", "to_match",
+           "to_sgf"]  # fmt: skip
