@@ -228,6 +228,35 @@ def test_a_wrong_pass_loses_the_difference_of_take_and_pass() -> None:
     assert doc["result"]["passed"]
 
 
+def test_a_beaver_of_a_double_to_pass_loses_twice_the_takes_stake() -> None:
+    """Found by a review (session 43): a beaver was judged as a take, so beavering a
+    double that should be passed lost DT - DP (0.037) where it doubles the stake again
+    (2 DT - DP, about 1.07). A beaver is worth 2 DT to the doubler; where DT < 0 it is the
+    best answer and loses nothing."""
+    pid = "7bYFABhsezcAAA"  # money, gnubg 2 ply: double, pass
+    cube = cube_document(Position.from_id(pid), CubeState.money(beavers=True), 0)
+    eq = cube["equities"]
+    assert cube["action"].startswith("Double, pass") and eq["double_take"] > eq["double_pass"]
+    board, _, _ = parse_position(pid, B.STANDARD)
+    g = Game(B.STANDARD, 5, 0, np.array(board, np.int8), 0, None, None,
+             rules=Rules(cube=True, beavers=True))  # fmt: skip
+    g.double()
+    g.beaver()
+    _, beaver = review_game(g, 0)["turns"][:2]
+    assert beaver["kind"] == "beaver" and beaver["side"] == 1
+    loss = round(2 * eq["double_take"] - eq["double_pass"], 6)
+    assert loss > 1.0 and beaver["loss"] == loss and beaver["verdict"] == words(loss)
+    from doublet.games.review import cube_loss
+
+    def doc(dt: float) -> dict[str, Any]:
+        return {"double": True, "equities": {"no_double": 0.5, "double_take": dt,
+                                             "double_pass": 1.0}}  # fmt: skip
+
+    assert cube_loss(doc(-0.2), "beaver") is None  # the best answer: the doubler is behind
+    assert cube_loss(doc(0.3), "beaver") == pytest.approx(0.3)  # against the take
+    assert cube_loss(doc(0.3), "take") is None and cube_loss(doc(1.2), "take") == pytest.approx(0.2)
+
+
 def test_a_wrong_double_then_the_cube_owned_by_the_taker() -> None:
     pid = "0NvgAAthZ/AJEA"  # gnubg 2-ply: no double, take
     assert gnubg_row(pid)["gnubg2"]["action"] == "No double, take"

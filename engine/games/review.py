@@ -11,7 +11,10 @@ double (not before a game's first roll, nor with a dead cube: the decisions GNU
 Backgammon counts), the cube decision is judged by the cube decision at `ply`
 (doublet.search.analysis.cube_document): not doubling when the proper action is a double
 loses min(DT, DP) - ND; doubling when it is not loses ND - min(DT, DP); a wrong take or
-pass loses |DP - DT| (the error of the refdata's README); a beaver counts as a take.
+pass loses |DP - DT| (the error of the refdata's README). A beaver (money play) doubles
+the cube again, the beaverer's: it is worth 2 DT to the doubler and loses
+2 DT - min(DT, DP) where that is positive (a beaver of a double that should be passed
+costs twice the take's stake); a take where a beaver was better is not counted.
 
 Per player: unforced moves, checker errors (total, and mean per unforced move in mEMG:
 GNU Backgammon's error rate), cube decisions (every turn with access to a live cube, and
@@ -300,6 +303,9 @@ def cube_loss(doc: dict[str, Any], action: str) -> float | None:
         return float(loss) if not doc["double"] and loss > 0 else None
     if action not in ("take", "beaver", "pass"):
         raise ValueError(f"not a cube action: {action!r}")
+    if action == "beaver":  # the cube doubled again, the beaverer's: 2 DT for the doubler
+        loss = 2 * dt - min(dt, dp)  # against the better of take and pass
+        return float(loss) if loss > 0 else None
     should_take = dt <= dp
     took = action != "pass"
     return float(abs(dp - dt)) if took != should_take else None
@@ -551,15 +557,15 @@ def _cube_actions(match: MatMatch, rules: tuple[bool, bool], g: ReplayedGame,
         answer = actions[i + 1] if i + 1 < len(actions) else None
         if answer is None or answer.kind not in ("take", "drop", "beaver"):
             continue
-        took = answer.kind != "drop"
-        loss = cube_loss(doc, "take" if took else "pass")
+        said = {"take": "take", "drop": "pass", "beaver": "beaver"}[answer.kind]
+        loss = cube_loss(doc, said)
         stats[answer.player].add_cube(loss, actual=True)
         if loss is not None:
             stats[answer.player].errors.append({"game": g.number, "move": answer.number,
                                                 "player": answer.player,
                                                 "position_id": position_id(board),
                                                 "xgid": state.xgid(board),
-                                                "kind": "wrong take" if took else "wrong pass",
+                                                "kind": f"wrong {said}",
                                                 "loss": round(loss, 6),
                                                 "proper": doc["action"]})  # fmt: skip
 
