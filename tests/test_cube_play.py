@@ -260,6 +260,25 @@ def test_the_engine_beavers_a_double_it_is_favourite_in() -> None:
     assert engine_answer(g, 1) == "beaver"
 
 
+def test_no_beaver_past_the_highest_cube() -> None:
+    """Found by a review (session 43): a double to 32768 could be beavered to 65536, past
+    the highest cube, and the save then did not load. No beaver is offered there, the
+    engine takes instead, and Game.beaver refuses it."""
+    board, _, _ = parse_position(TOO_GOOD, B.STANDARD)
+    g = Game(B.STANDARD, 5, 0, B.flip(np.array(board, np.int8)), 1, None, None,
+             rules=Rules(cube=True, beavers=True))  # fmt: skip
+    g.cube, g.owner = 8192, 1
+    g.double()
+    assert g.may_beaver() and engine_answer(g, 1) == "beaver"  # 32768: the highest
+    g = Game(B.STANDARD, 5, 0, B.flip(np.array(board, np.int8)), 1, None, None,
+             rules=Rules(cube=True, beavers=True))  # fmt: skip
+    g.cube, g.owner = 16384, 1
+    g.double()
+    assert not g.may_beaver() and engine_answer(g, 1) == "take"
+    with pytest.raises(GameError, match=r"past its highest \(32768\): take or pass"):
+        g.beaver()
+
+
 def test_the_engine_refuses_a_single_game_when_it_is_on_for_a_gammon() -> None:
     g = at(TOO_GOOD, turn=1)  # side 1, the engine, is too good; side 0 resigns
     single = resignation(g, 0, 1, 1)

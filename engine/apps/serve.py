@@ -473,7 +473,7 @@ def state(gid: str, s: Series) -> dict[str, Any]:
             "offered_by": SIDES[g.turn] if g.phase == "answer" else None,
             "may_double": mine and g.may_double(),
             "why_no_double": _why_no_double(g),
-            "may_beaver": g.phase == "answer" and not mine and r.beavers and not r.length,
+            "may_beaver": not mine and g.may_beaver(),
             "dead_note": DEAD_CUBE_NOTE if g.dead_for(YOU) else "",
         },
         "board": board_view(g.board_for(YOU)),

@@ -449,12 +449,14 @@ class Session:
         g = self.game
         self.show(g.board_for(PERSON))
         value = 2 * g.cube
-        beaver = ", beaver" if g.rules.beavers and not g.rules.length else ""
+        beaver = ", beaver" if g.may_beaver() else ""
         while True:
             line = self.ask(f"Doublet {self.verb()}s to {value}. Take or pass{beaver}? ")
             answer = ANSWERS.get(line.lower())
             if answer == "beaver" and not beaver:
-                self.say("Beavers are not allowed in this game: take or pass.")
+                self.say("Beavers are not allowed in this game: take or pass." if not
+                         g.rules.beavers or g.rules.length else "A beaver would take the "
+                         "cube past its highest: take or pass.")  # fmt: skip
                 continue
             if answer == "take":
                 g.take()

@@ -546,12 +546,21 @@ class Game:
         self._check_phase("answer", side, 1 - self.turn)
         if not self.rules.beavers or self.rules.length:
             raise GameError("beavers are not allowed in this game")
+        if not self.may_beaver():
+            raise GameError(f"a beaver would take the cube past its highest ({MAX_CUBE}): "
+                            "take or pass")  # fmt: skip
         self.cube *= 4
         self.owner = 1 - self.turn
         self.offered = False
         turn = self._cube_turn(1 - self.turn, "beaver", self.cube)
         self.dice = self._draw()
         return turn
+
+    def may_beaver(self) -> bool:
+        """Whether the side answering a double may beaver it: money play with beavers,
+        and four times the cube no higher than the highest (MAX_CUBE)."""
+        return (self.phase == "answer" and self.rules.beavers and not self.rules.length
+                and 4 * self.cube <= MAX_CUBE)  # fmt: skip
 
     @_whole
     def drop(self, side: int | None = None) -> Result:

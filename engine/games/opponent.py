@@ -108,7 +108,7 @@ def engine_answer(game: Game, ply: int = 0, model: Any = None, noise: float = 0.
     _, take, words = _noisy(a.decision, noise, rng)
     if not take:
         return "pass"
-    return "beaver" if words.endswith("beaver") and game.rules.beavers else "take"
+    return "beaver" if words.endswith("beaver") and game.may_beaver() else "take"
 
 
 def engine_step(game: Game, ply: int = 0, model: Any = None,
