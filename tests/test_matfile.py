@@ -681,3 +681,56 @@ def test_an_empty_players_name_is_named_by_its_place() -> None:
     sgf = (DATA / "matches" / "match01.sgf").read_text().replace("PW[gnubg]", "PW[]")
     match, _ = read_match(sgf)
     assert match.names == ("player 1", "root")
+
+
+def test_what_a_review_found_in_real_and_damaged_files() -> None:
+    """A review of doublet review (session 43), each fixed here:
+    - "Wins 12 points and the match" (Snowie, FIBS and eXtreme Gammon end a match so) was
+      refused: it reads as the Wins it is;
+    - a move line that is no entry ("18) 51 3/0 1/0", its colon missing) was dropped
+      silently, and the game then ended by a resignation: it is refused, naming it;
+    - a long line after a game's header took minutes (76 s at 72 KB) to be refused;
+    - a double before a game's first roll was read, then left out of the statistics;
+    - a match without the Crawford rule (gnubg's SGF with no RU[Crawford]) was refused at
+      the leader's double at 1-away."""
+    text = (DATA / "matches" / "match03.mat").read_text()
+    last = [line for line in text.splitlines() if "Wins" in line][-1]
+    m, games = read_match(text.replace(last, last.rstrip() + " and the match"))
+    assert games[-1].points == read_match(text)[1][-1].points
+    text = (DATA / "matches" / "match02.mat").read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith(" 18) 51:"))
+    with pytest.raises(MatchFileError, match=r"cannot read '18\) 51 3/0 1/0': an entry is a roll"):
+        read_match(text.replace(line, " 18) 51 3/0 1/0"))
+    with pytest.raises(MatchFileError, match="cannot read '1\\) 31': an entry"):
+        read_match(GOOD.replace("  1) 31: 8/5 6/5                 52: 13/8 13/11", "  1) 31"))
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(MatchFileError, match="cannot read"):
+        read_match(" 5 point match\n Game 1\n" + "a : 1 " * 12000 + "x\n")
+    assert time.perf_counter() - started < 5
+    early = GOOD.replace("  1) 31: 8/5 6/5                 52: 13/8 13/11\n"
+                         "  2)  Doubles => 2                Drops",
+                         "  1)  Doubles => 2                Drops")  # fmt: skip
+    with pytest.raises(MatchFileError, match="nobody doubles before a game's first roll"):
+        read_match(early)
+    # match01 has the Crawford rule: a double by the leader at 1-away in the Crawford
+    # game is refused; the same file marked without the rule reads it.
+    sgf = (DATA / "matches" / "match01.sgf").read_text()
+    assert "RU[Crawford" in sgf
+    m, games = read_match(sgf.replace("RU[Crawford:CrawfordGame]", "").replace("RU[Crawford]", ""))
+    assert m.tags["Crawford"] == "Off" and not any(g.crawford for g in games)
+    assert any(g.crawford for g in read_match(sgf)[1])
+
+
+def test_a_match_file_that_is_not_utf8_is_read() -> None:
+    """Older programs wrote Windows-1252 (a player's accented name), some UTF-16: both
+    read (doublet review said "not UTF-8"); a binary file is said to be one."""
+    from doublet.formats.matfile import decode_match_file
+
+    text = GOOD.replace('"a"', '"José"').replace(" a : 0", " José : 0")
+    assert read_match(decode_match_file(text.encode("cp1252")))[0].names[0] == "José"
+    assert decode_match_file(text.encode("utf-16")) == text
+    assert decode_match_file(text.encode("utf-8")) == text
+    with pytest.raises(MatchFileError, match="NUL bytes"):
+        decode_match_file(b"\x00\x01\xff\xfe binary")

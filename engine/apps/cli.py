@@ -36,7 +36,7 @@ from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cac
 from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
-from doublet.formats.matfile import read_match
+from doublet.formats.matfile import decode_match_file, read_match
 from doublet.formats.position import Position
 from doublet.games.review import review
 from doublet.nn.eval import default_model, model_for
@@ -640,11 +640,13 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     if not 0 <= args.ply <= 2:
         raise DoubletError(f"--ply must be 0..2, got {args.ply}")
     try:
-        text = open(args.file, encoding="utf-8").read()  # noqa: SIM115
+        data = Path(args.file).read_bytes()
     except OSError as e:
         raise DoubletError(f"cannot read {args.file!r}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise DoubletError(f"{args.file!r} is not a text match file (not UTF-8)") from None
+    try:
+        text = decode_match_file(data)
+    except DoubletError as e:
+        raise DoubletError(f"{args.file!r}: {e}") from None
     match, games = read_match(text, unfinished=True, need_game=True)
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")

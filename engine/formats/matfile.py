@@ -64,9 +64,13 @@ from doublet.formats.position import Position
 _TAG = re.compile(r';\s*\[([^"\]]+?)\s+"(.*)"\]\s*$')
 _LENGTH = re.compile(r"\s*(\d+)\s+point match\s*$", re.I)
 _GAME = re.compile(r"\s*Game\s+(\d+)\s*$", re.I)
-_SCORE = re.compile(r"\s*(.+?)\s*:\s*(\d+)\s+(.+?)\s*:\s*(\d+)\s*$")
+# A name holds no colon (the score's separator; doublet's writer refuses one): [^:] keeps
+# the match linear, where (.+?) took minutes on a long line of colons.
+_SCORE = re.compile(r"\s*([^:]+?)\s*:\s*(\d+)\s+([^:]+?)\s*:\s*(\d+)\s*$")
 _NUMBERED = re.compile(r"\s*(\d+)\)(.*)$")
-_WINS = re.compile(r"\s*Wins\s+(\d+)\s+points?\s*$", re.I)
+# "Wins 3 points", and as Snowie, FIBS and eXtreme Gammon end a match's last game, "Wins 3
+# points and the match".
+_WINS = re.compile(r"\s*Wins\s+(\d+)\s+points?(?:\s+and\s+the\s+match)?\s*$", re.I)
 # The start of a column's entry: a roll, or a cube word, or Wins.
 _ENTRY = re.compile(r"(\d\d:|Doubles\b|Takes\b|Drops\b|Beavers\b|Wins\b)", re.I)
 RIGHT_COLUMN = 28  # a column entry starting at or after this offset (after "NN) ") is player 1's
@@ -194,7 +198,14 @@ def parse_mat(text: str) -> MatMatch:
         m = _NUMBERED.fullmatch(line)
         if m:
             number, rest = int(m.group(1)), m.group(2)
-            for start, player in _columns(rest):
+            columns = _columns(rest)
+            if rest.strip() and (not columns or rest[: columns[0][0]].strip()):
+                # text that is no entry ("51 3/0 1/0" without its colon, "31" cut short):
+                # refused, not dropped (the game would then end by a resignation)
+                raise MatchFileError(f"game {g.number}, line {k}: cannot read "
+                                     f"{clipped(line.strip())}: an entry is a roll ('51: "
+                                     "3/off 1/off'), a cube action or a Wins")  # fmt: skip
+            for start, player in columns:
                 end = _column_end(rest, start)
                 g.actions.append(_entry(g.number, number, player, rest[start:end], g.names))
             continue
@@ -297,6 +308,13 @@ def money_rules(match: MatMatch) -> tuple[bool, bool]:
     return on["Jacoby"], on["Beaver"] or beaver_played
 
 
+def crawford_rule(match: MatMatch) -> bool:
+    """Whether the match is played with the Crawford rule: every match is unless its
+    "Crawford" tag says "Off" (gnubg's SGF of a match without it has no RU[Crawford]; its
+    .mat says nothing, and reads as a match with the rule, as gnubg reads it)."""
+    return bool(match.length) and match.tags.get("Crawford", "On").strip().lower() != "off"
+
+
 # The header tag that names the player who threw first with two dice in game 1, with no
 # opening throw ("Player 1" or "Player 2"; doublet play --first, Series.starter).
 FIRST_THROW = "First throw"
@@ -352,7 +370,8 @@ def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
             raise MatchFileError(f"{said}, but a {n}-point match is over once a player has "
                                  f"{n} points")  # fmt: skip
         score = list(g.score)
-        crawford = bool(match.length) and not crawford_played and _crawford(match.length, score)
+        crawford = (crawford_rule(match) and not crawford_played
+                    and _crawford(match.length, score))  # fmt: skip
         crawford_played = crawford_played or crawford
         last = unfinished and k == len(match.games) - 1
         out.append(_replay_game(g, crawford, jacoby, last, beavers=not match.length,
@@ -441,6 +460,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         elif a.kind == "double":
             if crawford:
                 raise MatchFileError(f"{where}: nobody may double in the Crawford game")
+            if mover is None:  # no roll yet: the opening throw comes first
+                raise MatchFileError(f"{where}: nobody doubles before a game's first roll")
             if offered is not None or owner == 1 - a.player:
                 raise MatchFileError(f"{where}: this player may not double now")
             if a.value != 2 * cube:
@@ -800,6 +821,8 @@ def _sgf_root_tags(root: SgfNode, tags: dict[str, str], length: int) -> None:
     rules = root.get("RU", [""])[0].split(":")
     if "Jacoby" in rules and not length:
         tags.setdefault("Jacoby", "On")
+    if length and "Crawford" not in rules:  # gnubg writes it in each game of a match with it
+        tags.setdefault("Crawford", "Off")
 
 
 def _sgf_actions(number: int, nodes: list[SgfNode],
@@ -892,7 +915,7 @@ def write_sgf(match: MatMatch) -> str:
                 f"PW[{_sgf_escape(g.names[0])}]PB[{_sgf_escape(g.names[1])}]"]  # fmt: skip
         if k == 0:
             root.append(_sgf_tags(match.tags, match.length))
-        rules = ["Crawford"] * bool(match.length) + ["CrawfordGame"] * r.crawford
+        rules = ["Crawford"] * crawford_rule(match) + ["CrawfordGame"] * r.crawford
         if not match.length and match.tags.get("Jacoby", "").strip().lower() == "on":
             rules.append("Jacoby")
         if rules:
@@ -965,6 +988,29 @@ def _sgf_move(a: MatAction, mv: ReplayedMove) -> str:
     return text + "".join(_sgf_letter(s, a.player) + _sgf_letter(d, a.player) for s, d in steps)
 
 
+def decode_match_file(data: bytes) -> str:
+    """A match file's bytes as text: UTF-16 where it starts with its byte-order mark, else
+    UTF-8, else (older programs' exports, Jellyfish's and Snowie's, a player's accented
+    name) Windows-1252, or Latin-1 where that has no character for a byte. MatchFileError
+    for a binary file (NUL bytes outside UTF-16)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise MatchFileError("not a text match file: it starts as UTF-16 and is not "
+                                 "UTF-16 past that") from None  # fmt: skip
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if b"\0" in data:
+        raise MatchFileError("not a text match file: it holds NUL bytes (a binary file?)")
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def read_match(text: str, unfinished: bool = False,
                need_game: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:  # fmt: skip
     """A .mat or a gnubg .sgf file's text (told apart by its first characters, after a
@@ -989,6 +1035,7 @@ __all__ = [
     "MatMatch",
     "ReplayedGame",
     "ReplayedMove",
+    "decode_match_file",
     "parse_mat",
     "parse_sgf",
     "player_name",
