@@ -348,3 +348,30 @@ def test_the_match_review_is_unchanged(path: Path) -> None:
         assert same(e, old), (e, old)
     assert len(doc["errors"]) == len(saved["errors"])
     assert not same(1.0, 1.00002) and same({"a": [1.0, "x"]}, {"a": [1.000001, "x"]})
+
+
+def test_a_play_cut_by_the_search_is_judged_at_the_searchs_depth() -> None:
+    """Found by a review (session 43): at --ply 2 a play the search's filter had kept at
+    0 ply was judged by its 0-ply equity against the best play's 2-ply one (8 of match00's
+    61 plays, half its checker error). gnubg values the play made at the analysis' depth;
+    so does the review now: its equity is the one a search keeping every play at 2 ply
+    gives it."""
+    from doublet.games.review import judge_play
+    from doublet.search.analysis import play_equities, searcher
+    from doublet.search.searcher import Limits
+
+    board, _, meta = parse_position("XGID=-BAB--BAA----A-abc-ccbBaBA:1:1:1:11:0:0:0:5:10")
+    state = CubeState.from_meta(meta)
+    pos = Position(np.array(board, np.int8))
+    j = judge_play(pos, (1, 1), "bar/24 8/7 6/4", state, ply=2, cubeful=True)
+    shallow = next(r for r in j.analysis["plays"] if r["play"] == j.played["play"])
+    assert shallow["ply"] == 0 and j.played["ply"] == 2
+    s = searcher(None, B.STANDARD)
+    wide = Limits(ply=2, root_keep=1000, root_width=1e9, screen_keep=1000, screen_width=1e9)
+    boards, again, probs, _ = s.analyse(pos.board, 1, 1, wide)
+    eq, _ = play_equities(s, boards, again, probs, state)
+    made = pos.play("bar/24 8/7 6/4", 1, 1)
+    i = next(k for k in range(len(boards)) if np.array_equal(boards[k], made.board))
+    assert j.played["equity"] == pytest.approx(eq[i], abs=1e-6)
+    assert j.loss == pytest.approx(j.analysis["plays"][0]["equity"] - eq[i], abs=1e-6)
+    assert j.loss < float(shallow["loss"])  # 0.185 against 0.281 at 0 ply

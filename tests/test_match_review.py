@@ -33,7 +33,7 @@ def match01() -> tuple:
 def test_an_interrupted_review_continues_from_its_cache(tmp_path: Path, match01: tuple) -> None:
     match, games = match01
     first = review(match, games[:2], ply=0, cache=tmp_path)
-    files = list(tmp_path.glob("review-*-standard-0ply-*.jsonl"))
+    files = list(tmp_path.glob("review2-*-standard-0ply-*.jsonl"))
     assert len(files) == 1
     lines = files[0].read_text().splitlines()
     # A kill in the middle of writing leaves half a line: it is skipped, the rest read.
@@ -185,11 +185,18 @@ def test_a_damaged_cache_is_computed_again(tmp_path: Path, match01: tuple) -> No
     computes their answers again: the same review as without a cache."""
     match, games = match01
     first = review(match, games[:1], ply=0, cache=tmp_path)
-    (f,) = tmp_path.glob("review-*.jsonl")
+    (f,) = tmp_path.glob("review2-*.jsonl")
     lines = f.read_bytes().splitlines(keepends=True)
     key = json.loads(lines[0])[0]
     bad = [b"\xff\xfe[1, 2]\n", json.dumps([key, {"bogus": 1}]).encode() + b"\n",
            b"[[1], 2]\n", json.dumps([key, None]).encode() + b"\n"]  # fmt: skip
+    # Found by a review (session 43): a roll's plays edited into other valid JSON (cut to
+    # one: the play then counted as forced) was taken; its check no longer matches.
+    k = next(i for i, ln in enumerate(lines) if json.loads(ln)[0].startswith('["roll", '))
+    rkey, value, check = json.loads(lines[k])
+    value["plays"] = value["plays"][:1]
+    bad.append(json.dumps([rkey, value, check]).encode() + b"\n")
+    lines = [ln for i, ln in enumerate(lines) if i != k]
     f.write_bytes(b"".join(bad) + b"".join(lines[1:]))
     a = Analyst(0, cache=tmp_path)
     assert a.skipped == len(bad) and len(a.memo) == len(lines) - 1
@@ -217,7 +224,7 @@ def test_damaged_cache_lines_are_said_and_only_then(tmp_path: Path) -> None:
 
     r = run()
     assert r.returncode == 0 and "damaged" not in r.stderr, r.stderr
-    f = sorted(cache.glob("review-*.jsonl"))[0]  # one file a worker
+    f = sorted(cache.glob("review2-*.jsonl"))[0]  # one file a worker
     f.write_bytes(b"[1, 2]\n" + f.read_bytes() + b'["cube", 0, ')  # one bad, one cut short
     for workers in ("1", "2"):
         r = run("--workers", workers)

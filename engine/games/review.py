@@ -5,10 +5,12 @@ are judged by the same functions, one decision at a time (``judge_play``,
 ``cube_loss``), and counted by the same PlayerStats.
 
 For each play with more than one legal play, the play's loss is the equity of the best
-play minus that of the play made, both at `ply`, money-equivalent at the score and cube
-(the units GNU Backgammon calls EMG). For each turn at which the player on roll could
-double (not before a game's first roll, nor with a dead cube: the decisions GNU
-Backgammon counts), the cube decision is judged by the cube decision at `ply`
+play minus that of the play made, both at `ply` (a play the search's filter cut earlier
+is valued at that depth for it, as GNU Backgammon values the play made),
+money-equivalent at the score and cube (the units GNU Backgammon calls EMG). For each
+turn at which the player on roll could double (not before a game's first roll, nor with
+a dead cube: the decisions GNU Backgammon counts), the cube decision is judged by the
+cube decision at `ply`
 (doublet.search.analysis.cube_document): not doubling when the proper action is a double
 loses min(DT, DP) - ND; doubling when it is not loses ND - min(DT, DP); a wrong take or
 pass loses |DP - DT| (the error of the refdata's README). A beaver (money play) doubles
@@ -87,10 +89,19 @@ from doublet.formats.ids import parse_position, position_id
 from doublet.formats.matfile import MatMatch, ReplayedGame, money_rules
 from doublet.formats.position import Position
 from doublet.games.game import Game
-from doublet.nn.eval import Model, default_model, digest
+from doublet.nn.eval import Model, default_model, digest, equity
 from doublet.rules import onesided
-from doublet.search.analysis import analyse_roll, cube_document, luck
+from doublet.search.analysis import (
+    PROB_NAMES,
+    analyse_roll,
+    cube_document,
+    luck,
+    play_equities,
+    searcher,
+)
 from doublet.search.choice import engine_depth
+from doublet.search.cubeful import flip_probs
+from doublet.search.searcher import Limits
 
 # GNU Backgammon 1.07's skill thresholds (EMG): doubtful, bad, very bad.
 VERDICTS = ((0.16, "very bad"), (0.08, "bad"), (0.04, "doubtful"))
@@ -150,7 +161,9 @@ class Analyst:
         self.file: Any = None
         self.cache = None if cache is None else Path(cache)
         if self.cache is not None:
-            stem = f"review-{model_fingerprint(model, variant)}-{VARIANT_NAMES[variant]}-{ply}ply"
+            # review2: lines carry a check (_check); review- files of earlier versions,
+            # without it, are not read
+            stem = f"review2-{model_fingerprint(model, variant)}-{VARIANT_NAMES[variant]}-{ply}ply"
             self.cache.mkdir(parents=True, exist_ok=True)
             for f in sorted(self.cache.glob(f"{stem}-*.jsonl")):
                 self._read(f)
@@ -163,8 +176,8 @@ class Analyst:
         with open(f, "rb") as fh:
             for raw in fh:
                 try:
-                    key, value = json.loads(raw.decode("utf-8"))
-                    usable = _usable(key, value)
+                    key, value, check = json.loads(raw.decode("utf-8"))
+                    usable = check == _check(key, value) and _usable(key, value)
                 except (ValueError, TypeError):  # UnicodeDecodeError is a ValueError
                     usable = False
                 if usable:
@@ -193,7 +206,8 @@ class Analyst:
                 self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
                 if cut:
                     self.file.write("\n")
-            self.file.write(json.dumps([key, value], separators=(",", ":")) + "\n")
+            self.file.write(json.dumps([key, value, _check(key, value)],
+                                       separators=(",", ":")) + "\n")  # fmt: skip
             self.file.flush()
         return value
 
@@ -213,6 +227,16 @@ class Analyst:
         return dict(self._get(key, lambda: analyse_roll(pos, *dice, ply=depth, model=self.model,
                                                         state=state, cubeful=cubeful)))  # fmt: skip
 
+    def deeper(self, pos: Position, made: Any, row: dict[str, Any], ply: int,
+               state: CubeState, cubeful: bool) -> dict[str, Any]:  # fmt: skip
+        """The row of the play `made` (a Play of pos) valued at `ply` as the roll's search
+        values the plays it keeps that deep (the position after it seen by the side to
+        roll next, at `ply`; the roll's own search cut it earlier by its filter), as GNU
+        Backgammon values the play made at the analysis' depth."""
+        key = self._key("deeper", pos, state, row["play"], ply, cubeful)
+        return dict(self._get(key, lambda: _deeper_row(pos, made, row, ply, state, cubeful,
+                                                       self.model)))  # fmt: skip
+
     def luck(self, pos: Position, dice: tuple[int, int], state: CubeState,
              cubeful: bool | None) -> float | None:  # fmt: skip
         """The roll's luck (doublet.search.analysis.luck); None in Acey-Deucey."""
@@ -222,8 +246,33 @@ class Analyst:
         return float(self._get(key, lambda: luck(pos, dice, state, self.model, cubeful)))
 
 
+def _deeper_row(pos: Position, made: Any, row: dict[str, Any], ply: int, state: CubeState,
+                cubeful: bool, model: Model | None) -> dict[str, Any]:  # fmt: skip
+    """Analyst.deeper's answer (computed)."""
+    s = searcher(model, pos.variant)
+    after = np.array(made.board, dtype=np.int8)
+    if made.again:  # the mover rolls again: its own position to roll
+        probs = s.evaluate(after, Limits(ply=ply)).astype(np.float64)
+    else:
+        probs = flip_probs(s.evaluate(B.flip(after), Limits(ply=ply)))
+    eq, mwc = play_equities(s, after[None], np.array([made.again]),
+                            probs.astype(np.float32)[None], state if cubeful else None)  # fmt: skip
+    out = {
+        **row,
+        "ply": ply,
+        "equity": round(float(eq[0]), 6),
+        "probabilities": {k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs, strict=True)},
+    }
+    if "cubeless_equity" in row:
+        out["cubeless_equity"] = round(float(equity(probs.astype(np.float32))), 6)
+    if mwc is not None and "mwc" in row:
+        out["mwc"] = round(float(mwc[0]), 6)
+    return out
+
+
 # The start of a cache key (Analyst._key's JSON, its kind first) and the kind it names.
-_KEY_KINDS = {'["cube", ': "cube", '["roll", ': "roll", '["luck", ': "luck"}
+_KEY_KINDS = {'["cube", ': "cube", '["roll", ': "roll", '["luck", ': "luck",
+              '["deeper", ': "deeper"}  # fmt: skip
 
 
 def _kind(key: str) -> str | None:
@@ -231,6 +280,15 @@ def _kind(key: str) -> str | None:
     key in another form than Analyst._key's is never asked for: None)."""
     head, comma, _ = key.partition(", ")
     return _KEY_KINDS.get(head + comma)
+
+
+def _check(key: Any, value: Any) -> str:
+    """A cache line's check: the first 16 hex digits of the sha256 of its key and value
+    as written. A line edited or damaged into other valid JSON (a roll's plays cut to
+    one, which made the play forced; a row without its board, which stopped the review)
+    no longer matches it and is computed again."""
+    text = json.dumps([key, value], separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _usable(key: Any, value: Any) -> bool:
@@ -247,6 +305,8 @@ def _usable(key: Any, value: Any) -> bool:
     if kind == "roll":
         plays = value.get("plays") if isinstance(value, dict) else None
         return isinstance(plays, list) and bool(plays) and all(isinstance(r, dict) for r in plays)
+    if kind == "deeper":
+        return isinstance(value, dict) and isinstance(value.get("equity"), (int, float))
     return False
 
 
@@ -275,7 +335,8 @@ def judge_play(pos: Position, dice: tuple[int, int], play: str, state: CubeState
     judged by analyse_roll at `state` and `ply` (capped in Acey-Deucey as a game's engine
     searches: doublet.search.choice.engine_depth); `cubeful` as analyse_roll's. An
     `analyst` (its ply and model) answers from its cache."""
-    doc = (analyst or Analyst(ply, model)).roll(pos, dice, state, cubeful)
+    an = analyst or Analyst(ply, model)
+    doc = an.roll(pos, dice, state, cubeful)
     plays = doc["plays"]
     if len(plays) <= 1:
         return PlayJudgement(doc, plays[0], True, 0.0)
@@ -283,6 +344,9 @@ def judge_play(pos: Position, dice: tuple[int, int], play: str, state: CubeState
     mover, opponent = B.counts(np.array(made.board))
     board = {"mover": mover, "opponent": opponent}
     row = next(r for r in plays if r["board"] == board and r["again"] == made.again)
+    if row["ply"] < plays[0]["ply"]:  # cut by the search's filter: valued at that depth too
+        row = an.deeper(pos, made, row, plays[0]["ply"], state, doc.get("equity") == "cubeful")
+        return PlayJudgement(doc, row, False, max(0.0, float(plays[0]["equity"] - row["equity"])))
     return PlayJudgement(doc, row, False, float(row["loss"]))
 
 
@@ -491,11 +555,19 @@ def _review_task(match: MatMatch, g: ReplayedGame, args: tuple[Any, ...]
     the worker's process, so that workers never write one file together), and the cache
     lines it skipped."""
     ply, model, cache = args
-    analyst = Analyst(ply, model, B.STANDARD, cache, f"w{os.getpid()}")
-    try:
-        return _review_match_game(match, g, analyst), analyst.skipped
-    finally:
-        analyst.close()
+    key = (ply, model_fingerprint(model, B.STANDARD), None if cache is None else str(cache))
+    analyst = _WORKER_ANALYSTS.get(key)
+    fresh = analyst is None
+    if analyst is None:  # the cache files are read once a process, not once a game
+        analyst = _WORKER_ANALYSTS[key] = Analyst(ply, model, B.STANDARD, cache,
+                                                  f"w{os.getpid()}")  # fmt: skip
+    return _review_match_game(match, g, analyst), analyst.skipped if fresh else 0
+
+
+# A worker process's Analyst for each (ply, model, cache) it has reviewed games with,
+# kept for its next game: a cache of 29 MB, read again for every game, made a review
+# on two workers slower than on one. Its file is flushed after each answer.
+_WORKER_ANALYSTS: dict[tuple[int, str, str | None], Analyst] = {}
 
 
 def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> list[PlayerStats]:
