@@ -60,6 +60,7 @@ from doublet.core import board as B
 from doublet.core.errors import DoubletError, MatchFileError, clipped
 from doublet.formats.notation import single_moves
 from doublet.formats.position import Position
+from doublet.rules.movegen import legal_outcomes
 
 _TAG = re.compile(r';\s*\[([^"\]]+?)\s+"(.*)"\]\s*$')
 _LENGTH = re.compile(r"\s*(\d+)\s+point match\s*$", re.I)
@@ -342,6 +343,16 @@ def rolled_and_resigned(actions: Sequence[MatAction], i: int) -> bool:
             and (not rest or (len(rest) == 1 and rest[0].kind == "wins")))  # fmt: skip
 
 
+def has_play(board: np.ndarray, dice: tuple[int, int] | None) -> bool:
+    """Whether the side to play `board` (its view) has a legal play of `dice`: where it has
+    none, dice with no play are a dance, the play it is (rolled_and_resigned's dice not
+    played are read only where a play was there to make)."""
+    if dice is None:
+        return False
+    outs, _ = legal_outcomes(np.asarray(board, np.int8), dice[0], dice[1])
+    return not (len(outs) == 1 and np.array_equal(outs[0], board))
+
+
 def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
     cube action or score that does not fit. `unfinished`: the last game may end before
@@ -412,7 +423,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         where = _where(g.number, a.number, a.player, a.text or _entry_text(a), last, g.names)
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
-        if rolled_and_resigned(g.actions, i):  # the dice, then a resignation: no play
+        view = board if mover in (None, a.player) else B.flip(board)  # a.player's view
+        if rolled_and_resigned(g.actions, i) and has_play(view, a.dice):  # not a dance
             if offered is not None:
                 raise MatchFileError(f"{where}: a double is waiting for its answer")
             if before is not None and before.player == a.player:

@@ -623,7 +623,7 @@ class Game:
         self.dice = None
         self.offered = False
         self.result = Result(1 - side, points, resigned=True, cube=self.cube,
-                             value=self._value(points), roll=roll)  # type: ignore[arg-type]  # fmt: skip
+                             value=self._value(points), roll=roll)  # fmt: skip
         return self.result
 
     # -- records ------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from doublet.formats.matfile import (
     MatGame,
     MatMatch,
     first_thrower,
+    has_play,
     money_rules,
     player_name,
     replay,
@@ -82,8 +83,10 @@ def _game(g: Game, names: tuple[str, str]) -> MatGame:
     r = g.result
     if r is not None:
         last = g.record[-1].side if g.record else None
-        if r.roll is not None:  # resigned with the dice rolled: the roll, with no play (as
-            side, d1, d2 = r.roll  # gnubg writes it; it reads no winner from a Wins alone)
+        side, d1, d2 = r.roll or (0, 0, 0)
+        if r.roll is not None and has_play(g.board_for(side), (d1, d2)):
+            # resigned with the dice rolled: the roll, with no play (as gnubg writes it; it
+            # reads no winner from a Wins alone); dice with no play would read as a dance
             out.actions.append(MatAction(n, 1, side, "move", (max(d1, d2), min(d1, d2)), ""))
             last = side
         # gnubg writes the winner's Wins beside the loser's last entry when that is in the
@@ -162,10 +165,10 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
         g.dice = None  # the file's dice, not drawn ones
         for i, a in enumerate(mg.actions):
             try:
-                if rolled_and_resigned(mg.actions, i):  # the dice, then the Wins
+                if rolled_and_resigned(mg.actions, i) and has_play(g.board_for(a.player), a.dice):
                     if g.turn != a.player:
                         raise GameError("it rolls out of turn")
-                    g.dice = a.dice  # type: ignore[assignment]
+                    g.dice = a.dice
                     continue
                 _take(g, a)
             except DoubletError as e:  # the rules of doublet.games refuse what replay took
