@@ -941,3 +941,34 @@ def test_a_byte_order_mark_before_the_first_line_is_dropped() -> None:
                               cwd=ROOT, timeout=600)  # fmt: skip
         replies = [json.loads(x) for x in done.stdout.decode().splitlines()]
         assert [len(r["plays"]) for r in replies] == [16, 16], replies
+
+
+def test_analyse_with_a_rollout_shares_its_time(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Found by a review (session 43): `analyse --rollout --time 3` searched for 3 s, then
+    rolled out for 3 s more (7.8 s in all). The search has half the time, the rollout
+    what is left."""
+    from doublet.apps import cli
+
+    budgets: dict[str, float] = {}
+    real_roll, real_rollout = cli.analyse_roll, cli.rollout_document
+
+    def roll(*a, **k):  # type: ignore[no-untyped-def]
+        budgets["search"] = a[6]
+        return real_roll(*a, **k)
+
+    def rollout_doc(*a, **k):  # type: ignore[no-untyped-def]
+        budgets["rollout"] = a[9]
+        return real_rollout(*a, **k)
+
+    monkeypatch.setattr(cli, "analyse_roll", roll)
+    monkeypatch.setattr(cli, "rollout_document", rollout_doc)
+    assert cli.main(["analyse", "4HPwATDgc/ABMA", "3", "1", "--rollout", "--time", "4",
+                     "--trials", "36", "--workers", "1", "--json"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert budgets["search"] == 2.0 and 0.4 <= budgets["rollout"] <= 2.0
+
+
+def test_an_empty_ray_address_is_refused() -> None:
+    """--ray "" rolled out on local processes without a word (review, session 43)."""
+    r = run("rollout", "4HPwATDgc/ABMA", "--trials", "2", "--ray", "")
+    assert r.returncode == 2 and "a Ray address is 'local'" in r.stderr and "got ''" in r.stderr

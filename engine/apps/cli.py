@@ -431,20 +431,27 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     model = _load_model(args.model, pos.variant)
     ply = _search_ply(args)
     announce_compile(*(SEARCH_KERNELS if dice else EVAL_KERNELS))
+    started = time.perf_counter()
+    # With --rollout, --time is the whole command's: the search has half of it, the
+    # rollout what is left (it took the whole budget again, 2.5 times it in all).
+    search_time = args.time / 2 if args.time is not None and settings is not None else args.time
     if dice:
         d1, d2 = dice
         # The text lists the best TEXT_PLAYS (--all: every play), and only those are
         # written out.
         shown = None if args.json or args.all else TEXT_PLAYS
-        doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, args.time,
+        doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, search_time,
                                             limit=shown, iterative=True),
                        model, pos.variant)  # fmt: skip
     else:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
-                                                args.time, iterative=True),
+                                                search_time, iterative=True),
                        model, pos.variant)  # fmt: skip
     if settings is not None:  # the plays are picked at the depth the analysis reached
-        doc["rollout"] = _rollout(args, settings, pos, dice, state, model, min(doc["ply"], 2))
+        left = None if args.time is None else max(
+            args.time - (time.perf_counter() - started), args.time / 10)  # fmt: skip
+        doc["rollout"] = _rollout(args, settings, pos, dice, state, model, min(doc["ply"], 2),
+                                  left)  # fmt: skip
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
         doc["note"] = meta["note"]
     if args.json:
@@ -485,7 +492,8 @@ def _rollout_settings(args: argparse.Namespace) -> RolloutSettings:
 
 
 def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position, dice: Any,
-             state: CubeState, model: Any, select_ply: int) -> dict[str, Any]:  # fmt: skip
+             state: CubeState, model: Any, select_ply: int,
+             budget: float | None = None) -> dict[str, Any]:  # fmt: skip
     """The rollout document of `doublet rollout` and `analyse --rollout`, with a progress
     bar (the running equity and its standard error) on a terminal."""
     from doublet.core.parallel import shared_executor
@@ -509,7 +517,8 @@ def _rollout(args: argparse.Namespace, settings: RolloutSettings, pos: Position,
 
     try:
         return rollout_document(pos, tuple(dice) if dice else None, settings, state, model,
-                                args.top, select_ply, ex, progress, args.time)  # fmt: skip
+                                args.top, select_ply, ex, progress,
+                                args.time if budget is None else budget)  # fmt: skip
     finally:
         if bar is not None:
             bar.close()
@@ -963,7 +972,7 @@ def build_parser() -> _Parser:
             help=f"with dice: list every play, not the best {TEXT_PLAYS}")  # fmt: skip
     a.add_argument("--rollout", action="store_true",
                    help="also roll out the position, or the best --top plays of the roll "
-                   "(within the --time budget)")  # fmt: skip
+                   "(with --time: the search has half the time, the rollout the rest)")  # fmt: skip
     c = _cube_arguments(a)
     _filled(a, c, "--cube-method", DEFAULT_METHOD, choices=METHODS,
             help=f"cube decisions by a cubeful search ('cubeful') or by Janowski's "

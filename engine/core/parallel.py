@@ -282,6 +282,14 @@ def _call(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
 
+def _check_ray(ray: str | None) -> None:
+    """An empty Ray address ran on local processes without a word: refused."""
+    if ray is not None and not ray.strip():
+        raise DoubletError("a Ray address is 'local' (a private instance on this machine), "
+                           "'auto' (the cluster this machine is in) or host:port, got "
+                           f"{ray!r}")  # fmt: skip
+
+
 def _check_workers(workers: int) -> None:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise DoubletError(f"workers must be 1 or more, got {workers!r}")
@@ -291,6 +299,7 @@ def executor(workers: int = 2, ray: str | None = None) -> Executor:
     """Where tasks run: Ray at the address `ray` (see the module), else `workers` local
     processes (1: this process)."""
     _check_workers(workers)
+    _check_ray(ray)
     if ray:
         return RayExecutor(ray, workers)
     return Executor() if workers == 1 else LocalExecutor(workers)
@@ -316,6 +325,7 @@ def shared_executor(workers: int = 2, ray: str | None = None) -> Executor:
     asked for 2, 3, then 4 workers kept 9 processes); one worker, this process, needs
     none and leaves it be."""
     _check_workers(workers)
+    _check_ray(ray)
     if workers == 1 and not ray:
         return Executor()
     key = (workers if ray in (None, "local") else 0, ray)  # a cluster's CPUs are its own
