@@ -1359,6 +1359,23 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
                  "--no-progress", "--no-export"]) == 0  # fmt: skip
     assert main(["--out", str(odd), "--resume", "--no-progress"]) == 0, capsys.readouterr().err
     assert (odd / "model.npz").exists()
+    # Found by a review (session 43): with the step's own total given (a recipe's td step
+    # of 10 games) the run that learned 16 was refused ("would train none").
+    (odd / "model.npz").unlink()
+    assert main(["--out", str(odd), "--resume", "--games", "10", "--no-progress"]) == 0
+    assert (odd / "model.npz").exists()
+    # Found by a review (session 43): a kill during an export that replaced an earlier
+    # one left the new model beside the old card, and --resume said "nothing to do".
+    from doublet.training.train import exported
+
+    model, card = out / "model.npz", out / "model.md"
+    games = load_model(model).meta["games"]
+    assert exported(model, games) and not exported(model, games + 8)
+    os.utime(card, ns=(card.stat().st_mtime_ns - 10**9, card.stat().st_mtime_ns - 10**9))
+    assert not exported(model, games)  # the card older than the model: cut short
+    capsys.readouterr()
+    assert main(["--out", str(out), "--resume", "--no-progress"]) == 0
+    assert "is exported to" not in capsys.readouterr().err and exported(model, games)
     assert main(["--config", "tiny", "--out", str(tmp_path / "x"), "--seed", "-1"]) == 2
     assert "--seed must be 0 to 2**63 - 1" in capsys.readouterr().err
 

@@ -505,7 +505,7 @@ class Pipeline:
         # train --resume goes on, or finishes the checks and the export of a run that
         # learned its games, or does nothing when it is exported: one rule, train's.
         total = int(step.get("games", cfg.games))
-        if total < t.games:
+        if total < t.games and t.games != train.whole_blocks(total, cfg.block):
             raise DoubletError(f"step {step.name!r}: its run in {str(folder)!r} has learned "
                                f"{t.games} games, more than the step's {total}: set games "
                                f"to {t.games} or more, or remove the folder to start again"

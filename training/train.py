@@ -522,6 +522,27 @@ class Trainer:
         return s
 
 
+def whole_blocks(games: int, block: int) -> int:
+    """The games a run of `games` learns: rounded up to whole blocks of `block`."""
+    return -(-games // block) * block
+
+
+def exported(path: Path, games: Any) -> bool:
+    """Whether `path` holds this run's export of `games` games (its meta's count, those
+    of the model it started from included), whole: the model with its
+    games and strength in its meta (Trainer.export writes the strength last but the
+    card), and its card written after it. A kill during an export that replaced an
+    earlier one left the new model without its strength, or beside the old card: not
+    exported, and a resume exports it again."""
+    card = path.with_suffix(".md")
+    try:
+        meta = load_model(path).meta
+        fresh = card.stat().st_mtime_ns >= path.stat().st_mtime_ns
+    except (OSError, DoubletError, ValueError, KeyError):
+        return False
+    return fresh and meta.get("games") == games and "strength" in meta
+
+
 def _run_command(cfg: Any, out: Path) -> str:
     """The command that trains this run again: its config, and each setting that the run
     changed from the config's own (games, seed, the model it started from; the workers
@@ -717,6 +738,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Without --games, the run's own total; games are learned in whole blocks, so a
         # total that is not a multiple of the block may have been passed already.
         total = args.games if args.games is not None else max(t.cfg.games, t.games)
+        if args.resume and t.games > total and t.games == whole_blocks(total, t.cfg.block):
+            total = t.games  # a total learned in whole blocks (1001 games: 1008 learned)
         if args.resume and total < t.games:
             raise DoubletError(
                 f"{str(out)!r} has learned {t.games} games already: --games {total} would "
@@ -726,7 +749,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The run learned all its games: a stop or a failure came at its last checks or
             # its export. run() finishes the checks (it trains nothing); then the export,
             # unless it is there already.
-            if not args.no_export and path.exists() and path.with_suffix(".md").exists():
+            if not args.no_export and exported(path, t.model().meta.get("games")):
                 log(f"{t.cfg.name} has learned its {t.games} games and is exported to {path}: "
                     "nothing to do (--export elsewhere to export it again)")  # fmt: skip
                 return 0
