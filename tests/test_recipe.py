@@ -182,6 +182,15 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     ("step = [1, 2]\n", "step 1 is 1: each step is a [[step]] table"),  # was AttributeError
     (f"[[step]]\nname = 'p'\nkind = 'fit'\nmodel = '{MODEL}'\ndata = []\n",
      "data names no data"),  # was found only when the step was reached
+    # Found by a review (session 43): an odd pubeval_games crashed the gate after its
+    # head to head; a pubeval_min without pubeval_games was never checked; an export
+    # to a folder failed after every other step, naming a temporary file.
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     "pubeval_games = 5\n", "pubeval_games is an even number"),
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     "pubeval_min = 5.0\n", "pubeval_min needs pubeval_games"),
+    (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = '.'\n",
+     "step 'e': cannot export to"),
 ])  # fmt: skip
 def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
@@ -480,3 +489,24 @@ def test_an_export_whose_file_went_missing_or_was_replaced_runs_again(
     err = capsys.readouterr().err
     assert "the export's 'to' is 'moved.npz' now, not 'final.npz': the step runs again" in err
     assert (out / "moved.npz").read_bytes() == final.read_bytes() == MODEL.read_bytes()
+
+
+def test_a_gate_of_acey_deucey_models_on_standard_judges_and_a_tie(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a review (session 43): a gate of two Acey-Deucey models ran the refset
+    judge and gnubg's cube decisions (standard backgammon's) and passed; and a candidate
+    playing as the reference does (0 ± 0) failed even a margin of -100 standard errors."""
+    acey = ROOT / "models" / "doublet-acey-deucey.npz"
+    path = tmp_path / "g.toml"
+    path.write_text(f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{acey}'\nagainst = '{acey}'\n"
+                    f"games = 2\njudge = '{MODEL}'\nrefset = '{MODEL}'\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "a")]) == 2
+    assert "judge standard backgammon's decisions" in capsys.readouterr().err
+    path.write_text(f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\n"
+                    f"against = '{MODEL}'\ngames = 4\nmargin_se = -1.0\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "t")]) == 0
+    gate = json.loads((tmp_path / "t" / "g" / "gate.json").read_text())
+    assert gate["head_to_head"]["ppg"] == 0.0 and gate["passed"]
+    path.write_text(path.read_text().replace("margin_se = -1.0", "margin_se = 0.0"))
+    assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "z")]) == 3  # not ahead

@@ -489,7 +489,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
         capsys.readouterr().err
     )
     t = Trainer(SMALL, tmp_path / "z", progress=False)
-    t.run(8)
+    t.run(16)
     assert main(["--config", "tiny", "--out", str(tmp_path / "z")]) == 2
     assert "--resume" in capsys.readouterr().err
     assert main(["--out", str(tmp_path / "z"), "--resume", "--seed", "99"]) == 2
@@ -498,7 +498,8 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["--config", "tiny", "--out", str(tmp_path / "n"), "--games", "-5"]) == 2
     assert "--games must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "n").exists()
-    assert main(["--out", str(tmp_path / "z"), "--resume", "--games", str(t.games - 1)]) == 2
+    # (a total a block below; one within the last block is the run's own, rounded up)
+    assert main(["--out", str(tmp_path / "z"), "--resume", "--games", str(t.games - 8)]) == 2
     assert f"has learned {t.games} games already" in capsys.readouterr().err
     # (--games equal to what it learned finishes that run: session 23, tested below)
     # An --out that is a file is said so, not a traceback.
@@ -661,6 +662,10 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
     (out / "chunk-00000.npz").unlink()
     assert distill.main([*argv, "--chunks", "6"]) == 0
     assert (out / "chunk-00001.npz").read_bytes() == first  # kept, not redone
+    # Found by a review (session 43): fewer chunks asked of a folder holding more (an
+    # earlier, longer run) said "done" and the fit then read them all: refused.
+    with pytest.raises(SystemExit, match=r"holds 4 chunk\(s\) past the 2 asked for"):
+        distill.main([*argv, "--chunks", "2"])
     with np.load(out / "chunk-00000.npz") as z:
         boards, probs = z["boards"], z["probs"]
     assert len(boards) > 20 and probs.shape == (len(boards), 5)

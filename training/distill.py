@@ -383,6 +383,11 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
                              "give those, or another --out")  # fmt: skip
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
+    beyond = sorted(f.name for f in out.glob("chunk-*.npz") if f.name >= f"chunk-{chunks:05d}")
+    if beyond:  # a fit reads every chunk of the folder: more than asked would be fitted
+        raise SystemExit(f"error: {out} holds {len(beyond)} chunk(s) past the {chunks} asked "
+                         f"for ({beyond[0]} ...), made by an earlier, longer run: ask for "
+                         "that many chunks, or give another --out")  # fmt: skip
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
     positions = 0
     what = f"{ply}-ply targets"

@@ -89,8 +89,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from doublet.core.board import STANDARD
 from doublet.core.errors import DoubletError
-from doublet.core.files import atomic_write, held_lock, os_error_text
+from doublet.core.files import atomic_write, file_path_error, held_lock, os_error_text
 from doublet.training.progress import Progress, command_log
 
 _DATA = (
@@ -169,6 +170,9 @@ def load(path: Path) -> list[Step]:
         if bad:
             raise DoubletError(f"{where}: a {kind} step takes no {', '.join(sorted(bad))} "
                                f"(its keys: {', '.join(sorted(KINDS[kind]))})")  # fmt: skip
+        if kind == "gate" and "pubeval_min" in keys and not t.get("pubeval_games"):
+            raise DoubletError(f"{where}: pubeval_min needs pubeval_games (the games against "
+                               "pubeval it is measured on)")  # fmt: skip
         if kind == "gate" and ("judge" in keys) != ("refset" in keys):
             raise DoubletError(f"{where}: judge and refset go together (the judge's values "
                                "and the refset's decisions)")  # fmt: skip
@@ -235,7 +239,7 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
 
         if value > MAX_PLY:
             return f"is a depth, 0 to {MAX_PLY}"
-    if kind == "gate" and key == "games" and value % 2:
+    if kind == "gate" and key in ("games", "pubeval_games") and value % 2:
         return "is an even number (duplicate games come in pairs)"
     if key in _REAL and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
         return "is a number"
@@ -430,6 +434,10 @@ class Pipeline:
     # -- running -----------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> int:
         """Every step not done yet, in order: 0, or 3 when a gate failed."""
+        for step in self.steps:  # before days of steps: where an export cannot be written
+            if step.kind == "export" and (why := file_path_error(self.exported(step))):
+                raise DoubletError(f"step {step.name!r}: cannot export to "
+                                   f"{str(self.exported(step))!r}: {why}")  # fmt: skip
         for step in self.steps:
             record = self.done(step)
             if record is not None:
@@ -581,6 +589,11 @@ class Pipeline:
             raise DoubletError(f"step {step.name!r}: the model and the one it is gated against "
                                "are of different variants (standard and Acey-Deucey): a match "
                                "between them means nothing")  # fmt: skip
+        standard_only = [k for k in ("judge", "cube") if step.get(k) is not None]
+        if cand.variant != STANDARD and standard_only:
+            raise DoubletError(f"step {step.name!r}: {' and '.join(standard_only)} judge "
+                               "standard backgammon's decisions, and these are Acey-Deucey "
+                               "models: gate them head to head (and against pubeval)")  # fmt: skip
         games, seed = int(step.get("games", 4000)), int(step.get("seed", 1))
         margin = float(step.get("margin_se", 2.0))
 
@@ -593,7 +606,10 @@ class Pipeline:
         h2h = {"games": int(r.games), "seed": seed, "ppg": float(r.ppg), "se": float(r.se)}
         result: dict[str, Any] = {"head_to_head": h2h}
         why = []
-        if not r.ppg > margin * r.se:
+        # A margin below 0 lets the candidate be that much behind, and a tie (the same
+        # plays: 0 ± 0) passes it; 0 or more asks it to be ahead.
+        ahead = r.ppg > margin * r.se if margin >= 0 else r.ppg >= margin * r.se
+        if not ahead:
             why.append(f"head to head {r.ppg:+.4f} ± {r.se:.4f} ppg is not above {margin:g} "
                        "standard errors")  # fmt: skip
         if step.get("pubeval_games"):
