@@ -1340,7 +1340,17 @@ def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
     if not os.access(ro, os.W_OK):  # (root writes anywhere)
         assert main(["--out", str(out), "--resume", "--no-progress",
                      "--export", str(ro / "m.npz")]) == 2  # fmt: skip
-        assert "the run is kept" in capsys.readouterr().err
+        assert "is not writable" in capsys.readouterr().err  # said before (session 43)
+    # Found by a review (session 43): an --export that cannot be written was found after
+    # the training; a missing --init left the new run's --out folder behind.
+    (tmp_path / "a-file").write_text("x")
+    assert main(["--config", "tiny", "--out", str(tmp_path / "new"), "--games", "8",
+                 "--export", str(tmp_path / "a-file" / "m.npz")]) == 2  # fmt: skip
+    assert "cannot be written: " in capsys.readouterr().err
+    assert main(["--config", "tiny", "--out", str(tmp_path / "new"), "--games", "8",
+                 "--init", str(tmp_path / "no-such.npz")]) == 2  # fmt: skip
+    assert "no such model file" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
     assert main(["--out", str(out), "--resume", "--no-progress"]) == 0
     assert (out / "model.npz").exists() and (out / "model.md").exists()
     assert checkpoint.load(out / checkpoint.FILENAME)["games"] == 16  # nothing more learned
@@ -1441,6 +1451,9 @@ def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -
     (tmp_path / "a-file").write_text("x")
     for extra, words in ((["--epochs", "0"], "--epochs must be 1 or more"),
                          (["--lr", "-1"], "--lr must be above 0"),
+                         # review, session 43: a rate "falling" upwards was accepted
+                         (["--lr", "1e-3", "--lr-end", "0.1"],
+                          "--lr-end 0.1 is above --lr 0.001: the rate falls"),
                          (["--out", str(tmp_path)], "is a folder"),
                          (["--out", str(tmp_path / "a-file" / "m.npz")],
                           "cannot be written: " + repr(str(tmp_path / "a-file"))

@@ -497,8 +497,9 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
                          "sets have no groups)")  # fmt: skip
     boards, probs, groups = load_chunks(data)
     if rank_weight > 0 and all(g is None for g in groups):
+        where = ", ".join(map(str, data)) if isinstance(data, (list, tuple)) else str(data)
         raise SystemExit(f"error: --rank-weight needs candidates sets (distill data "
-                         f"--candidates K, since session 35): {data} holds none")  # fmt: skip
+                         f"--candidates K, since session 35): {where} holds none")  # fmt: skip
     if race:
         keep = [np.array([not has_contact(b) for b in bs], bool) for bs in boards]
         boards = [bs[k] for bs, k in zip(boards, keep, strict=True)]
@@ -778,6 +779,9 @@ def _check_args(args: argparse.Namespace) -> None:
         for name, lr in (("--lr", args.lr), ("--lr-end", args.lr_end)):
             if lr is not None and not lr > 0:
                 bad.append(f"{name} must be above 0, got {lr}")
+        if args.lr_end is not None and args.lr > 0 and args.lr_end > args.lr:
+            bad.append(f"--lr-end {args.lr_end:g} is above --lr {args.lr:g}: the rate falls "
+                       "from --lr to --lr-end")  # fmt: skip
         if args.seed < 0:
             bad.append(f"--seed must be 0 or more, got {args.seed}")
         if args.out.is_dir():

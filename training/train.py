@@ -46,7 +46,7 @@ import torch
 
 from doublet.core.board import VARIANT_NAMES
 from doublet.core.errors import DoubletError, TrainingError
-from doublet.core.files import atomic_write, held_lock, write_error
+from doublet.core.files import atomic_write, file_path_error, held_lock, write_error
 from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model, Net, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
@@ -693,6 +693,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.export and (clash := _export_clash(path, out)) is not None:
             raise DoubletError(f"--export {args.export!r} {clash}: give the model another "
                                "path (the default is OUT/model.npz)")  # fmt: skip
+        if args.export and (why := file_path_error(path)) is not None:  # before the training
+            raise DoubletError(f"--export {args.export!r} cannot be written: {why}")
+        if args.init is not None and not Path(args.init).is_file():  # before --out is made
+            raise DoubletError(f"--init {args.init!r}: no such model file")
         # Two runs in one folder would overwrite each other's checkpoint: the second is
         # refused while the first runs (a lock file, OUT/run.lock).
         out.mkdir(parents=True, exist_ok=True)
