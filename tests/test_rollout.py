@@ -735,3 +735,20 @@ def test_a_rollout_stopped_early_does_not_leave_its_blocks_to_the_next() -> None
         idle.close()
     finally:
         ex.close()
+
+
+def test_until_se_stops_on_the_errors_of_the_equities_shown() -> None:
+    """Found by a review (session 43): in a match, --until-se stopped on the cubeless
+    equity's standard error while the equities shown are cubeful money equivalents
+    (play 2 shown at +0.045 +- 0.031 after "the standard error reached 0.03"). The rule
+    now reads the errors of the equities shown."""
+    from doublet.formats.ids import parse_position
+    from doublet.search.rollout_analysis import rollout_document
+
+    board, _, meta = parse_position("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:1:1:0:3:10")
+    state = CubeState.from_meta(meta)
+    s = RolloutSettings(trials=36 * 40, until_se=0.05)  # before: stopped at 72, 0.054 shown
+    doc = rollout_document(Position(np.array(board, np.int8)), (3, 1), s, state, MODEL, top=3,
+                           select_ply=0)  # fmt: skip
+    assert "standard error reached" in doc["stopped"]
+    assert max(p["equity_se"] for p in doc["plays"]) <= 0.05

@@ -566,7 +566,8 @@ Progress = Callable[[int, int, "Trials"], None]
 
 def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
             ex: Executor | None = None, progress: Progress | None = None,
-            deadline: float | None = None, cube: Cube = ()) -> Trials:  # fmt: skip
+            deadline: float | None = None, cube: Cube = (),
+            measure: Callable[[Trials], np.ndarray] | None = None) -> Trials:  # fmt: skip
     """Roll out each start position (K, SIZE) or one (SIZE,), each seen by its side on
     roll, on the same dice: the Trials. Chunks of CHUNK trials (with a `deadline`, tasks
     of TIMED_TASK) go to the executor (None: this process) and are taken in trial order;
@@ -574,7 +575,8 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     (Trials.running), at the first task's end past the `deadline` (time.perf_counter()),
     or on Ctrl-C (KeyboardInterrupt). progress(done, total, trials) as it goes.
     With `cube`, each trial is also played with the cube from each of these states
-    (doublet.search.rollout_cube)."""
+    (doublet.search.rollout_cube). `measure`: the standard errors (K,) until_se stops on,
+    those of the equities the caller shows (default: Trials.running's)."""
     settings.check()
     b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
     for row in b:
@@ -633,7 +635,8 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
             if finished:
                 break
             if (due and settings.until_se > 0 and trials.n >= 2 * CHUNK
-                    and float(trials.running()[1].max()) <= settings.until_se):  # fmt: skip
+                    and float((trials.running()[1] if measure is None else measure(trials)
+                               ).max()) <= settings.until_se):  # fmt: skip
                 stopped = f"the standard error reached {settings.until_se:g} ({trials.n} trials)"
                 break
             if late:

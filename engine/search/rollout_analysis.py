@@ -366,7 +366,19 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     live = [i for i, b in enumerate(starts) if B.outcome(b) == 0]
     done = [i for i in range(len(starts)) if i not in live]
     cube = ((state.flipped(), True),) if settings.cubeful and not no_cube_with_roll(state) else ()
-    rolled = rollout(m, starts[live], settings, ex, progress, deadline, cube) if live else None
+    measure = None
+    if not cube and not no_cube_with_roll(state):  # shown: cubeful, converted at the root
+        s = searcher(m, STANDARD)
+        fns = [_play_value(s, B.from_counts(candidates[i]["board"]["mover"],
+                                            candidates[i]["board"]["opponent"]), state)
+               for i in live]  # fmt: skip
+
+        def measure(t: Trials) -> np.ndarray:  # the shown equities' errors (plays_document)
+            mover = flip_values(t.values())
+            return np.array([_se1(_linear(fn, mover[k])[1]) for k, fn in enumerate(fns)])
+
+    rolled = (rollout(m, starts[live], settings, ex, progress, deadline, cube, measure)
+              if live else None)  # fmt: skip
     t = _with_finished(rolled, starts, live, done, settings, cube)
     doc = plays_document(pos, d1, d2, candidates, t, state, searcher(m, STANDARD))
     if found.get("stopped"):
