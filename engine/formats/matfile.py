@@ -58,9 +58,8 @@ import numpy as np
 
 from doublet.core import board as B
 from doublet.core.errors import DoubletError, MatchFileError, clipped
-from doublet.formats.notation import single_moves
+from doublet.formats.notation import can_move, single_moves
 from doublet.formats.position import Position
-from doublet.rules.movegen import legal_outcomes
 
 _TAG = re.compile(r';\s*\[([^"\]]+?)\s+"(.*)"\]\s*$')
 _LENGTH = re.compile(r"\s*(\d+)\s+point match\s*$", re.I)
@@ -206,8 +205,8 @@ def parse_mat(text: str) -> MatMatch:
                 raise MatchFileError(f"game {g.number}, line {k}: cannot read "
                                      f"{clipped(line.strip())}: an entry is a roll ('51: "
                                      "3/off 1/off'), a cube action or a Wins")  # fmt: skip
-            for start, player in columns:
-                end = _column_end(rest, start)
+            ends = [at for at, _ in columns[1:]] + [len(rest)]  # each entry to the next
+            for (start, player), end in zip(columns, ends, strict=True):
                 g.actions.append(_entry(g.number, number, player, rest[start:end], g.names))
             continue
         m = _WINS.fullmatch(line)
@@ -239,12 +238,6 @@ def _columns(rest: str) -> list[tuple[int, int]]:
         if not out or out[-1][1] != player or m.group(1).lower() == "wins":
             out.append((m.start(), player))
     return out
-
-
-def _column_end(rest: str, start: int) -> int:
-    """Where the entry at `start` ends: at the next entry _columns finds, or the line's end."""
-    later = [at for at, _ in _columns(rest) if at > start]
-    return later[0] if later else len(rest)
 
 
 def to_mat_notation(play: str) -> str:
@@ -343,16 +336,6 @@ def rolled_and_resigned(actions: Sequence[MatAction], i: int) -> bool:
             and (not rest or (len(rest) == 1 and rest[0].kind == "wins")))  # fmt: skip
 
 
-def has_play(board: np.ndarray, dice: tuple[int, int] | None) -> bool:
-    """Whether the side to play `board` (its view) has a legal play of `dice`: where it has
-    none, dice with no play are a dance, the play it is (rolled_and_resigned's dice not
-    played are read only where a play was there to make)."""
-    if dice is None:
-        return False
-    outs, _ = legal_outcomes(np.asarray(board, np.int8), dice[0], dice[1])
-    return not (len(outs) == 1 and np.array_equal(outs[0], board))
-
-
 def replay(match: MatMatch, unfinished: bool = False) -> list[ReplayedGame]:
     """Play every game of the match through the rules; MatchFileError at the first move,
     cube action or score that does not fit. `unfinished`: the last game may end before
@@ -424,7 +407,8 @@ def _replay_game(g: MatGame, crawford: bool = False, jacoby: bool = False,
         if winner is not None and a.kind != "wins":
             raise MatchFileError(f"{where}: the game is over already")
         view = board if mover in (None, a.player) else B.flip(board)  # a.player's view
-        if rolled_and_resigned(g.actions, i) and has_play(view, a.dice):  # not a dance
+        # dice not played where a play was there to make (else a dance, the play it is)
+        if rolled_and_resigned(g.actions, i) and a.dice and can_move(view, *a.dice):
             if offered is not None:
                 raise MatchFileError(f"{where}: a double is waiting for its answer")
             if before is not None and before.player == a.player:

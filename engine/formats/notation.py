@@ -76,6 +76,7 @@ from doublet.rules.movegen import all_off, chain_rolls_again, check_dice, legal_
 from doublet.rules.paths import NOT_AN_OUTCOME, play_path
 
 __all__ = [
+    "can_move",
     "describe_outcomes",
     "format_play",
     "other_side",
@@ -137,6 +138,13 @@ def _steps(b: State, die: int, variant: int) -> list[tuple[int, int, State]]:
             nb[dst] += 1
         out.append((s, dst, tuple(nb)))
     return out
+
+
+def can_move(board: Board, d1: int, d2: int, variant: int = STANDARD) -> bool:
+    """Whether the roll has a legal play (a checker can move with either die): cheap,
+    unlike the full list of plays."""
+    b: State = tuple(np.asarray(board, np.int8).tolist())
+    return any(_steps(b, d, variant) for d in {d1, d2})
 
 
 def _levels(b: State, dice: Sequence[int], variant: int) -> list[dict[State, Path]]:

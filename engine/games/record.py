@@ -32,7 +32,6 @@ from doublet.formats.matfile import (
     MatGame,
     MatMatch,
     first_thrower,
-    has_play,
     money_rules,
     player_name,
     replay,
@@ -41,7 +40,7 @@ from doublet.formats.matfile import (
     write_mat,
     write_sgf,
 )
-from doublet.formats.notation import parse_play
+from doublet.formats.notation import can_move, parse_play
 from doublet.games.game import Game, Rules, Series, Turn
 from doublet.games.steps import BAR, OFF, Step
 from doublet.games.steps import Turn as Steps
@@ -84,7 +83,7 @@ def _game(g: Game, names: tuple[str, str]) -> MatGame:
     if r is not None:
         last = g.record[-1].side if g.record else None
         side, d1, d2 = r.roll or (0, 0, 0)
-        if r.roll is not None and has_play(g.board_for(side), (d1, d2)):
+        if r.roll is not None and can_move(g.board_for(side), d1, d2):
             # resigned with the dice rolled: the roll, with no play (as gnubg writes it; it
             # reads no winner from a Wins alone); dice with no play would read as a dance
             out.actions.append(MatAction(n, 1, side, "move", (max(d1, d2), min(d1, d2)), ""))
@@ -165,7 +164,8 @@ def from_match(match: MatMatch, seed: int = 0) -> Series:
         g.dice = None  # the file's dice, not drawn ones
         for i, a in enumerate(mg.actions):
             try:
-                if rolled_and_resigned(mg.actions, i) and has_play(g.board_for(a.player), a.dice):
+                if (rolled_and_resigned(mg.actions, i) and a.dice
+                        and can_move(g.board_for(a.player), *a.dice)):  # fmt: skip
                     if g.turn != a.player:
                         raise GameError("it rolls out of turn")
                     g.dice = a.dice

@@ -39,6 +39,7 @@ import numpy as np
 from doublet.core.board import ACEY_DEUCEY, MY_BAR, MY_OUT, STANDARD, Board
 from doublet.core.errors import DoubletError, IllegalPlayError, shown
 from doublet.formats.notation import _steps as _die_moves  # the single-die moves, one set of rules
+from doublet.formats.notation import can_move  # (doublet serve reads it here)
 from doublet.rules.movegen import all_off, chain_rolls_again, check_dice, legal_outcomes
 
 __all__ = ["BAR", "IN", "OFF", "Options", "Step", "Turn", "can_move", "parse_steps"]
@@ -373,13 +374,6 @@ class Turn:
                 head = [s.text() for s in self.done[:i] if isinstance(s, Step)]
                 return f"{' '.join(head)} then {it}-{it}: {' '.join(tail) or 'no play'}"
         return " ".join(head)
-
-
-def can_move(board: Board, d1: int, d2: int, variant: int = STANDARD) -> bool:
-    """Whether the roll has a legal play (a checker can move with either die): cheap,
-    unlike the full list of plays."""
-    b: State = tuple(np.asarray(board, np.int8).tolist())
-    return any(_die_moves(b, d, variant) for d in {d1, d2})
 
 
 def _doublets(ks: Sequence[int]) -> str:
