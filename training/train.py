@@ -349,7 +349,7 @@ class Trainer:
         asked for. Returns the games learned."""
         cfg = self.cfg
         b = cfg.block
-        last = math.ceil(total / b)
+        last = whole_blocks(total, b) // b
         if last * b != total:
             self.log(f"training to {last * b} games (whole blocks of {b})")
         torch.set_num_threads(1)
@@ -695,7 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                "path (the default is OUT/model.npz)")  # fmt: skip
         if args.export and (why := file_path_error(path)) is not None:  # before the training
             raise DoubletError(f"--export {args.export!r} cannot be written: {why}")
-        if args.init is not None and not Path(args.init).is_file():  # before --out is made
+        if not args.resume and args.init is not None and not Path(args.init).is_file():
             raise DoubletError(f"--init {args.init!r}: no such model file")
         # Two runs in one folder would overwrite each other's checkpoint: the second is
         # refused while the first runs (a lock file, OUT/run.lock).
@@ -734,9 +734,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 changes["workers"] = args.workers
             if args.games is not None:
                 changes["games"] = args.games
-            if args.init is not None:
-                if not Path(args.init).is_file():
-                    raise DoubletError(f"--init {args.init!r}: no such model file")
+            if args.init is not None:  # a file (checked above, before --out was made)
                 changes["init"] = str(Path(args.init).resolve())
             t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
         # Without --games, the run's own total; games are learned in whole blocks, so a
