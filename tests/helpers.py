@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -128,3 +132,15 @@ __all__ = [
     "random_positions",
     "subset",
 ]
+
+
+def refusal(main: Callable[[list[str]], int], argv: list[str]) -> str:
+    """A training command's refusal: exit status 2 and one line on stderr that names the
+    command (`distill: error: ...`, as train's and recipe's do); the line is returned."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(argv)
+    line = err.getvalue()
+    assert code == 2, (code, line)
+    assert re.fullmatch(r"[a-z]+: error: [^\n]+\n", line), line
+    return line

@@ -6,6 +6,7 @@ is stopped and resumed, and two fits of one seed that give the same net."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ torch = pytest.importorskip("torch")
 from doublet.core import board as B  # noqa: E402
 from doublet.rules.bearoff import _BINOM, database  # noqa: E402
 from doublet.training import onesided as O  # noqa: E402
+from tests.helpers import refusal  # noqa: E402
 from tests.reference import reference_outcomes  # noqa: E402
 
 
@@ -166,13 +168,18 @@ def test_fit_writes_each_round_and_resumes(tmp_path, capsys) -> None:
     assert meta2["rounds"][0] == meta["rounds"][0] and len(meta2["rounds"]) == 2
     assert O.main([*small, "--rounds", "2", "--resume"]) == 0
     assert "2 rounds done already" in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="--configs 30, not 31"):
-        O.main([*small[:-4], "--configs", "31", "--hidden", "8", "--rounds", "3",
-                "--resume"])  # fmt: skip
+    assert re.search(
+        "--configs 30, not 31",
+        refusal(
+            O.main, [*small[:-4], "--configs", "31", "--hidden", "8", "--rounds", "3", "--resume"]
+        ),
+    )
     cut = tmp_path / "cut.npz"  # a net cut short (a copy stopped half way): words, no traceback
     cut.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
-    with pytest.raises(SystemExit, match=r"cut\.npz cannot be read .*remove it to start again"):
-        O.main([*small[:2], str(cut), *small[3:], "--rounds", "3", "--resume"])
+    assert re.search(
+        r"cut\.npz cannot be read .*remove it to start again",
+        refusal(O.main, [*small[:2], str(cut), *small[3:], "--rounds", "3", "--resume"]),
+    )
     capsys.readouterr()
     assert O.main([*small, "--rounds", "3", "--resume", "--init", str(out)]) == 2
     assert "not both" in capsys.readouterr().err

@@ -86,7 +86,7 @@ import numpy as np
 
 from doublet.core.board import MY_BAR, OPP_BAR, SIZE, STANDARD, crashed, flip, has_contact, outcome
 from doublet.core.dice import stream
-from doublet.core.errors import NEEDS_TORCH, InvalidPositionError
+from doublet.core.errors import NEEDS_TORCH, DoubletError, InvalidPositionError, TrainingError
 from doublet.core.files import (
     atomic_open,
     atomic_write,
@@ -98,7 +98,6 @@ from doublet.core.parallel import executor
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import (
     Model,
-    ModelError,
     command_line,
     digest,
     equity,
@@ -313,30 +312,30 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
     positions made. Its progress: a bar on a terminal, else a 'distill: ' line now and
     then (doublet.training.progress)."""
     if not 0.0 <= epsilon < 1.0:
-        raise SystemExit(f"error: --epsilon must be in [0, 1), not {epsilon}")
+        raise TrainingError(f"--epsilon must be in [0, 1), not {epsilon}")
     if candidates < 0 or (
         candidates > 0 and (race_trials > 0 or (rollout_trials > 0 and rollout_ply < 0))
     ):
-        raise SystemExit("error: --candidates must be 0 or more, and goes with search "
+        raise TrainingError("--candidates must be 0 or more, and goes with search "
                          "targets or the analysis rollout (--rollout-ply), not "
                          "--race-trials or distill's own rollouts")  # fmt: skip
     if min_equity < 0 or (min_equity > 0 and rollout_trials <= 0 and race_trials <= 0):
-        raise SystemExit("error: --min-equity must be 0 or more, and goes with "
+        raise TrainingError("--min-equity must be 0 or more, and goes with "
                          "--rollout-trials or --race-trials")  # fmt: skip
     if only and (race_trials > 0 or (candidates > 0 and rollout_ply < 0)
                  or any(k not in ONLY for k in only)):  # fmt: skip
-        raise SystemExit(f"error: --only takes {' and '.join(ONLY)} (comma-separated), and "
+        raise TrainingError(f"--only takes {' and '.join(ONLY)} (comma-separated), and "
                          "goes with search targets or --rollout-trials (not --race-trials, "
                          "nor --candidates but with --rollout-ply)")  # fmt: skip
     if rollout_ply != -1 and (rollout_trials <= 0 or not 0 <= rollout_ply <= MAX_ROLLOUT_PLY):
-        raise SystemExit(f"error: --rollout-ply must be 0..{MAX_ROLLOUT_PLY}, and goes with "
+        raise TrainingError(f"--rollout-ply must be 0..{MAX_ROLLOUT_PLY}, and goes with "
                          "--rollout-trials")  # fmt: skip
     if race_trials > 0 and rollout_trials > 0:
-        raise SystemExit("error: --race-trials and --rollout-trials make different data: "
+        raise TrainingError("--race-trials and --rollout-trials make different data: "
                          "give one")  # fmt: skip
     model = load_model(model_path)  # once: its variant, and the work's
     if (race_trials > 0 or rollout_trials > 0) and model.variant != STANDARD:
-        raise SystemExit(f"error: {model_path} is not a standard backgammon model: "
+        raise TrainingError(f"{model_path} is not a standard backgammon model: "
                          "rollouts end in the standard bear-off database")  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     if race_trials > 0:
@@ -379,13 +378,13 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
                 f"{k} {old.get(k, blank.get(k))!r} there, {info.get(k, blank.get(k))!r} now"
                 for k in differ
             )
-            raise SystemExit(f"error: {out} holds data made with other settings ({what}): "
+            raise TrainingError(f"{out} holds data made with other settings ({what}): "
                              "give those, or another --out")  # fmt: skip
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
     beyond = sorted(f.name for f in out.glob("chunk-*.npz") if f.name >= f"chunk-{chunks:05d}")
     if beyond:  # a fit reads every chunk of the folder: more than asked would be fitted
-        raise SystemExit(f"error: {out} holds {len(beyond)} chunk(s) past the {chunks} asked "
+        raise TrainingError(f"{out} holds {len(beyond)} chunk(s) past the {chunks} asked "
                          f"for ({beyond[0]} ...), made by an earlier, longer run: ask for "
                          "that many chunks, or give another --out")  # fmt: skip
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
@@ -438,7 +437,7 @@ def load_chunks(data: Path | Sequence[Path]) -> Chunks:
     for d in dirs:
         found = sorted(Path(d).glob("chunk-*.npz"))
         if not found:
-            raise SystemExit(f"error: no chunk-*.npz files in {d}")
+            raise TrainingError(f"no chunk-*.npz files in {d}")
         files += found
     boards, probs, groups = [], [], []
     for f in files:
@@ -450,7 +449,7 @@ def load_chunks(data: Path | Sequence[Path]) -> Chunks:
                 if groups[-1] is not None and groups[-1].shape != (len(boards[-1]),):
                     raise ValueError("its group array does not match its boards")
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-            raise SystemExit(f"error: {f} is not a whole chunk ({type(e).__name__}): remove "
+            raise TrainingError(f"{f} is not a whole chunk ({type(e).__name__}): remove "
                              "it and run data again to make it") from None  # fmt: skip
     return boards, probs, groups
 
@@ -484,21 +483,21 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
     if hidden is not None:
         now = model.contact[1].shape[0]
         if hidden < now:
-            raise SystemExit(f"error: --hidden {hidden} is below the model's {now} units")
+            raise TrainingError(f"--hidden {hidden} is below the model's {now} units")
         rng = np.random.default_rng(seed)
         contact = widen(model.contact, hidden, rng)
         race_net = widen(model.race, hidden, rng) if has_own_race_net(model) else contact
         model = Model(contact, race_net, {**model.meta, "hidden": hidden}, model.prune)
 
     if rank_weight < 0:
-        raise SystemExit(f"error: --rank-weight must be 0 or more, got {rank_weight}")
+        raise TrainingError(f"--rank-weight must be 0 or more, got {rank_weight}")
     if rank_weight > 0 and race:
-        raise SystemExit("error: --rank-weight goes with a contact fit, not --race (race "
+        raise TrainingError("--rank-weight goes with a contact fit, not --race (race "
                          "sets have no groups)")  # fmt: skip
     boards, probs, groups = load_chunks(data)
     if rank_weight > 0 and all(g is None for g in groups):
         where = ", ".join(map(str, data)) if isinstance(data, (list, tuple)) else str(data)
-        raise SystemExit(f"error: --rank-weight needs candidates sets (distill data "
+        raise TrainingError(f"--rank-weight needs candidates sets (distill data "
                          f"--candidates K, since session 35): {where} holds none")  # fmt: skip
     if race:
         keep = [np.array([not has_contact(b) for b in bs], bool) for bs in boards]
@@ -506,9 +505,9 @@ def fit(model: Model, data: Path | Sequence[Path], epochs: int, lr: float, seed:
         probs = [ps[k] for ps, k in zip(probs, keep, strict=True)]
         groups = [None if g is None else g[k] for g, k in zip(groups, keep, strict=True)]
         if sum(len(bs) for bs in boards) == 0:
-            raise SystemExit(f"error: {data} holds no positions without contact to fit")
+            raise TrainingError(f"{data} holds no positions without contact to fit")
     if len(boards) < 2:
-        raise SystemExit(f"error: {data} holds {len(boards)} chunk: a fit holds a tenth of "
+        raise TrainingError(f"{data} holds {len(boards)} chunk: a fit holds a tenth of "
                          "the chunks out (at least one) and needs one more to fit; make "
                          "more with data --chunks")  # fmt: skip
     rng = np.random.default_rng(seed)
@@ -725,11 +724,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.command = command_line("python -m doublet.training.distill", argv)
     try:
         return _run(args)
-    except ModelError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except DoubletError as e:  # a refused argument, data or model (TrainingError, ModelError)
+        print(f"distill: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a read-only or full --out: the chunks written so far are whole
-        print(f"error: {os_error_text(e)}", file=sys.stderr)
+        print(f"distill: error: {os_error_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         what = ("the chunks made so far are kept: run the same command again to go on"
@@ -739,21 +738,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _read_info(path: Path) -> dict[str, Any]:
-    """A data folder's info.json (how its chunks were made), or SystemExit in words."""
+    """A data folder's info.json (how its chunks were made), or TrainingError in words."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         why = e.strerror if isinstance(e, OSError) else "not whole JSON"
-        raise SystemExit(f"error: {str(path)!r} cannot be read ({why}): it records how the "
+        raise TrainingError(f"{str(path)!r} cannot be read ({why}): it records how the "
                          "chunks beside it were made; put it back, or make the data again "
                          "in another folder") from None  # fmt: skip
     if not isinstance(doc, dict):
-        raise SystemExit(f"error: {str(path)!r} is not a data folder's record (a JSON object)")
+        raise TrainingError(f"{str(path)!r} is not a data folder's record (a JSON object)")
     return doc
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """Each number in range and --out writable in principle: SystemExit (one line)
+    """Each number in range and --out writable in principle: TrainingError (one line)
     before anything is written or trained."""
     bad: list[str] = []
     if args.cmd == "data":
@@ -789,7 +788,7 @@ def _check_args(args: argparse.Namespace) -> None:
         elif (why := file_path_error(args.out)) is not None:  # said before the fit
             bad.append(f"--out {str(args.out)!r} cannot be written: {why}")
     if bad:
-        raise SystemExit("error: " + "; ".join(bad))
+        raise TrainingError("; ".join(bad))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -809,13 +808,13 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
     if importlib.util.find_spec("torch") is None:  # one line, not a traceback
-        raise SystemExit(f"error: {NEEDS_TORCH}")
+        raise TrainingError(f"{NEEDS_TORCH}")
     model = load_model(args.model)
     for d in args.data:  # data of the model's variant only (sets made before session 23
         info = Path(d) / "info.json"  # do not record it: they are standard)
         made = _read_info(info).get("variant", STANDARD) if info.exists() else None
         if made is not None and made != model.variant:
-            raise SystemExit(f"error: {d} holds positions of variant {made}, and "
+            raise TrainingError(f"{d} holds positions of variant {made}, and "
                              f"{args.model} is a model of variant {model.variant}")  # fmt: skip
     model, _ = fit(model, args.data, args.epochs, args.lr, args.seed, race=args.race,
                    hidden=args.hidden, lr_end=args.lr_end, rank_weight=args.rank_weight,
@@ -823,7 +822,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         save_model(args.out, model)
     except OSError as e:
-        raise SystemExit(f"error: cannot write {str(args.out)!r}: "
+        raise TrainingError(f"cannot write {str(args.out)!r}: "
                          f"{write_error(args.out, e)}") from None  # fmt: skip
     print(f"wrote {args.out}")
     return 0

@@ -61,7 +61,7 @@ except ModuleNotFoundError as e:  # run without torch: one line, not a traceback
     torch_missing(__name__, e, "python -m doublet.training.onesided")
 from doublet.core import board as B
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
-from doublet.core.errors import DoubletError
+from doublet.core.errors import DoubletError, TrainingError
 from doublet.core.files import atomic_open, os_error_text
 from doublet.core.jit import njit
 from doublet.nn.eval import command_line, default_model, model_for
@@ -397,25 +397,25 @@ def fit(args: argparse.Namespace, argv: list[str] | None) -> int:
                                                     argv)}  # fmt: skip
     if args.resume:
         if not out.exists():
-            raise SystemExit(f"--resume: no {out} to go on from")
+            raise TrainingError(f"--resume: no {out} to go on from")
         try:
             with np.load(out, allow_pickle=False) as z:
                 old = json.loads(str(z["meta"]))
                 arrays = {k: z[k] for k in z.files}
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-            raise SystemExit(f"--resume: {out} cannot be read ({type(e).__name__}: a file cut "
+            raise TrainingError(f"--resume: {out} cannot be read ({type(e).__name__}: a file cut "
                              "short or not a one-sided net): remove it to start again, or "
                              "give another --out") from None  # fmt: skip
         if not isinstance(old, dict) or old.get("kind") != KIND:
-            raise SystemExit(f"{out} is not a one-sided race net")
+            raise TrainingError(f"{out} is not a one-sided race net")
         for key in ("hidden", "games", "epsilon", "configs", "seed", "model"):
             if old.get(key) != meta[key]:
-                raise SystemExit(f"--resume: {out} was made with --{key} {old.get(key)}, "
+                raise TrainingError(f"--resume: {out} was made with --{key} {old.get(key)}, "
                                  f"not {meta[key]}")  # fmt: skip
         try:
             net.load_arrays(arrays)
         except (KeyError, RuntimeError) as e:  # a part missing, or of another shape
-            raise SystemExit(f"--resume: {out} does not hold this net's weights ({e}): "
+            raise TrainingError(f"--resume: {out} does not hold this net's weights ({e}): "
                              "remove it to start again, or give another --out"
                              ) from None  # fmt: skip
         meta["rounds"] = old["rounds"]
@@ -485,15 +485,15 @@ def main(argv: list[str] | None = None) -> int:
         bad.append(f"--out {args.out} holds a net already: --resume goes on from it; to "
                    "start again, remove it or give another --out")  # fmt: skip
     if bad:
-        print("error: " + "; ".join(bad), file=sys.stderr)
+        print("onesided: error: " + "; ".join(bad), file=sys.stderr)
         return 2
     try:
         return fit(args, argv)
     except DoubletError as e:  # a model that is not one, or of the other variant
-        print(f"error: {e}", file=sys.stderr)
+        print(f"onesided: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a read-only or full --out
-        print(f"error: {os_error_text(e)}", file=sys.stderr)
+        print(f"onesided: error: {os_error_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # each round is written whole: --resume goes on after it
         print(f"stopped (Ctrl-C): {args.out} holds the rounds finished; --resume goes on",

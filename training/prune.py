@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args, argv)
     except DoubletError as e:  # a missing or corrupt model, a bad number, an --out
-        print(f"error: {e}", file=sys.stderr)
+        print(f"prune: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # the model is written whole at the end, or not at all
         print("stopped (Ctrl-C): nothing written", file=sys.stderr)
