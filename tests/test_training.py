@@ -492,8 +492,14 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     t.run(16)
     assert main(["--config", "tiny", "--out", str(tmp_path / "z")]) == 2
     assert "--resume" in capsys.readouterr().err
+    # A kill -9 in the middle of a checkpoint's write left its temporary file beside it
+    # (a review, session 43): the next run in the folder removes it, and no other file.
+    left = tmp_path / "z" / "checkpoint.pt.k9cut.tmp"
+    left.write_bytes(b"half")
+    kept = sorted(p.name for p in (tmp_path / "z").iterdir() if p != left)
     assert main(["--out", str(tmp_path / "z"), "--resume", "--seed", "99"]) == 2
     assert "seed" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "z").iterdir()) == kept
     # Counts that would train nothing, or export an untrained net, are refused.
     assert main(["--config", "tiny", "--out", str(tmp_path / "n"), "--games", "-5"]) == 2
     assert "--games must be at least 1" in capsys.readouterr().err

@@ -46,7 +46,13 @@ import torch
 
 from doublet.core.board import VARIANT_NAMES
 from doublet.core.errors import DoubletError, TrainingError
-from doublet.core.files import atomic_write, file_path_error, held_lock, write_error
+from doublet.core.files import (
+    atomic_write,
+    file_path_error,
+    held_lock,
+    remove_temps,
+    write_error,
+)
 from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model, Net, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
@@ -703,6 +709,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lock.enter_context(held_lock(out / LOCK, f"another training run is using "
                                      f"{str(out)!r}: wait for it to end, or give another "
                                      "--out"))  # fmt: skip
+        remove_temps(out)  # a kill -9 in the middle of a write leaves its temporary file
         ck = out / checkpoint.FILENAME
         if args.resume:
             t = Trainer.from_checkpoint(ck, out, progress=not args.no_progress, log=log)
