@@ -24,6 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from doublet.core.board import CHECKERS, MY_OFF, OPP_OFF, flip, has_contact, outcome
+from doublet.cube import bearoff as CB
 from doublet.cube import equity as E
 from doublet.cube.state import MAX_CUBE, CubeState
 from doublet.nn.eval import Model, evaluate
@@ -166,25 +167,35 @@ def _for_other(v: float, view: CubeState) -> float:
     return 1.0 - v if view.is_match else -v
 
 
-def cubeful(p: np.ndarray, b: np.ndarray, view: CubeState, act: bool) -> float:
-    """Janowski's 0-ply cubeful value (absolute) of b before its roll, for its side on roll
-    with probabilities p in `view`, after that side's cube action when `act`."""
+def conversion(p: np.ndarray, b: np.ndarray, view: CubeState) -> tuple[float, float]:
+    """No double and double / take per unit of the cube: the exact table's in a small
+    money bear-off (doublet.cube.bearoff, tested on its own), else Janowski's."""
+    exact, nd, dt = CB.values(b[None], view)
+    if exact[0]:
+        return float(nd[0]), float(dt[0])
     x = E.efficiency(b)
-    nd = float(E.no_double(p, x, view)[0]) * _scale(view)
+    return float(E.no_double(p, x, view)[0]), float(E.double_take(p, x, view)[0])
+
+
+def cubeful(p: np.ndarray, b: np.ndarray, view: CubeState, act: bool) -> float:
+    """The 0-ply cubeful value (absolute) of b before its roll, for its side on roll
+    with probabilities p in `view`, after that side's cube action when `act`."""
+    nd, dt = conversion(p, b, view)
     if not (act and view.may_double() and 2 * view.value <= MAX_CUBE):
-        return nd
-    dt = float(E.double_take(p, x, view)[0]) * _scale(view)
-    return max(nd, min(dt, E.double_pass(view) * _scale(view)))
+        return nd * _scale(view)
+    return max(nd, min(dt, E.double_pass(view))) * _scale(view)
 
 
 def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed: int,
                stream: int, state: CubeState, act_first: bool, truncate: int = 0,
-               bearoff: bool = True, cube_ply: int = 0
+               bearoff: bool = True, cube_ply: int = 0, small_only: bool = False
                ) -> tuple[float, float, int, int]:  # fmt: skip
     """(value, luck, plays, doubles) of trial t at 0 ply played with the cube from `state`
-    (the start side's view), both absolute and seen by the start side; the cube decided
+    (the start side's view), both absolute and seen by the start side (plays -1: it
+    ended on a pass, before the cubeless trial's end); the cube decided
     from the net's probabilities (cube_ply 0) or their mean over the rolls after the best
-    0-ply play of each (1)."""
+    0-ply play of each (1). small_only: the trial ends at a small bear-off only (a
+    rollout whose cube states are all money's), else at any."""
     rolls = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
     weights = [(1 if a == b else 2) / 36 for a, b in rolls]
     dice = trial_dice(strata, 2, seed, t, stream, 1000)
@@ -194,7 +205,9 @@ def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed
         mine = m % 2 == 0
         view = s if mine else s.flipped()
         over = outcome(b) != 0
-        if over or (bearoff and is_bearoff(b)) or (truncate and m == truncate):
+        # A money rollout's trials end at a small bear-off, whose cubeful values are exact.
+        small = not small_only or CB.values(b[None], view)[0][0]
+        if over or (bearoff and is_bearoff(b) and small) or (truncate and m == truncate):
             v = cubeful(value(b, model), b, view, not over and (act_first or m > 0))
             return (v if mine else _for_other(v, view)), luck, m, doubles
         bests = {r: best_play(b, r[0], r[1], model) for r in rolls}
@@ -202,15 +215,13 @@ def cube_trial(model: Model, start: np.ndarray, t: int, strata: np.ndarray, seed
             p = value(b, model)
             if cube_ply == 1:
                 p = sum(w * bests[r][1] for r, w in zip(rolls, weights, strict=True))
-            x = E.efficiency(b)
-            nd = float(E.no_double(p, x, view)[0])
-            dt = float(E.double_take(p, x, view)[0])
+            nd, dt = conversion(p, b, view)
             dp = E.double_pass(view)
             if min(dt, dp) - nd > E.OPTIONAL:
                 doubles += 1
-                if dt > dp:  # a pass
+                if dt > dp:  # a pass: plays is -1 (the trial's own plays go on)
                     v = dp * _scale(view)
-                    return (v if mine else _for_other(v, view)), luck, m, doubles
+                    return (v if mine else _for_other(v, view)), luck, -1, doubles
                 new = view.doubled()
                 if view.beavers and not view.is_match and dt < 0:
                     new = replace(new, value=4 * view.value)

@@ -37,6 +37,7 @@ from doublet.core.board import STARTING, flip
 from doublet.core.dice import ROLLOUT_STREAM, _seed_stream, _trial_roll, seed64, trial_strata
 from doublet.core.errors import DoubletError
 from doublet.core.parallel import Executor, executor
+from doublet.cube import bearoff as CB
 from doublet.cube import equity as E
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
@@ -149,48 +150,72 @@ CUBE_STATES = (
 )
 
 
-@pytest.mark.parametrize(("name", "start", "truncate", "trials", "cube_ply"),
-                         [("race to the end", RACE, 0, 4, 0),
-                          ("middle game", MIDDLE, 8, 3, 0),
-                          ("middle game, the cube at 1 ply", MIDDLE, 6, 2, 1)])  # fmt: skip
+MONEY_STATES = tuple((s, act) for s, act in CUBE_STATES if not s.is_match)
+
+
+@pytest.mark.parametrize(("name", "start", "truncate", "trials", "cube_ply", "states"),
+                         [("race to the end", RACE, 0, 4, 0, CUBE_STATES),
+                          ("race, money: to a small bear-off", RACE, 0, 4, 0, MONEY_STATES),
+                          ("middle game", MIDDLE, 8, 3, 0, CUBE_STATES),
+                          ("middle game, the cube at 1 ply", MIDDLE, 6, 2, 1, CUBE_STATES)
+                          ])  # fmt: skip
 def test_each_cubeful_trial_is_the_reference_trial(name: str, start: np.ndarray, truncate: int,
-                                                   trials: int, cube_ply: int) -> None:  # fmt: skip
+                                                   trials: int, cube_ply: int,
+                                                   states: tuple) -> None:  # fmt: skip
     s = RolloutSettings(trials=trials, seed=11, truncate=truncate, cubeful=True,
                         cube_ply=cube_ply)  # fmt: skip
-    t = rollout(MODEL, start, s, cube=CUBE_STATES)
+    t = rollout(MODEL, start, s, cube=states)
     assert t.cube_raw is not None and t.cube_luck is not None
     strata = trial_strata(11)
     doubles = 0
-    for j, (state, act) in enumerate(CUBE_STATES):
+    small_only = all(CB.applies(state) for state, _ in states)  # money's alone
+    passes = 0
+    for j, (state, act) in enumerate(states):
         for i in range(trials):
             v, lk, plays, d = ref.cube_trial(MODEL, start, i, strata, 11, ROLLOUT_STREAM, state,
-                                             act, truncate, cube_ply=cube_ply)  # fmt: skip
+                                             act, truncate, cube_ply=cube_ply,
+                                             small_only=small_only)  # fmt: skip
             doubles += d
-            assert t.moves[0, i] == plays
+            assert t.moves[0, i] == plays or (plays == -1 and t.moves[0, i] > 0)
+            passes += plays == -1
             assert t.cube_raw[0, i, j] == pytest.approx(v, abs=2e-6), (name, state, i)
             assert t.cube_luck[0, i, j] == pytest.approx(lk, abs=2e-6), (name, state, i)
     assert doubles >= trials  # the cube was turned in these trials
+    assert passes < trials * len(states)  # not every trial ended on a pass
 
 
 def test_a_bear_off_start_is_the_databases_cubeful_value_with_its_cube_action() -> None:
-    """The database ends every trial at once: no double is Janowski's value without a
-    cube action (the action is the root's), double / take with the cube doubled, and the
-    same start as a play's (the start side acting first) takes its best action."""
-    b = pos({1: 3, 2: 2, 4: 1}, {24: 2, 22: 2, 19: 3})  # the mover well ahead
-    p = bearoff_probs(b).astype(np.float64)
+    """The database ends every trial at once. In money, a small bear-off (both sides
+    within 6 checkers) is worth the exact table's values (doublet.cube.bearoff): no
+    double without a cube action (the action is the root's), double / take with the cube
+    doubled, and the same start as a play's (the start side acting first) takes its best
+    action. In a match (no table) a bear-off is Janowski's value, with 7 checkers too."""
+    b = pos({1: 3, 2: 2, 4: 1}, {24: 2, 22: 2, 19: 2})  # the mover well ahead
     money = CubeState()
     t = rollout(MODEL, b, RolloutSettings(trials=36, seed=2),
                 cube=((money, False), (money.doubled(), False), (money, True)))  # fmt: skip
     assert t.moves.max() == 0
-    nd = float(E.no_double(p, E.BEAROFF_X, money)[0])
-    dt = float(E.double_take(p, E.BEAROFF_X, money)[0])
-    assert min(dt, 1.0) > nd  # a double: the actions differ
+    exact, end, edt = CB.values(b[None], money)
+    nd, dt = float(end[0]), float(edt[0])
+    assert exact[0] and min(dt, 1.0) > nd  # a double: the actions differ
     v = t.cube_values()[0]
     np.testing.assert_allclose(v[:, 0], nd, atol=1e-6)
     np.testing.assert_allclose(v[:, 1], dt, atol=1e-6)
     np.testing.assert_allclose(v[:, 2], min(dt, 1.0), atol=1e-6)
     doc = rollout_document(Position(b), settings=RolloutSettings(trials=36, cubeful=True))
     assert doc["cube"]["double"] and doc["cube"]["equities"]["no_double"] == pytest.approx(nd)
+    seven = pos({1: 3, 2: 2, 4: 1}, {24: 2, 22: 2, 19: 3})
+    p = bearoff_probs(seven).astype(np.float64)
+    match = CubeState.match(9, away=(5, 7))
+    t = rollout(MODEL, seven, RolloutSettings(trials=36, seed=2),
+                cube=((match, False), (match.doubled(), False)))  # fmt: skip
+    assert t.moves.max() == 0
+    v = t.cube_values()[0]
+    np.testing.assert_allclose(v[:, 0], E.no_double(p, E.BEAROFF_X, match)[0], atol=1e-6)
+    np.testing.assert_allclose(v[:, 1], E.double_take(p, E.BEAROFF_X, match)[0], atol=1e-6)
+    # In money the larger bear-off is played on until it is small.
+    assert rollout(MODEL, seven, RolloutSettings(trials=36, seed=2),
+                   cube=((money, False),)).moves.min() >= 1  # fmt: skip
 
 
 def test_the_crawford_game_is_the_cubeless_trials_match_equity() -> None:

@@ -282,12 +282,12 @@ SMALL_CHECKERS = 6  # both sides within this many checkers: the exact two-sided 
 
 
 @njit
-def _build_two_sided(binom, acc, tmp, scratch):
-    """Exact P(win) for the side on roll when both sides have at most 6 checkers left on
-    their home boards (as gnubg's two-sided database): each side plays to maximise its
-    chance to win, not to minimise its expected turns. Returns (small (N_POSITIONS,)
-    int64: index among the small positions or -1, table (S, S) float32: P(win) for the
-    side on roll with small position i against j)."""
+def _small_moves(binom, acc, tmp, scratch):
+    """The small positions (at most SMALL_CHECKERS checkers left on the home board) and
+    their plays: (small (N_POSITIONS,) int64: index among the small positions or -1,
+    children (S, 21, 256) and nchild (S, 21): the small indices after each legal play of
+    each roll, order (S * S,): the pairs i * S + j by their total pips, so that every
+    pair after a play comes before the pair it is played from)."""
     counts = _unrank_all(binom)
     small = np.full(N_POSITIONS, -1, np.int64)
     ranks = np.zeros(N_POSITIONS, np.int64)
@@ -302,12 +302,10 @@ def _build_two_sided(binom, acc, tmp, scratch):
             small[r] = ns
             ranks[ns] = r
             ns += 1
-    # children[i, roll, :nchild[i, roll]] = small indices after each legal play
     maxc = 256
     children = np.zeros((ns, 21, maxc), np.int64)
     nchild = np.zeros((ns, 21), np.int64)
     b = np.zeros(SIZE, np.int8)
-    weights = np.zeros(21, np.float64)
     for i in range(ns):
         r = ranks[i]
         for x in range(SIZE):
@@ -319,12 +317,10 @@ def _build_two_sided(binom, acc, tmp, scratch):
         b[MY_OFF] = 15 - total
         b[OPP_OFF] = 15
         for ri in range(N_ROLLS):
-            weights[ri] = ROLL_WEIGHTS[ri]
             n = _outcomes(b, ROLLS_21[ri, 0], ROLLS_21[ri, 1], STANDARD, acc, tmp, scratch)
             for j in range(min(n, maxc)):
                 children[i, ri, j] = small[_rank(acc[0][j], 1, binom)]
             nchild[i, ri] = min(n, maxc)
-    # pairs in order of total pips: every child pair has fewer
     spips = np.zeros(ns, np.int64)
     for i in range(ns):
         spips[i] = pips[ranks[i]]
@@ -333,6 +329,21 @@ def _build_two_sided(binom, acc, tmp, scratch):
         for j in range(ns):
             key[i * ns + j] = spips[i] + spips[j]
     order = np.argsort(key, kind="mergesort")
+    return small, children, nchild, order
+
+
+@njit
+def _build_two_sided(binom, acc, tmp, scratch):
+    """Exact P(win) for the side on roll when both sides have at most 6 checkers left on
+    their home boards (as gnubg's two-sided database): each side plays to maximise its
+    chance to win, not to minimise its expected turns. Returns (small (N_POSITIONS,)
+    int64: index among the small positions or -1, table (S, S) float32: P(win) for the
+    side on roll with small position i against j)."""
+    small, children, nchild, order = _small_moves(binom, acc, tmp, scratch)
+    ns = children.shape[0]
+    weights = np.zeros(21, np.float64)
+    for ri in range(N_ROLLS):
+        weights[ri] = ROLL_WEIGHTS[ri]
     table = np.zeros((ns, ns), np.float32)
     empty_small = small[0]
     for o in range(ns * ns):

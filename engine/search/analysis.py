@@ -34,6 +34,7 @@ A cube decision (``cube_document``: the engine's ``cube`` reply, and ``"cube"`` 
      "mwc": {...},                     # match play: the three as match-winning chances
      "probabilities": {...}, "cubeless_equity": 0.08,   # behind the decision, at "ply"
      "ply": 2, "method": "cubeful",    # or "janowski" (doublet.search.cubeful)
+     "exact": true,                    # only where the values are the bear-off table's
      "state": {"cube": {"value": 1, "owner": "centered"}, "match": null,
                "jacoby": false, "beavers": false},
      "gammon_values": {"mover_gammon": ..., ...}}   # match play (doublet.cube.met)
@@ -44,6 +45,8 @@ the same ply, whose plays are picked by cubeless equity (the text says which it 
 The equities are the side on roll's, normalised to the cube's value as GNU Backgammon
 shows them (double / pass = 1.0). Where the side on roll may not double, ``double`` is
 false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` says why.
+A small bear-off in money (both sides within 6 checkers, "cubeful" method) has the exact
+values of doublet.cube.bearoff at every ply, and ``"exact": true``.
 """
 
 from __future__ import annotations
@@ -232,6 +235,8 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
     doc["cubeless_equity"] = round(float(equity(a.probs.astype(np.float32))), 6)
     doc["ply"] = a.ply
     doc["method"] = a.method
+    if a.exact:  # a small bear-off in money: the table's values, whatever the ply
+        doc["exact"] = True
     if not stopped and a.ply < ply and pos.variant != B.STANDARD:
         stopped = (f"Acey-Deucey's cube decisions are searched at {a.ply} ply at most (a 1-2 "
                    "can have over 800,000 plays)")  # fmt: skip
@@ -527,8 +532,10 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
     eq = cube["equities"]
     mwc = cube.get("mwc")
     out = [f"Cube decision, {cube['ply']} ply ({cube['method']}):"]
+    if cube.get("exact"):
+        out = ["Cube decision, exact (the two-sided bear-off table, as at every ply):"]
     p = cube["probabilities"]
-    if cube["method"] == "cubeful" and cube["ply"] > 0:  # not eval's tree: say so
+    if cube["method"] == "cubeful" and cube["ply"] > 0 and not cube.get("exact"):
         out.append("  chances of the cube's own search (its plays picked by cubeful equity):")
     out.append(f"  cubeless: win {100 * p['win']:.2f}% (gammon {100 * p['win_gammon']:.2f}%, "
                f"backgammon {100 * p['win_backgammon']:.2f}%), lose {100 * (1 - p['win']):.2f}% "

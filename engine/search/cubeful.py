@@ -16,6 +16,11 @@ Two ways to a cubeful equity at n ply, both measured (benchmarks/cube.py, RESULT
   / pass: the cube's value won). A turn that goes on (an Acey-Deucey 1-2 rolling again)
   is the same side's and has no cube action.
 
+In money play a small bear-off (both sides with at most 6 checkers left, nobody can be
+gammoned) has exact cubeful values (doublet.cube.bearoff, as GNU Backgammon's two-sided
+database): the cubeful method takes them in place of Janowski's conversion at every node
+they apply to, at any depth (a root of its own is exact at any ply: CubeAnalysis.exact).
+
 Values inside the search are absolute: money in points of the base stake (the cube's
 value counted), match play in match-winning chances, each for the side on roll of its
 node. doublet.cube.equity.Decision normalises them as GNU Backgammon shows them.
@@ -31,6 +36,7 @@ import numpy as np
 from doublet.core.board import ACEY_DEUCEY, Board, flip_all
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
 from doublet.core.errors import DoubletError
+from doublet.cube import bearoff as CB
 from doublet.cube import equity as E
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
@@ -69,17 +75,34 @@ def next_views(outs: np.ndarray, again: np.ndarray, probs: np.ndarray
     return np.where(ag, outs, flip_all(outs)), np.where(ag, probs, flip_probs(probs))
 
 
+def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: bool = True
+                ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
+    """No double and double / take (None unless `take` and the mover may double) per
+    unit of the cube (doublet.cube.equity's units) of positions before their roll, each
+    with its side on roll's probabilities and board, in `state` (that side's view):
+    Janowski's conversion, or the exact values of the small bear-offs in money
+    (doublet.cube.bearoff)."""
+    x = E.efficiencies(boards)
+    nd = E.no_double(probs, x, state)
+    dt = E.double_take(probs, x, state) if take and state.may_double() else None
+    exact, end, edt = CB.values(boards, state)
+    if exact.any():
+        nd = np.where(exact, end, nd)
+        if dt is not None:
+            dt = np.where(exact, edt, dt)
+    return nd, dt
+
+
 def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bool
                 ) -> np.ndarray:  # fmt: skip
     """The 0-ply cubeful value (absolute) of positions before their roll, each with its
     side on roll's probabilities and board, in `state` (that side's view): after the
-    side's best cube action when `act`, else without one."""
-    x = E.efficiencies(boards)
-    nd = E.no_double(probs, x, state) * _scale(state)
-    if not (act and state.may_double()):
-        return nd
-    dt = E.double_take(probs, x, state) * _scale(state)
-    return np.asarray(E.optimal(nd, dt, E.double_pass(state) * _scale(state), state))
+    side's best cube action when `act`, else without one (conversions)."""
+    nd, dt = conversions(probs, boards, state, act)
+    if dt is None:
+        return nd * _scale(state)
+    sc = _scale(state)
+    return np.asarray(E.optimal(nd * sc, dt * sc, E.double_pass(state) * sc, state))
 
 
 def values_after(side_probs: np.ndarray, views: np.ndarray, again: np.ndarray,
@@ -136,7 +159,7 @@ class CubefulSearch:
         if (self.deadline is not None and time.perf_counter() > self.deadline) or stopping(
                 self.searcher):  # fmt: skip
             raise BudgetExceeded("the cubeful search passed its time budget, or was stopped")
-        if depth == 0:
+        if depth == 0 or all(exact_for(b, s) for s in states):  # a table's value is final
             p = self.searcher.evaluate(b, Limits(ply=0)).astype(np.float64)
             return self._leaf(p, b, states, act)
         branches: list[CubeState] = []  # the states after this node's cube action
@@ -180,15 +203,23 @@ class CubefulSearch:
             out.double_take.append(dt)
         return out
 
-    def _leaf(self, p: np.ndarray, b: Board, states: list[CubeState], act: bool) -> Node:
+    def _leaf(self, p: np.ndarray, b: Board, states: list[CubeState], act: bool,
+              exact: bool = True) -> Node:  # fmt: skip
+        """A node's values by conversions (exact: the bear-off table where it applies),
+        or by Janowski's model alone (not exact)."""
         out = Node([], [], [], p)
         x = E.efficiency(b)
         for s in states:
-            nd = float(E.no_double(p, x, s)[0]) * _scale(s)
+            if exact:
+                nds, dts = conversions(p, np.asarray(b)[None], s, act)
+            else:
+                nds = E.no_double(p, x, s)
+                dts = E.double_take(p, x, s) if act and s.may_double() else None
+            nd = float(nds[0]) * _scale(s)
             dt = None
             opt = nd
-            if act and s.may_double():
-                dt = float(E.double_take(p, x, s)[0]) * _scale(s)
+            if dts is not None:
+                dt = float(dts[0]) * _scale(s)
                 opt = float(E.optimal(nd, dt, E.double_pass(s) * _scale(s), s))
             out.optimal.append(opt)
             out.no_double.append(nd)
@@ -206,6 +237,12 @@ class CubeAnalysis:
     probs: np.ndarray
     ply: int
     method: str
+    exact: bool = False  # the values are the bear-off table's (doublet.cube.bearoff)
+
+
+def exact_for(board: Board, state: CubeState) -> bool:
+    """Whether doublet.cube.bearoff's table gives `board`'s exact cubeful values in `state`."""
+    return bool(CB.values(np.asarray(board)[None], state)[0][0])
 
 
 def check_ply(ply: int, variant: int) -> int:
@@ -228,9 +265,10 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
     ply = check_ply(ply, searcher.variant)
     b = np.asarray(board, dtype=np.int8)
     scale = _scale(state)
-    if method == "janowski" or ply == 0:
-        p = searcher.evaluate(b, Limits(ply=ply), max_evals).astype(np.float64)
-        node = CubefulSearch(searcher)._leaf(p, b, [state], True)
+    exact = method == "cubeful" and exact_for(b, state)
+    if method == "janowski" or ply == 0 or exact:
+        p = searcher.evaluate(b, Limits(ply=0 if exact else ply), max_evals).astype(np.float64)
+        node = CubefulSearch(searcher)._leaf(p, b, [state], True, exact=method == "cubeful")
     else:
         node = CubefulSearch(searcher, deadline).node(b, [state], ply, True)
     nd = node.no_double[0]
@@ -238,9 +276,9 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
     mwc = nd if state.is_match else None
     if dt is None:
         nd_norm = float(to_money(state, nd)) if state.is_match else nd / scale
-        return CubeAnalysis(None, nd_norm, mwc, node.probs, ply, method)
+        return CubeAnalysis(None, nd_norm, mwc, node.probs, ply, method, exact)
     decision = E.decide_values(nd / scale, dt / scale, state)
-    return CubeAnalysis(decision, decision.no_double, mwc, node.probs, ply, method)
+    return CubeAnalysis(decision, decision.no_double, mwc, node.probs, ply, method, exact)
 
 
 def play_values(searcher: Searcher, boards: np.ndarray, again: np.ndarray, probs: np.ndarray,
@@ -260,7 +298,9 @@ __all__ = [
     "METHODS",
     "CubeAnalysis",
     "CubefulSearch",
+    "conversions",
     "cube_decision",
+    "exact_for",
     "flip_probs",
     "leaf_values",
     "next_views",

@@ -6,7 +6,10 @@ both sides from b with the play the searcher picks at ``ply`` (doublet.search.se
 0 or 1 ply, the same choice as ``Searcher.best``) until it ends:
 
 - the game is over: its result (win, gammon, backgammon, for either side);
-- ``bearoff`` and a pure bear-off: the exact database's probabilities;
+- ``bearoff`` and a pure bear-off: the exact database's probabilities (in a cubeful
+  money rollout only a small bear-off, both sides within 6 checkers, whose cubeful
+  values are exact too: doublet.cube.bearoff; a larger one is played on, its cube
+  decisions taken in the trial);
 - ``truncate`` = P > 0 and P plays made: the net's 0-ply probabilities there;
 - MAX_MOVES plays (no game needs that many): the net's 0-ply probabilities.
 
@@ -78,12 +81,13 @@ from doublet.core.dice import (
 from doublet.core.errors import DoubletError, shown
 from doublet.core.jit import njit
 from doublet.core.parallel import Executor, LocalExecutor
+from doublet.cube import bearoff as CB
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, equity
 from doublet.rules.bearoff import Tables as bearoff_tables_type
-from doublet.rules.bearoff import is_bearoff
+from doublet.rules.bearoff import _rank, is_bearoff
 from doublet.search.rollout_cube import Record, walk
 from doublet.search.searcher import (
     Cache,
@@ -196,6 +200,18 @@ def _keep_end(p, out, end, terminal):
     end[0] = terminal
 
 
+BEAROFF_NONE, BEAROFF_ANY, BEAROFF_SMALL = 0, 1, 2  # where a trial ends at the database
+
+
+@njit
+def _small_bearoff(b, bo):
+    """A pure bear-off with both sides within the small two-sided table's checkers (and
+    the database in use: bo.small is a stand-in of one entry when not)."""
+    if bo.small.shape[0] <= 1 or not is_bearoff(b):
+        return False
+    return bo.small[_rank(b, 1, bo.binom)] >= 0 and bo.small[_rank(b, -1, bo.binom)] >= 0
+
+
 @njit
 def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, nets, bo, cfg,
            ws, cache, stats, rp, rply, r_outs, r_agains, r_probs, r_starts, state, b, p,
@@ -231,7 +247,9 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
             if record:
                 _keep_end(p, pre_p[m], end, 1)
             return m
-        if (bearoff and is_bearoff(b)) or m == MAX_MOVES or (truncate > 0 and m == truncate):
+        if ((bearoff == BEAROFF_ANY and is_bearoff(b)) or (bearoff == BEAROFF_SMALL
+                and _small_bearoff(b, bo)) or m == MAX_MOVES or (truncate > 0
+                and m == truncate)):  # fmt: skip
             _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
                 ws.flipped, p)  # fmt: skip
             _mover_probs(p, side == 0, raw)  # seen by the start side
@@ -410,7 +428,7 @@ class Roller:
         while True:
             nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
             if _chunk_entry(b, lo, hi, seed, strata, settings.quasi,
-                            settings.ply, settings.truncate, settings.bearoff, settings.luck,
+                            settings.ply, settings.truncate, int(settings.bearoff), settings.luck,
                             nets, bo, cfg, ws, cache, s.stats, s.result_probs, s.result_ply,
                             self.r_outs, self.r_agains, self.r_probs, self.r_starts, raw, luck,
                             moves):  # fmt: skip
@@ -425,6 +443,12 @@ class Roller:
         cube state (doublet.search.rollout_cube)."""
         s = self.searcher
         k = b.shape[0]
+        # A money trial ends at a small bear-off (its cubeful values exact), not any.
+        end = (
+            BEAROFF_NONE
+            if not settings.bearoff
+            else (BEAROFF_SMALL if all(CB.applies(state) for state, _ in cube) else BEAROFF_ANY)
+        )
         c_raw = np.zeros((k, hi - lo, len(cube)), np.float64)
         c_luck = np.zeros_like(c_raw)
         for t in range(lo, hi):
@@ -432,7 +456,7 @@ class Roller:
                 while True:
                     nets, bo, cfg, ws, cache = s._args(Limits(ply=settings.ply))
                     n = _trial_entry(b[c], t, seed, strata, settings.quasi,
-                                     settings.ply, settings.truncate, settings.bearoff,
+                                     settings.ply, settings.truncate, end,
                                      settings.luck, nets, bo, cfg, ws, cache, s.stats,
                                      s.result_probs, s.result_ply, self.r_outs, self.r_agains,
                                      self.r_probs, self.r_starts, raw[c, t - lo], luck[c, t - lo],

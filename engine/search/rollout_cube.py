@@ -9,7 +9,8 @@ with a cube state, as a game with the cube would go:
   not the Crawford game, below the largest cube), takes its cube decision by Janowski's
   model (doublet.cube.equity, the cube efficiency of the position's class) from the
   probabilities recorded for it: the net's at rollout ply 0, the 1-ply mean at ply 1.
-  It doubles when double / take or double / pass (the opponent answering as suits it)
+  (a small bear-off in money: the exact values of doublet.cube.bearoff instead). It
+  doubles when double / take or double / pass (the opponent answering as suits it)
   is worth more than no double. The opponent then takes (the cube doubled, its own; in
   money play with beavers, a take that the doubler gains from is beavered: the cube
   quadrupled, still the taker's) or passes, which ends the trial at the cube's value;
@@ -17,7 +18,7 @@ with a cube state, as a game with the cube would go:
   backgammons, the Jacoby rule, the match score through the table); a position valued by
   the net or the bear-off database (truncation, the database) gets its 0-ply cubeful
   value for its side on roll after that side's cube action (doublet.search.cubeful's
-  leaf_values).
+  leaf_values: exact for a small bear-off in money, where a money trial ends).
 
 Luck adjustment with the cube: before each roll, g(r) is the mover's cubeful value after
 the best 0-ply play of roll r (the opponent's 0-ply cubeful value after its cube action,
@@ -42,7 +43,7 @@ from doublet.core.board import flip_all
 from doublet.core.dice import ROLL_WEIGHTS
 from doublet.cube import equity as E
 from doublet.cube.state import MAX_CUBE, CubeState
-from doublet.search.cubeful import _other, _scale, flip_probs, leaf_values
+from doublet.search.cubeful import _other, _scale, conversions, flip_probs, leaf_values
 
 _W = ROLL_WEIGHTS.astype(np.float64)
 
@@ -70,8 +71,9 @@ def _decisions(probs: np.ndarray, boards: np.ndarray, view: CubeState
                ) -> tuple[np.ndarray, np.ndarray, float]:  # fmt: skip
     """no double and double / take (rows) and double / pass, per unit of the cube (money)
     or as MWC (match), for positions before the roll of view's mover."""
-    x = E.efficiencies(boards)
-    return (E.no_double(probs, x, view), E.double_take(probs, x, view), E.double_pass(view))
+    nd, dt = conversions(probs, boards, view)
+    assert dt is not None  # walk asks only where view's mover may double
+    return nd, dt, E.double_pass(view)
 
 
 def _answer(view: CubeState, dt: float, dp: float) -> CubeState | None:
