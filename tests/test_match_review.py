@@ -7,6 +7,7 @@ listed error's XGID read back to its position and cube state."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -203,6 +204,40 @@ def test_a_damaged_cache_is_computed_again(tmp_path: Path, match01: tuple) -> No
     told: list[int] = []
     assert review(match, games[:1], ply=0, cache=tmp_path, damaged=told.append) == first
     assert told == [len(bad)]  # said once, the count of damaged lines
+
+
+def test_the_review_cache_is_kept_within_its_limit(
+    tmp_path: Path, match01: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by a review (session 43): the cache grew without a bound, every file read at
+    each review's start. Past CACHE_LIMIT the files written longest ago go (never the
+    newest), a big file about to be written to is put aside first, and the review is
+    the same."""
+    from doublet.games import review as R
+
+    match, games = match01
+    first = review(match, games[:1], ply=0, cache=tmp_path)
+    (f,) = tmp_path.glob("review2-*.jsonl")
+    size = f.stat().st_size
+    old = []
+    for k in range(3):  # older files of other reviews, oldest first
+        o = tmp_path / f"review2-other-standard-0ply-w{k}.jsonl"
+        o.write_bytes(b"x" * size)
+        os.utime(o, ns=(k * 10**9, k * 10**9))
+        old.append(o)
+    monkeypatch.setattr(R, "CACHE_LIMIT", 3 * size)
+    a = Analyst(0, cache=tmp_path)  # 4 sizes: the oldest goes
+    assert not old[0].exists() and old[1].exists() and old[2].exists()
+    assert len(a.memo) > 0 and a.path == f  # its file is under a quarter: written on
+    monkeypatch.setattr(R, "CACHE_LIMIT", 2 * size)
+    Analyst(0, cache=tmp_path)  # over a quarter: put aside, still read; 3 sizes: one goes
+    assert not old[1].exists() and old[2].exists() and not f.exists()
+    (aside,) = tmp_path.glob(f"{f.stem}-*.jsonl")
+    assert aside.stat().st_size == size
+    assert review(match, games[:1], ply=0, cache=tmp_path) == first
+    monkeypatch.setattr(R, "CACHE_LIMIT", 1)
+    Analyst(0, cache=tmp_path)
+    assert len(list(tmp_path.glob("review*.jsonl"))) == 1  # the newest is kept
 
 
 def test_damaged_cache_lines_are_said_and_only_then(tmp_path: Path) -> None:

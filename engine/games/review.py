@@ -69,10 +69,12 @@ again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +143,36 @@ def _code_hash() -> str:
     return h.hexdigest()
 
 
+# The review cache folder's files are kept within CACHE_LIMIT bytes (about 250 games at
+# 0 ply; every file of a model, variant and ply is read at a review's start): past it the
+# files written longest ago go, and their answers are worked out again when asked for.
+# A file written to at a review's start that is over a quarter of it is put aside (a
+# name of its own, its time) so that it can go whole later.
+CACHE_LIMIT = 64 << 20
+
+
+def _bound(folder: Path, path: Path) -> None:
+    """Keep the cache `folder` within CACHE_LIMIT (the files written longest ago go, as
+    long as another was written since) and put `path`, the file a review is about to
+    write, aside once it is over a quarter of it."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > CACHE_LIMIT // 4:
+            path.rename(path.with_name(f"{path.stem}-{time.time_ns()}.jsonl"))
+    files = []
+    for f in folder.glob("review*.jsonl"):
+        with contextlib.suppress(OSError):  # gone meanwhile (another review's)
+            st = f.stat()
+            files.append((st.st_mtime_ns, st.st_size, f))
+    files.sort()
+    total = sum(size for _, size, _ in files)
+    for _, size, f in files[:-1]:
+        if total <= CACHE_LIMIT:
+            break
+        with contextlib.suppress(OSError):
+            f.unlink()
+        total -= size
+
+
 class Analyst:
     """The analyses a review asks for, each computed once: a cube decision
     (cube_document), a roll's ranked plays (analyse_roll) and a roll's luck, at one ply and
@@ -148,7 +180,7 @@ class Analyst:
     flushed as written; the files are named by model, variant and ply, and `shard` keeps
     parallel workers' files apart), and every earlier answer there is read first, so that
     an interrupted review continues where it stopped. A damaged last line (a kill) is
-    skipped."""
+    skipped. The folder is kept within CACHE_LIMIT (_bound)."""
 
     def __init__(self, ply: int, model: Model | None = None, variant: int = B.STANDARD,
                  cache: str | os.PathLike[str] | None = None,
@@ -165,9 +197,10 @@ class Analyst:
             # without it, are not read
             stem = f"review2-{model_fingerprint(model, variant)}-{VARIANT_NAMES[variant]}-{ply}ply"
             self.cache.mkdir(parents=True, exist_ok=True)
+            self.path = self.cache / f"{stem}-{shard}.jsonl"
+            _bound(self.cache, self.path)
             for f in sorted(self.cache.glob(f"{stem}-*.jsonl")):
                 self._read(f)
-            self.path = self.cache / f"{stem}-{shard}.jsonl"
 
     def _read(self, f: Path) -> None:
         """The answers in one cache file. A line that is not a whole answer (cut short by
