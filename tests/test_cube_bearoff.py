@@ -23,6 +23,7 @@ from doublet.nn.eval import default_model
 from doublet.search.analysis import cube_document, render_cube
 from doublet.search.cubeful import cube_decision, leaf_values
 from doublet.search.rollout import RolloutSettings, rollout
+from doublet.search.rollout_analysis import render, rollout_document
 from doublet.search.searcher import Searcher
 from tests.reference import reference_outcomes
 
@@ -169,6 +170,13 @@ def test_leaves_and_the_cubeful_rollout_take_the_exact_values() -> None:
     v = t.cube_values()[0]  # (trials, states)
     assert v[:, 0] == pytest.approx(np.full(72, nd[0]), abs=1e-6)
     assert v[:, 1] == pytest.approx(np.full(72, dt[0] * 1.0), abs=1e-6)
+    # The cubeless rollout's cube decision (Janowski at the root elsewhere) is exact too.
+    doc = rollout_document(Position(b), settings=RolloutSettings(trials=36))["cube"]
+    assert doc["exact"] is True and doc["equities_se"]["no_double"] == 0
+    assert doc["equities"]["no_double"] == pytest.approx(nd[0], abs=1e-6)
+    assert "exact, the two-sided bear-off table" in render(
+        rollout_document(Position(b), settings=RolloutSettings(trials=36))
+    )
     big = board((2, 2, 1, 1, 1, 0), (1, 1, 1, 0, 0, 0))
     assert not CB.values(big[None], state)[0][0]
     plain = rollout(default_model(), big, settings)

@@ -228,6 +228,14 @@ def test_the_crawford_game_is_the_cubeless_trials_match_equity() -> None:
     np.testing.assert_allclose(t.cube_values()[0, :, 0], want, atol=2e-6)
     raw = E.no_double(t.raw[0], E.CONTACT_X, state)
     np.testing.assert_allclose(t.cube_raw[0, :, 0], raw, atol=2e-6)
+    # Found by a review (session 43): the cubeless rollout's cube document (Janowski at
+    # the root) left out the match-winning chance where nobody may double; the cubeful
+    # one and analyse's have it.
+    for cubeful in (False, True):
+        doc = rollout_document(Position(MIDDLE), settings=RolloutSettings(
+            trials=36, seed=5, truncate=4, cubeful=cubeful), state=state)["cube"]  # fmt: skip
+        assert doc["equities"]["double_take"] is None
+        assert 0 < doc["mwc"]["no_double"] < 1 and doc["mwc"]["double_take"] is None
 
 
 @pytest.mark.parametrize(("start", "truncate", "trials"), [(RACE, 0, 216), (MIDDLE, 10, 108)])

@@ -21,9 +21,11 @@ The probabilities (clamped into their ranges: the luck adjustment can take a rar
 event's mean a little below 0) and "equity" (the unclamped means') are cubeless, and so
 are the trials by default: the cube
 decision is Janowski's conversion of the rollout's probabilities at the root
-(``"method": "janowski"``). With ``cubeful`` (``--cubeful``) the same trials are also
-played with the cube (doublet.search.rollout_cube), once with no double now and once
-doubled and taken, and the decision is theirs (``"method": "rollout"``, and
+(``"method": "janowski"``; a small bear-off in money has the exact values of
+doublet.cube.bearoff instead, ``"exact": true``). With ``cubeful`` (``--cubeful``) the
+same trials are also played with the cube (doublet.search.rollout_cube), once with no
+double now and once doubled and taken, and the decision is theirs (``"method":
+"rollout"``, and
 ``equities_se`` has "difference": the standard error of double / take less no double,
 trial by trial).
 
@@ -53,6 +55,7 @@ from doublet.core import board as B
 from doublet.core.board import STANDARD
 from doublet.core.errors import DoubletError, shown
 from doublet.core.parallel import Executor
+from doublet.cube import bearoff as CB
 from doublet.cube import equity as E
 from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play
@@ -147,23 +150,37 @@ def _se1(z: np.ndarray) -> float:
 
 
 def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, Any]:
-    """The cube decision from the rollout's probabilities (Janowski at the root)."""
+    """The cube decision from the rollout's probabilities (Janowski at the root), or a
+    small bear-off's exact one in money (doublet.cube.bearoff: "exact", errors 0)."""
     x = E.efficiency(board)
+    exact, end, edt = CB.values(np.asarray(board)[None], state)
+    if exact[0]:
+        decision = E.decide_values(float(end[0]), float(edt[0]), state)
 
-    def nd(p: np.ndarray) -> float:
-        return E.decide(p, x, state).no_double
+        def nd(p: np.ndarray) -> float:
+            return decision.no_double
 
-    def dt(p: np.ndarray) -> float:
-        return E.decide(p, x, state).double_take
+        def dt(p: np.ndarray) -> float:
+            return decision.double_take
 
-    p = values.mean(axis=0)
-    decision = E.decide(p, x, state)
+    else:
+
+        def nd(p: np.ndarray) -> float:
+            return E.decide(p, x, state).no_double
+
+        def dt(p: np.ndarray) -> float:
+            return E.decide(p, x, state).double_take
+
+        decision = E.decide(values.mean(axis=0), x, state)
     if not state.may_double():
         doc: dict[str, Any] = {"double": False, "take": None,
                                "action": f"No double available ({state.why_no_double()})",
                                "equities": {"no_double": round(decision.no_double, 6),
                                             "double_take": None, "double_pass": None},
                                "optimal": round(decision.no_double, 6)}  # fmt: skip
+        if decision.mwc is not None:  # a match (the Crawford game): as cube_document's
+            doc["mwc"] = {"no_double": round(decision.mwc["no_double"], 6),
+                          "double_take": None, "double_pass": None}  # fmt: skip
         doc["equities_se"] = {"no_double": round(_se1(_linear(nd, values)[1]), 6)}
     else:
         doc = decision.to_json()
@@ -171,6 +188,8 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
         doc["equities_se"] = {"no_double": round(_se1(_linear(nd, values)[1]), 6),
                               "double_take": round(_se1(_linear(dt, values)[1]), 6)}  # fmt: skip
     doc["method"] = "janowski"
+    if exact[0]:
+        doc["exact"] = True
     doc["state"] = state.to_json()
     return doc
 
@@ -473,6 +492,7 @@ def render(doc: dict[str, Any]) -> str:
         parts.append(f"double/take {eq['double_take']:+.4f} ± {ese['double_take']:.4f}")
         parts.append(f"double/pass {eq['double_pass']:+.4f}")
     how = ("rolled out with cube actions in the trials" if cube["method"] == "rollout" else
+           "exact, the two-sided bear-off table" if cube.get("exact") else
            "Janowski, from the cubeless rollout")  # fmt: skip
     lines.append(f"  cubeful ({how}): " + ", ".join(parts))
     if eq["double_take"] is not None and ese.get("difference") is not None:
