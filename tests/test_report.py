@@ -32,6 +32,33 @@ def test_the_starting_board_has_its_30_checkers_and_the_cube_at_64() -> None:
     assert 'class="count"' not in svg
 
 
+def test_the_dice_are_drawn_clear_of_the_checkers_and_the_cube() -> None:
+    """Found by a review (session 43): the dice were drawn in the board's middle, over a
+    stack of five. They are in the tray, clear of every checker, the cube wherever it is
+    and the trays' counts of checkers off."""
+    b = np.zeros(B.SIZE, np.int8)
+    for p in (2, 4, 6, 19, 21, 23):  # stacks of five near the board's middle, both rows
+        b[p] = 5 if p < 12 else -5
+    for cube, owner in ((1, "centered"), (2, "mover"), (2, "opponent")):
+        svg = board_svg(b, (6, 5), cube, owner)
+        boxes = [
+            tuple(float(v) for v in m)
+            for m in re.findall(
+                r'<rect x="([\d.]+)" y="([\d.]+)" width="(\d+)" height="(\d+)" rx="[345]"', svg
+            )
+        ]
+        dice = [r for r in boxes if r[2] == 26 and r[3] == 26][-2:]  # the cube's comes first
+        others = [r for r in boxes if r not in dice]
+        assert len(dice) == 2 and svg.count('class="die"') == 2
+        for x, y, w, h in dice:
+            for cx, cy, r in (tuple(float(v) for v in m) for m in re.findall(
+                    r'<circle cx="([\d.]+)" cy="([\d.]+)" r="([\d.]+)"', svg)):  # fmt: skip
+                nx, ny = min(max(cx, x), x + w), min(max(cy, y), y + h)
+                assert (nx - cx) ** 2 + (ny - cy) ** 2 > r * r, (owner, cx, cy)
+            for ox, oy, ow, oh in others:
+                assert x + w <= ox or ox + ow <= x or y + h <= oy or oy + oh <= y, owner
+
+
 def test_stacks_taller_than_five_show_their_count() -> None:
     board, _, _ = parse_position("XGID=-A---BFC-----------bbbbb--:0:0:1:00:0:0:0:0:10")
     svg = board_svg(np.array(board), cube=4, owner="opponent")

@@ -93,13 +93,12 @@ def board_svg(board: np.ndarray, dice: tuple[int, int] | None = None, cube: int 
     shown = 64 if owner == "centered" and cube == 1 else cube
     parts.append(f'<text x="{cx_cube}" y="{cy + 5}" font-size="13" font-weight="bold" '
                  f'text-anchor="middle" class="cube">{shown}</text>')  # fmt: skip
-    if dice:
-        dx = _point_x(3)
+    if dice:  # in the tray, one above the other: a stack of five reaches the board's middle
         for k, d in enumerate(dice):
-            x0 = dx - 30 + k * 34
-            parts.append(f'<rect x="{x0}" y="{H / 2 - 13}" width="26" height="26" rx="5" '
+            y0 = H / 2 - 28 + k * 30
+            parts.append(f'<rect x="{tray - 13}" y="{y0}" width="26" height="26" rx="5" '
                          f'fill="{COLORS["mover"]}" stroke="#000"/>')  # fmt: skip
-            parts.append(f'<text x="{x0 + 13}" y="{H / 2 + 5}" font-size="15" '
+            parts.append(f'<text x="{tray}" y="{y0 + 18}" font-size="15" '
                          f'text-anchor="middle" class="die">{d}</text>')  # fmt: skip
     parts.append("</svg>")
     return "".join(parts)
