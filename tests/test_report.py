@@ -34,8 +34,8 @@ def test_the_starting_board_has_its_30_checkers_and_the_cube_at_64() -> None:
 
 def test_the_dice_are_drawn_clear_of_the_checkers_and_the_cube() -> None:
     """Found by a review (session 43): the dice were drawn in the board's middle, over a
-    stack of five. They are in the tray, clear of every checker, the cube wherever it is
-    and the trays' counts of checkers off."""
+    stack of five (and two stacks of five on one column overlapped). They are in the
+    tray, clear of every checker, the cube wherever it is and the trays' counts off."""
     b = np.zeros(B.SIZE, np.int8)
     for p in (2, 4, 6, 19, 21, 23):  # stacks of five near the board's middle, both rows
         b[p] = 5 if p < 12 else -5
@@ -57,6 +57,14 @@ def test_the_dice_are_drawn_clear_of_the_checkers_and_the_cube() -> None:
                 assert (nx - cx) ** 2 + (ny - cy) ** 2 > r * r, (owner, cx, cy)
             for ox, oy, ow, oh in others:
                 assert x + w <= ox or ox + ow <= x or y + h <= oy or oy + oh <= y, owner
+    # Nor do two checkers overlap: stacks of five on points 6 and 19 (one column) met
+    # in the middle of the board, one over the other (R was 15).
+    circles = [tuple(float(v) for v in m) for m in re.findall(
+        r'<circle cx="([\d.]+)" cy="([\d.]+)" r="([\d.]+)"', board_svg(b))]  # fmt: skip
+    assert len(circles) == 30
+    for k, (x1, y1, r1) in enumerate(circles):
+        for x2, y2, r2 in circles[k + 1 :]:
+            assert (x1 - x2) ** 2 + (y1 - y2) ** 2 >= (r1 + r2) ** 2, (x1, y1, y2)
 
 
 def test_stacks_taller_than_five_show_their_count() -> None:

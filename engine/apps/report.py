@@ -25,7 +25,7 @@ POINT_W = 34
 BAR_W = 30
 MARGIN = 20
 TRAY_W = 36
-R = 15  # a checker's radius
+R = 13  # a checker's radius: two stacks of five on one column meet in the middle
 COLORS = {"mover": "#f4efe1", "opponent": "#2b2b2b", "dark": "#9c5b33", "light": "#d9b48a"}
 
 
