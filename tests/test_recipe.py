@@ -6,6 +6,7 @@ killed half-way goes on from its files; a bad recipe gets one clear error."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -396,6 +397,31 @@ def test_a_stopped_td_step_goes_on_from_its_checkpoint(tmp_path: Path) -> None:
     assert load_model(folder / "model.npz").meta["strength"]["games"] > 0
     (folder / "done.json").unlink()
     assert run(32, seed=5) == 2
+
+
+def test_a_td_step_does_not_go_on_from_an_init_made_again(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:  # fmt: skip
+    """Found by a review (session 43): a stopped td step's run was checked against its
+    init by path alone; the init's step made again since (other weights, the same path)
+    went unnoticed. The run keeps its init's digest and is refused."""
+    path = tmp_path / "two.toml"
+    out = tmp_path / "run"
+
+    def run(games: int) -> int:
+        path.write_text(f'[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = {games}\n'
+                        '[[step]]\nname = "b"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+                        'init = "a"\n')  # fmt: skip
+        return recipe.main(["--recipe", str(path), "--out", str(out)])
+
+    assert run(16) == 0
+    (out / "b" / "done.json").unlink()  # b stopped before its record
+    assert run(16) == 0  # the same a: b goes on
+    (out / "b" / "done.json").unlink()
+    shutil.rmtree(out / "a")  # a made again, with other settings: other weights
+    capsys.readouterr()
+    assert run(32) == 2
+    assert "started from other weights" in capsys.readouterr().err
 
 
 def test_a_step_interrupted_or_refused_says_so() -> None:

@@ -326,10 +326,17 @@ def test_a_run_started_from_a_model_starts_there_and_resumes_without_it(tmp_path
     for a, b in zip(t.net.to_engine()[0], start.net.to_engine()[0], strict=True):
         assert np.array_equal(a, b)
     t.run(24)
+    parent = load_model(tmp_path / "start.npz").meta
+    # Found by a review (session 43): the model's history was read from the init file at
+    # export, so an export over the init file (or a file changed since) counted it twice.
+    save_model(tmp_path / "start.npz", t.model())
     (tmp_path / "start.npz").unlink()  # the checkpoint holds the weights from now on
     resumed = Trainer.from_checkpoint(t.checkpoint_path, tmp_path / "run", progress=False)
     _same_state(t, resumed)
     assert resumed.cfg.init == cfg.init
+    meta = resumed.model().meta
+    assert meta["games"] == parent["games"] + t.games
+    assert len(meta["lineage"]) == len(parent["lineage"]) + 1
 
 
 def test_a_model_with_a_race_net_starts_only_a_run_that_keeps_it(tmp_path: Path) -> None:

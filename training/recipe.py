@@ -510,6 +510,16 @@ class Pipeline:
                 raise DoubletError(f"step {step.name!r}: {str(folder)!r} holds a run with "
                                    f"{key} {want[key]!r}, not {have[key]!r}; remove the "
                                    "folder to start it again")  # fmt: skip
+        # The same init path holding other weights (its step made again since the run
+        # started): the run would go on from a model that is no longer the step's init.
+        if step.get("init") and t.parent is not None:
+            from doublet.nn.eval import digest, load_model
+
+            if digest(load_model(self.model(step.get("init")))) != t.parent["digest"]:
+                raise DoubletError(f"step {step.name!r}: its run in {str(folder)!r} started "
+                                   f"from other weights than step {step.get('init')!r}'s "
+                                   "model holds now (made again since); remove the folder "
+                                   "to start the run again")  # fmt: skip
         # train --resume goes on, or finishes the checks and the export of a run that
         # learned its games, or does nothing when it is exported: one rule, train's.
         total = int(step.get("games", cfg.games))

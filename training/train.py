@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 import math
 import os
 import shlex
@@ -54,7 +55,7 @@ from doublet.core.files import (
     write_error,
 )
 from doublet.nn.encode import ENCODER_VERSION
-from doublet.nn.eval import Model, Net, load_model, save_model, with_step
+from doublet.nn.eval import Model, Net, digest, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
 from doublet.training.arena import Strength, command, strength
 from doublet.training.configs import Config
@@ -193,6 +194,10 @@ class Trainer:
         self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
         torch.manual_seed(cfg.seed)
         self.net = TDNet(cfg.hidden, race_net=cfg.race_net, seed=cfg.seed)
+        # The model the run started from, as it was then: its lineage and games (the
+        # exported model's history) and its weights' digest (a recipe's resume check).
+        # Read once here and kept in the checkpoint: the file may be overwritten since.
+        self.parent: dict[str, Any] | None = None
         if cfg.init:
             self._initialise(cfg.init)
         self.learner = Learner(self.net, cfg.lam, cfg.lr, cfg.optimizer, cfg.loss)
@@ -226,6 +231,9 @@ class Trainer:
             )
         rng = np.random.default_rng(self.cfg.seed)
         self.net.from_engine(*(widen(n, self.cfg.hidden, rng) for n in (model.contact, model.race)))
+        meta = model.meta
+        self.parent = {"lineage": meta.get("lineage", []), "games": int(meta.get("games", 0)),
+                       "digest": digest(model)}  # fmt: skip
 
     # ---- state ----------------------------------------------------------------------
 
@@ -254,6 +262,7 @@ class Trainer:
             "torch_rng": torch.get_rng_state(),
             "train_seconds": self.train_seconds,
             "loss": [self.loss_sum, self.loss_n, self.plies, self.stopped],
+            "parent": json.dumps(self.parent),
         }
 
     @classmethod
@@ -281,6 +290,8 @@ class Trainer:
         self.train_seconds = float(doc["train_seconds"])
         self.loss_sum, self.loss_n = float(doc["loss"][0]), int(doc["loss"][1])
         self.plies, self.stopped = int(doc["loss"][2]), int(doc["loss"][3])
+        # (checkpoints before session 44 have none: the init file is read at export)
+        self.parent = json.loads(doc["parent"]) if "parent" in doc else None
 
     def save_checkpoint(self) -> None:
         checkpoint.save(self.checkpoint_path, self.state())
@@ -486,8 +497,8 @@ class Trainer:
         run started from (cfg.init), then this run; "games" counts the self-play games of
         the whole lineage."""
         cfg = self.cfg
-        parent: dict[str, Any] = {}
-        if cfg.init:
+        parent: dict[str, Any] = self.parent or {}
+        if cfg.init and self.parent is None:  # a checkpoint from before session 44
             try:
                 parent = load_model(cfg.init).meta
             except DoubletError:  # moved away since: the step still names it
