@@ -24,7 +24,7 @@ from doublet.search.analysis import cube_document, render_cube
 from doublet.search.cubeful import cube_decision, leaf_values
 from doublet.search.rollout import RolloutSettings, rollout
 from doublet.search.rollout_analysis import render, rollout_document
-from doublet.search.searcher import Searcher
+from doublet.search.searcher import Limits, Searcher
 from tests.reference import reference_outcomes
 
 DATA = Path(__file__).parent / "data"
@@ -152,6 +152,23 @@ def test_the_cube_decision_of_a_small_bearoff_is_exact_at_every_ply() -> None:
     assert render_cube(doc)[0].startswith("Cube decision, exact (the two-sided bear-off")
     contact = cube_document(Position(board_from_position_id("4HPwATDgc/ABMA")), ply=0)
     assert "exact" not in contact
+
+
+def test_acey_deuceys_bear_offs_are_not_the_tables() -> None:
+    """Acey-Deucey's 1-2 plays a doublet of its choice and rolls again: the table (of
+    standard dice) is not its value. Its cube decision and leaves stay Janowski's."""
+    b = board((1, 1, 1, 0, 0, 0), (1, 1, 1, 0, 0, 0))
+    state = CubeState.money()
+    s = Searcher(default_model(B.ACEY_DEUCEY))
+    a = cube_decision(s, b, state, 0)
+    assert not a.exact and a.decision is not None
+    p = s.evaluate(b, Limits(ply=0)).astype(np.float64)
+    want = E.decide(p, E.efficiency(b), state)
+    assert a.decision.no_double == pytest.approx(want.no_double)
+    assert not cube_decision(s, b, state, 1).exact
+    _, nd, _ = CB.values(b[None], state)
+    p2 = p[None]
+    assert leaf_values(p2, b[None], state, False, B.ACEY_DEUCEY)[0] != pytest.approx(nd[0])
 
 
 def test_leaves_and_the_cubeful_rollout_take_the_exact_values() -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from doublet.core.board import ACEY_DEUCEY, Board, flip_all
+from doublet.core.board import ACEY_DEUCEY, STANDARD, Board, flip_all
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
 from doublet.core.errors import DoubletError
 from doublet.cube import bearoff as CB
@@ -75,16 +75,18 @@ def next_views(outs: np.ndarray, again: np.ndarray, probs: np.ndarray
     return np.where(ag, outs, flip_all(outs)), np.where(ag, probs, flip_probs(probs))
 
 
-def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: bool = True
-                ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
+def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: bool = True,
+                variant: int = STANDARD) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """No double and double / take (None unless `take` and the mover may double) per
     unit of the cube (doublet.cube.equity's units) of positions before their roll, each
     with its side on roll's probabilities and board, in `state` (that side's view):
-    Janowski's conversion, or the exact values of the small bear-offs in money
-    (doublet.cube.bearoff)."""
+    Janowski's conversion, or the exact values of the small bear-offs of standard
+    backgammon in money (doublet.cube.bearoff; Acey-Deucey's 1-2 rolls again)."""
     x = E.efficiencies(boards)
     nd = E.no_double(probs, x, state)
     dt = E.double_take(probs, x, state) if take and state.may_double() else None
+    if variant != STANDARD:
+        return nd, dt
     exact, end, edt = CB.values(boards, state)
     if exact.any():
         nd = np.where(exact, end, nd)
@@ -93,12 +95,12 @@ def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: b
     return nd, dt
 
 
-def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bool
-                ) -> np.ndarray:  # fmt: skip
+def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bool,
+                variant: int = STANDARD) -> np.ndarray:  # fmt: skip
     """The 0-ply cubeful value (absolute) of positions before their roll, each with its
     side on roll's probabilities and board, in `state` (that side's view): after the
     side's best cube action when `act`, else without one (conversions)."""
-    nd, dt = conversions(probs, boards, state, act)
+    nd, dt = conversions(probs, boards, state, act, variant)
     if dt is None:
         return nd * _scale(state)
     sc = _scale(state)
@@ -106,16 +108,16 @@ def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bo
 
 
 def values_after(side_probs: np.ndarray, views: np.ndarray, again: np.ndarray,
-                 state: CubeState) -> np.ndarray:  # fmt: skip
+                 state: CubeState, variant: int = STANDARD) -> np.ndarray:  # fmt: skip
     """The mover's absolute value after plays, in `state` (the mover's view), from the
     positions after them (next_views): the opponent's 0-ply value after its cube action,
     or the mover's own without one when it rolls again."""
     if not again.any():
-        return _other(leaf_values(side_probs, views, state.flipped(), True), state)
-    stay = leaf_values(side_probs, views, state, False)
+        return _other(leaf_values(side_probs, views, state.flipped(), True, variant), state)
+    stay = leaf_values(side_probs, views, state, False, variant)
     if again.all():
         return stay
-    turn = _other(leaf_values(side_probs, views, state.flipped(), True), state)
+    turn = _other(leaf_values(side_probs, views, state.flipped(), True, variant), state)
     return np.where(again, stay, turn)
 
 
@@ -145,7 +147,7 @@ class CubefulSearch:
         (21, 5)). All the rolls' plays are valued in one batch."""
         out, again, prob, starts = self.searcher.all_rolls(board)
         views, side_probs = next_views(out, again, prob)
-        value = values_after(side_probs, views, again, first)
+        value = values_after(side_probs, views, again, first, self.searcher.variant)
         # The best play of each roll (ties: the first), one segment of the batch a roll.
         best = np.maximum.reduceat(value, starts[:-1])
         is_best = value >= np.repeat(best, np.diff(starts))
@@ -159,7 +161,7 @@ class CubefulSearch:
         if (self.deadline is not None and time.perf_counter() > self.deadline) or stopping(
                 self.searcher):  # fmt: skip
             raise BudgetExceeded("the cubeful search passed its time budget, or was stopped")
-        if depth == 0 or all(exact_for(b, s) for s in states):  # a table's value is final
+        if depth == 0 or all(exact_for(b, s, self.searcher.variant) for s in states):
             p = self.searcher.evaluate(b, Limits(ply=0)).astype(np.float64)
             return self._leaf(p, b, states, act)
         branches: list[CubeState] = []  # the states after this node's cube action
@@ -172,7 +174,8 @@ class CubefulSearch:
         totals = np.zeros(len(branches))
         if depth == 1:
             for k, s in enumerate(branches):
-                totals[k] = float(weights @ values_after(side_probs, views, again, s))
+                totals[k] = float(weights @ values_after(side_probs, views, again, s,
+                                                         self.searcher.variant))  # fmt: skip
             probs = weights @ np.where(again[:, None], side_probs, flip_probs(side_probs))
         else:
             probs = np.zeros(5)
@@ -211,7 +214,7 @@ class CubefulSearch:
         x = E.efficiency(b)
         for s in states:
             if exact:
-                nds, dts = conversions(p, np.asarray(b)[None], s, act)
+                nds, dts = conversions(p, np.asarray(b)[None], s, act, self.searcher.variant)
             else:
                 nds = E.no_double(p, x, s)
                 dts = E.double_take(p, x, s) if act and s.may_double() else None
@@ -240,9 +243,10 @@ class CubeAnalysis:
     exact: bool = False  # the values are the bear-off table's (doublet.cube.bearoff)
 
 
-def exact_for(board: Board, state: CubeState) -> bool:
-    """Whether doublet.cube.bearoff's table gives `board`'s exact cubeful values in `state`."""
-    return bool(CB.values(np.asarray(board)[None], state)[0][0])
+def exact_for(board: Board, state: CubeState, variant: int = STANDARD) -> bool:
+    """Whether doublet.cube.bearoff's table gives `board`'s exact cubeful values in `state`
+    (a table's value is final: the search does not go below it)."""
+    return variant == STANDARD and bool(CB.values(np.asarray(board)[None], state)[0][0])
 
 
 def check_ply(ply: int, variant: int) -> int:
@@ -265,7 +269,7 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
     ply = check_ply(ply, searcher.variant)
     b = np.asarray(board, dtype=np.int8)
     scale = _scale(state)
-    exact = method == "cubeful" and exact_for(b, state)
+    exact = method == "cubeful" and exact_for(b, state, searcher.variant)
     if method == "janowski" or ply == 0 or exact:
         p = searcher.evaluate(b, Limits(ply=0 if exact else ply), max_evals).astype(np.float64)
         node = CubefulSearch(searcher)._leaf(p, b, [state], True, exact=method == "cubeful")
@@ -289,7 +293,7 @@ def play_values(searcher: Searcher, boards: np.ndarray, again: np.ndarray, probs
     takes its cube action first (none after an Acey-Deucey 1-2 rolling again)."""
     ag = np.asarray(again, dtype=bool)
     views, side_probs = next_views(boards, ag, probs)
-    return values_after(side_probs, views, ag, state)
+    return values_after(side_probs, views, ag, state, searcher.variant)
 
 
 __all__ = [
