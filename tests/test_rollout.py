@@ -213,9 +213,13 @@ def test_a_bear_off_start_is_the_databases_cubeful_value_with_its_cube_action() 
     v = t.cube_values()[0]
     np.testing.assert_allclose(v[:, 0], E.no_double(p, E.BEAROFF_X, match)[0], atol=1e-6)
     np.testing.assert_allclose(v[:, 1], E.double_take(p, E.BEAROFF_X, match)[0], atol=1e-6)
-    # In money the larger bear-off is played on until it is small.
-    assert rollout(MODEL, seven, RolloutSettings(trials=36, seed=2),
-                   cube=((money, False),)).moves.min() >= 1  # fmt: skip
+    # In money the larger bear-off is played on until it is small, for the cube alone:
+    # the cubeless trials are the plain rollout's, value and luck (a review, session 44).
+    for start in (seven, RACE):
+        plain = rollout(MODEL, start, RolloutSettings(trials=36, seed=2))
+        cubeful = rollout(MODEL, start, RolloutSettings(trials=36, seed=2), cube=((money, False),))
+        assert (cubeful.moves > plain.moves).all()  # every trial went on for the cube
+        assert np.array_equal(plain.raw, cubeful.raw) and np.array_equal(plain.luck, cubeful.luck)
 
 
 def test_the_crawford_game_is_the_cubeless_trials_match_equity() -> None:

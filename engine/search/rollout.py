@@ -7,9 +7,9 @@ both sides from b with the play the searcher picks at ``ply`` (doublet.search.se
 
 - the game is over: its result (win, gammon, backgammon, for either side);
 - ``bearoff`` and a pure bear-off: the exact database's probabilities (in a cubeful
-  money rollout only a small bear-off, both sides within 6 checkers, whose cubeful
-  values are exact too: doublet.cube.bearoff; a larger one is played on, its cube
-  decisions taken in the trial);
+  money rollout the cube's walk goes on to a small bear-off, both sides within 6
+  checkers, whose cubeful values are exact too: doublet.cube.bearoff, its cube
+  decisions taken in the trial; the cubeless value is still the first bear-off's);
 - ``truncate`` = P > 0 and P plays made: the net's 0-ply probabilities there;
 - MAX_MOVES plays (no game needs that many): the net's 0-ply probabilities.
 
@@ -237,13 +237,18 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
     f = np.empty(N_OUTPUTS, np.float64)
     mean = np.empty(N_OUTPUTS, np.float64)
     side = 0
+    # BEAROFF_SMALL (a cubeful money rollout): the cubeless value is taken at the first
+    # pure bear-off, as BEAROFF_ANY's (the same raw and luck), and the trial is played on
+    # to a small bear-off for the cube's record alone.
+    frozen = False
     for m in range(MAX_MOVES + 1):
         record = cube_ply >= 0
         if record:
             for i in range(SIZE):
                 pre_b[m, i] = b[i]
         if _terminal(b, p):
-            _mover_probs(p, side == 0, raw)  # seen by the start side
+            if not frozen:
+                _mover_probs(p, side == 0, raw)  # seen by the start side
             if record:
                 _keep_end(p, pre_p[m], end, 1)
             return m
@@ -252,10 +257,16 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
                 and m == truncate)):  # fmt: skip
             _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
                 ws.flipped, p)  # fmt: skip
-            _mover_probs(p, side == 0, raw)  # seen by the start side
+            if not frozen:
+                _mover_probs(p, side == 0, raw)  # seen by the start side
             if record:
                 _keep_end(p, pre_p[m], end, 0)
             return m
+        if bearoff == BEAROFF_SMALL and not frozen and is_bearoff(b):
+            _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
+                ws.flipped, p)  # fmt: skip
+            _mover_probs(p, side == 0, raw)  # the cubeless trial ends here
+            frozen = True
         k = _trial_roll(strata, quasi, state, trial, m)
         d1, d2 = 1 + k // 6, 1 + k % 6
         chosen = -1
@@ -293,7 +304,7 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
                 if cube_ply == 1:  # the cube decision's probabilities: the 1-ply mean
                     for j in range(N_OUTPUTS):
                         pre_p[m, j] = mean[j]
-            if luck_on:
+            if luck_on and not frozen:
                 for j in range(N_OUTPUTS):
                     f[j] = r_probs[chosen, j] - mean[j]  # the mover's luck
                 if side == 0:
