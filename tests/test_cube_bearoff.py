@@ -100,6 +100,17 @@ def test_the_table_is_the_recursion_of_its_definition(beavers: bool) -> None:
                                    atol=5e-7)  # fmt: skip
 
 
+def test_owning_the_cube_is_worth_at_least_a_centered_one_and_beavers_change_nothing() -> None:
+    """The whole table: a cube of one's own is worth at least a centered one, which is
+    worth at least the opponent's; so no double is ever beavered (4 ND[2] < ND[2] where
+    ND[2] < 0) and beavers need no table of their own (the recursion test checks the
+    beavered values on the small positions)."""
+    _, nd = CB.table()
+    assert (nd[CB.OWN] >= nd[CB.CENTERED] - 1e-6).all()
+    assert (nd[CB.CENTERED] >= nd[CB.THEIRS] - 1e-6).all()
+    assert np.abs(nd).max() <= 1 + 1e-6
+
+
 def test_the_table_is_gnubgs_cubeful_two_sided_database() -> None:
     """120 random small bear-offs (benchmarks/gnubg_bearoff_cube.py): GNU Backgammon
     1.07's 0-ply cubeful equities, read from its database, to its 1e-4 rounding."""

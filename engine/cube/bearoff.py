@@ -17,8 +17,12 @@ value after the side on roll's cube action:
 
     E[centered] = max(ND[0], min(DT, +1)),  E[own] = max(ND[1], min(DT, +1)),
     E[opponent's] = ND[2],  where DT = 2 ND[2] (double / take: the cube doubled, the
-    taker's; with beavers a taker beavers when that gains, DT = 4 ND[2] when ND[2] < 0)
-    and +1 is double / pass.
+    taker's) and +1 is double / pass.
+
+With beavers a taker beavers when that gains (ND[2] < 0), and DT = 4 ND[2]; but then
+4 ND[2] < ND[2] <= ND[0], ND[1] (a cube of one's own, or centered, is worth at least the
+opponent's), so nobody doubles where a beaver could follow, and the table is the same:
+``values`` gives the beavered DT from it.
 
 A play lowers its side's pips, so the pairs are filled in order of their total pips,
 each from pairs filled before it (doublet.rules.bearoff._small_moves). The cube is taken
@@ -37,7 +41,7 @@ import contextlib
 
 import numpy as np
 
-from doublet.core.board import SIZE
+from doublet.core.board import MY_OFF, OPP_OFF, SIZE
 from doublet.core.dice import N_ROLLS, ROLL_WEIGHTS
 from doublet.core.doubling import MAX_CUBE
 from doublet.core.files import atomic_open
@@ -55,7 +59,7 @@ MAX_TABLE_CUBE = MAX_CUBE // 64
 
 
 @njit
-def _build(children, nchild, order, empty, beavers):
+def _build(children, nchild, order, empty):
     """ND (3, S, S) float64 as the module defines it."""
     ns = children.shape[0]
     nd = np.zeros((3, ns, ns), np.float64)
@@ -86,8 +90,7 @@ def _build(children, nchild, order, empty, beavers):
                 total += w[r] * best
             nd[s, i, j] = total
         x = nd[THEIRS, i, j]
-        dt = 4.0 * x if beavers and x < 0.0 else 2.0 * x
-        doubled = min(dt, 1.0)
+        doubled = min(2.0 * x, 1.0)
         eq[CENTERED, i, j] = max(nd[CENTERED, i, j], doubled)
         eq[OWN, i, j] = max(nd[OWN, i, j], doubled)
         eq[THEIRS, i, j] = x
@@ -110,43 +113,37 @@ def _pairs(boards, small, binom, out):
                 out[k, 1] = j
 
 
-_TABLES: dict[bool, np.ndarray] = {}
-_SMALL: np.ndarray | None = None
+_TABLE: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def _path(beavers: bool) -> str:
-    return f"bearoff-cube{'-beavers' if beavers else ''}-v{TABLE_VERSION}.npz"
-
-
-def build(beavers: bool) -> tuple[np.ndarray, np.ndarray]:
+def build() -> tuple[np.ndarray, np.ndarray]:
     """(small (N_POSITIONS,) int64, ND (3, S, S) float64): computed now."""
     ws = Workspace()
     small, children, nchild, order = _small_moves(_BINOM, ws.acc, ws.tmp, ws.scratch)
-    return small, _build(children, nchild, order, int(small[0]), beavers)
+    return small, _build(children, nchild, order, int(small[0]))
 
 
-def table(beavers: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(small, ND as float32) for money with or without beavers: from the disk cache, or
-    built and cached (kept in memory where the cache cannot be written)."""
-    global _SMALL
-    if beavers not in _TABLES:
-        path = _cache_dir() / _path(beavers)
+def table() -> tuple[np.ndarray, np.ndarray]:
+    """(small, ND as float32): from the disk cache, or built and cached (kept in memory
+    where the cache cannot be written)."""
+    global _TABLE
+    if _TABLE is None:
+        path = _cache_dir() / f"bearoff-cube-v{TABLE_VERSION}.npz"
         try:
             with np.load(path, allow_pickle=False) as z:
                 small, nd = z["small"], z["nd"]
             if nd.ndim != 3 or nd.shape[0] != 3 or nd.shape[1] != nd.shape[2]:
                 raise ValueError(f"{path} has the wrong shape")
         except (OSError, ValueError, KeyError):
-            small, full = build(beavers)
+            small, full = build()
             nd = full.astype(np.float32)
             with contextlib.suppress(OSError):  # a read-only home: kept in memory
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with atomic_open(path) as f:
                     np.savez_compressed(f, small=small, nd=nd)
-        _SMALL = np.ascontiguousarray(small, dtype=np.int64)
-        _TABLES[beavers] = np.ascontiguousarray(nd, dtype=np.float32)
-    assert _SMALL is not None
-    return _SMALL, _TABLES[beavers]
+        _TABLE = (np.ascontiguousarray(small, dtype=np.int64),
+                  np.ascontiguousarray(nd, dtype=np.float32))  # fmt: skip
+    return _TABLE
 
 
 def applies(state: CubeState) -> bool:
@@ -163,9 +160,11 @@ def values(boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray
     b = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, SIZE)
     n = b.shape[0]
     nan = np.full(n, np.nan)
-    if not applies(state):
+    # (9 or more off each side: a cheap test first, so that a search of contact
+    # positions neither loads the table nor ranks any board)
+    if not applies(state) or not ((b[:, MY_OFF] >= 9) & (b[:, OPP_OFF] >= 9)).any():
         return np.zeros(n, bool), nan, nan.copy()
-    small, nd = table(state.beavers)
+    small, nd = table()
     ij = np.empty((n, 2), np.int64)
     _pairs(b, small, _BINOM, ij)
     exact = ij[:, 0] >= 0
