@@ -210,8 +210,9 @@ def test_the_review_cache_is_kept_within_its_limit(
     tmp_path: Path, match01: tuple, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Found by a review (session 43): the cache grew without a bound, every file read at
-    each review's start. Past CACHE_LIMIT the files written longest ago go (never the
-    newest), a big file about to be written to is put aside first, and the review is
+    each review's start. Past CACHE_LIMIT the files used longest ago go, never one used
+    within RECENT (a review running or just stopped), never a file that is not the
+    cache's own; a big file about to be written to is put aside first; the review is
     the same."""
     from doublet.games import review as R
 
@@ -220,11 +221,15 @@ def test_the_review_cache_is_kept_within_its_limit(
     (f,) = tmp_path.glob("review2-*.jsonl")
     size = f.stat().st_size
     old = []
-    for k in range(3):  # older files of other reviews, oldest first
-        o = tmp_path / f"review2-other-standard-0ply-w{k}.jsonl"
+    for k in range(3):  # other reviews' files, used long ago, the oldest first
+        o = tmp_path / f"review2-0123456789ab-standard-2ply-w{k}.jsonl"
         o.write_bytes(b"x" * size)
-        os.utime(o, ns=(k * 10**9, k * 10**9))
+        os.utime(o, (k, k))
         old.append(o)
+    mine = [tmp_path / "reviews-of-my-matches.jsonl", tmp_path / "notes.txt"]
+    for m in mine:  # the user's own files in the folder (--cache DIR): never touched
+        m.write_bytes(b"y" * size)
+        os.utime(m, (0, 0))
     monkeypatch.setattr(R, "CACHE_LIMIT", 3 * size)
     a = Analyst(0, cache=tmp_path)  # 4 sizes: the oldest goes
     assert not old[0].exists() and old[1].exists() and old[2].exists()
@@ -237,7 +242,13 @@ def test_the_review_cache_is_kept_within_its_limit(
     assert review(match, games[:1], ply=0, cache=tmp_path) == first
     monkeypatch.setattr(R, "CACHE_LIMIT", 1)
     Analyst(0, cache=tmp_path)
-    assert len(list(tmp_path.glob("review*.jsonl"))) == 1  # the newest is kept
+    assert not old[2].exists() and aside.exists()  # used a moment ago: kept
+    os.utime(aside, (0, 0))
+    assert not Analyst(0, cache=tmp_path).memo and not aside.exists()
+    assert all(m.exists() for m in mine)
+    # A file another review's bound removed between the listing and the reading is
+    # passed over, not a FileNotFoundError.
+    a._read(tmp_path / "review2-0123456789ab-standard-0ply-gone.jsonl")
 
 
 def test_damaged_cache_lines_are_said_and_only_then(tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -145,28 +146,34 @@ def _code_hash() -> str:
 
 # The review cache folder's files are kept within CACHE_LIMIT bytes (about 250 games at
 # 0 ply; every file of a model, variant and ply is read at a review's start): past it the
-# files written longest ago go, and their answers are worked out again when asked for.
-# A file written to at a review's start that is over a quarter of it is put aside (a
-# name of its own, its time) so that it can go whole later.
+# files used longest ago go (a file read or written is used), and their answers are
+# worked out again when asked for; a file used within RECENT seconds stays (a review
+# running, or stopped a moment ago). A file written to at a review's start that is over
+# a quarter of the limit is put aside (a name of its own) so that it can go whole later.
+# Only the cache's own files are counted or removed (CACHE_FILE): --cache may name a
+# folder that holds other files.
 CACHE_LIMIT = 64 << 20
+RECENT = 3600.0
+CACHE_FILE = re.compile(r"review2?-[0-9a-f]{12}-[a-z-]+-\d+ply-[\w.-]+\.jsonl")
 
 
 def _bound(folder: Path, path: Path) -> None:
-    """Keep the cache `folder` within CACHE_LIMIT (the files written longest ago go, as
-    long as another was written since) and put `path`, the file a review is about to
-    write, aside once it is over a quarter of it."""
+    """Keep the cache `folder` within CACHE_LIMIT and put `path`, the file a review is
+    about to write, aside once it is over a quarter of it (see CACHE_LIMIT)."""
     with contextlib.suppress(OSError):
         if path.stat().st_size > CACHE_LIMIT // 4:
             path.rename(path.with_name(f"{path.stem}-{time.time_ns()}.jsonl"))
     files = []
-    for f in folder.glob("review*.jsonl"):
-        with contextlib.suppress(OSError):  # gone meanwhile (another review's)
-            st = f.stat()
-            files.append((st.st_mtime_ns, st.st_size, f))
+    for f in folder.iterdir():
+        if CACHE_FILE.fullmatch(f.name):
+            with contextlib.suppress(OSError):  # gone meanwhile (another review's)
+                st = f.stat()
+                files.append((st.st_mtime, st.st_size, f))
     files.sort()
     total = sum(size for _, size, _ in files)
-    for _, size, f in files[:-1]:
-        if total <= CACHE_LIMIT:
+    now = time.time()
+    for used, size, f in files:
+        if total <= CACHE_LIMIT or used > now - RECENT:
             break
         with contextlib.suppress(OSError):
             f.unlink()
@@ -206,7 +213,13 @@ class Analyst:
         """The answers in one cache file. A line that is not a whole answer (cut short by
         a kill, or a file damaged or edited: bytes that are not UTF-8, JSON of another
         shape) is skipped and counted in `skipped`; its answer is computed again."""
-        with open(f, "rb") as fh:
+        try:
+            fh = open(f, "rb")  # noqa: SIM115
+        except FileNotFoundError:  # removed by another review's bound meanwhile
+            return
+        with fh:
+            with contextlib.suppress(OSError):  # used now: the last to go (CACHE_LIMIT)
+                os.utime(f)
             for raw in fh:
                 try:
                     key, value, check = json.loads(raw.decode("utf-8"))
