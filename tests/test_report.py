@@ -57,6 +57,18 @@ def test_the_dice_are_drawn_clear_of_the_checkers_and_the_cube() -> None:
                 assert (nx - cx) ** 2 + (ny - cy) ** 2 > r * r, (owner, cx, cy)
             for ox, oy, ow, oh in others:
                 assert x + w <= ox or ox + ow <= x or y + h <= oy or oy + oh <= y, owner
+    # Checkers on the bar grow away from the middle, clear of a centered cube (a second
+    # mover's checker on the bar was drawn over it).
+    bar = b.copy()
+    bar[2], bar[B.MY_BAR], bar[21], bar[B.OPP_BAR] = 2, 3, -2, -3
+    svg = board_svg(bar)
+    (cube,) = [tuple(float(v) for v in m) for m in re.findall(
+        r'<rect x="([\d.]+)" y="([\d.]+)" width="(26)" height="(26)" rx="4"', svg)]  # fmt: skip
+    x, y, w, h = cube
+    for cx, cy, r in (tuple(float(v) for v in m) for m in re.findall(
+            r'<circle cx="([\d.]+)" cy="([\d.]+)" r="([\d.]+)"', svg)):  # fmt: skip
+        nx, ny = min(max(cx, x), x + w), min(max(cy, y), y + h)
+        assert (nx - cx) ** 2 + (ny - cy) ** 2 > r * r, (cx, cy)
     # Nor do two checkers overlap: stacks of five on points 6 and 19 (one column) met
     # in the middle of the board, one over the other (R was 15).
     circles = [tuple(float(v) for v in m) for m in re.findall(

@@ -69,12 +69,13 @@ def board_svg(board: np.ndarray, dice: tuple[int, int] | None = None, cube: int 
         n = int(b[p])
         if n:
             parts += _stack(x, p <= 12, abs(n), "mover" if n > 0 else "opponent")
-    # The bar: the mover's checkers in the lower half, the opponent's in the upper.
+    # The bar: the mover's checkers in the lower half, the opponent's in the upper, each
+    # stack growing away from the middle (where a centered cube stands).
     cx = bar_x + BAR_W / 2
     if b[B.MY_BAR]:
-        parts += _stack(cx, True, int(b[B.MY_BAR]), "mover", base=H / 2 + 2 * R + 10)
+        parts += _stack(cx, False, int(b[B.MY_BAR]), "mover", base=H / 2 + 13 + R + 2)
     if b[B.OPP_BAR]:
-        parts += _stack(cx, False, int(-b[B.OPP_BAR]), "opponent", base=H / 2 - 2 * R - 10)
+        parts += _stack(cx, True, int(-b[B.OPP_BAR]), "opponent", base=H / 2 - 13 - R - 2)
     # Borne off, in the tray on the right: the mover's below, the opponent's above.
     tray = W - TRAY_W / 2 - 6
     for n, who, y in ((int(b[B.MY_OFF]), "mover", bottom - 12),
