@@ -88,9 +88,8 @@ def ref_values(pos: Position, states: list[CubeState], depth: int, act: bool) ->
                 return ref_values(nxt, [s], d, False)[0][0]
             return _other(ref_values(nxt, [s.flipped()], d, True)[0][0], s)
 
-        scores = [value(pl, states[0], 0) for pl in plays]
-        best = plays[int(np.argmax(scores))]
-        for k, s in enumerate(branches):
+        for k, s in enumerate(branches):  # each state picks its own play
+            best = plays[int(np.argmax([value(pl, s, 0) for pl in plays]))]
             sums[k] += float(w) * value(best, s, depth - 1)
     out = []
     k = 0
@@ -102,6 +101,8 @@ def ref_values(pos: Position, states: list[CubeState], depth: int, act: bool) ->
         if act and s.may_double():
             dt = sums[k]
             k += 1
+            if s.beavers and not s.is_match and dt < 0:  # the taker beavers
+                dt *= 2
             opt = max(nd, min(dt, E.double_pass(s) * _scale(s)))
         out.append((opt, nd, dt))
     return out
@@ -131,6 +132,27 @@ def test_the_2_ply_search_is_the_reference(state: CubeState) -> None:
     # itself: the last bits differ, which can flip a near-tie between two replies.
     got = (node.optimal[0], node.no_double[0], node.double_take[0])
     assert got == pytest.approx(want, abs=1e-4)
+
+
+@pytest.mark.parametrize("pid", ["XQUAAHEFAAAAAA", "7bYFABhsezcAAA"])
+def test_double_take_is_the_doubled_cube_searched_on_its_own(pid: str) -> None:
+    """Found by a user's review (session 44): each play was picked for the node's first
+    state (no double) and the double / take branch followed it, so the opponent's replies
+    there were not its best for the cube it then owns, and double / take came out too
+    high: 0.5176 at 2 ply for a 7-checker bear-off whose doubled cube, searched on its own,
+    is worth 2 x 0.2323 (gnubg 2 ply: 0.4692 / 0.4646, no double). Now each state picks
+    its own plays, and double / take is the doubled cube's own value to the digit."""
+    s = searcher(None, 0)
+    b = np.array(Position.from_id(pid).board)
+    for ply in (1, 2):
+        a = cube_decision(s, b, MONEY, ply)
+        owned = cube_decision(s, b, CubeState.money(2, "opponent"), ply)
+        assert a.decision is not None
+        assert a.decision.double_take == pytest.approx(2 * owned.no_double, abs=1e-9)
+    if pid == "XQUAAHEFAAAAAA":
+        assert a.decision.action == "No double, take"
+        assert (a.decision.no_double, a.decision.double_take) == pytest.approx(
+            (0.4692, 0.4646), abs=2e-4)  # fmt: skip
 
 
 def test_the_search_averages_cubeless_probabilities_too() -> None:

@@ -9,12 +9,13 @@ Two ways to a cubeful equity at n ply, both measured (benchmarks/cube.py, RESULT
   of the cube decisions above it); a node at depth 0 is converted with Janowski's model,
   and the side on roll there takes its best cube action (no double, or a double the
   opponent answers as suits it). A node at depth d > 0 averages over the 21 rolls the
-  value of the play the mover picks, judged one ply down: the play is picked once per
-  roll, for the node's first state, by its 0-ply cubeful value, and every state of the
-  node then follows it; the side on roll takes its cube action from these averages (no
-  double: the cube as it is; double / take: the cube doubled and the opponent's; double
-  / pass: the cube's value won). A turn that goes on (an Acey-Deucey 1-2 rolling again)
-  is the same side's and has no cube action.
+  value of the play the mover picks, judged one ply down: the play is picked per roll
+  and per state (each cube state after the node's cube action its own) by its 0-ply
+  cubeful value, and the states that picked the same play are searched together below
+  it; the side on roll takes its cube action from these averages (no double: the cube as
+  it is; double / take: the cube doubled and the opponent's, twice that when the taker
+  beavers; double / pass: the cube's value won). A turn that goes on (an Acey-Deucey
+  1-2 rolling again) is the same side's and has no cube action.
 
 In money play a small bear-off (both sides with at most 6 checkers left, nobody can be
 gammoned) has exact cubeful values (doublet.cube.bearoff, as GNU Backgammon's two-sided
@@ -140,20 +141,26 @@ class CubefulSearch:
         self.searcher = searcher
         self.deadline = deadline  # time.perf_counter() after which a node raises BudgetExceeded
 
-    def _rolls(self, board: Board, first: CubeState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The play the mover picks for each of the 21 rolls, for state `first`, by its
-        0-ply cubeful value: (the boards after them seen by the side to roll next (21,
-        SIZE), whether that is the mover again (21,), that side's 0-ply probabilities
-        (21, 5)). All the rolls' plays are valued in one batch."""
+    def _rolls(self, board: Board, branches: list[CubeState]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """Every play of the 21 rolls and the one the mover picks for each roll in each
+        state of `branches`, by its 0-ply cubeful value there: (the boards after the plays
+        seen by the side to roll next (N, SIZE), whether that is the mover again (N,),
+        that side's 0-ply probabilities (N, 5), picks (B, 21): the index of each state's
+        play of each roll, values (B, 21): the mover's 0-ply values of those plays). All
+        the rolls' plays are valued in one batch."""
         out, again, prob, starts = self.searcher.all_rolls(board)
         views, side_probs = next_views(out, again, prob)
-        value = values_after(side_probs, views, again, first, self.searcher.variant)
-        # The best play of each roll (ties: the first), one segment of the batch a roll.
-        best = np.maximum.reduceat(value, starts[:-1])
-        is_best = value >= np.repeat(best, np.diff(starts))
-        tops = np.flatnonzero(is_best)
-        pick = tops[np.searchsorted(tops, starts[:-1])]
-        return views[pick], again[pick], side_probs[pick]
+        picks = np.empty((len(branches), len(starts) - 1), np.int64)
+        values = np.empty(picks.shape)
+        for k, s in enumerate(branches):
+            value = values_after(side_probs, views, again, s, self.searcher.variant)
+            # The best play of each roll (ties: the first), one segment of the batch a roll.
+            best = np.maximum.reduceat(value, starts[:-1])
+            tops = np.flatnonzero(value >= np.repeat(best, np.diff(starts)))
+            picks[k] = tops[np.searchsorted(tops, starts[:-1])]
+            values[k] = value[picks[k]]
+        return views, again, side_probs, picks, values
 
     def node(self, board: Board, states: list[CubeState], depth: int, act: bool) -> Node:
         """Search `board` (before its side on roll rolls) `depth` plies deep for each state."""
@@ -169,27 +176,28 @@ class CubefulSearch:
             branches.append(s)
             if act and s.may_double():
                 branches.append(s.doubled())
-        views, again, side_probs = self._rolls(b, states[0])
+        views, again, side_probs, picks, values = self._rolls(b, branches)
         weights = ROLL_WEIGHTS.astype(np.float64)
         totals = np.zeros(len(branches))
+        first = picks[0]  # the first state's plays give the node's cubeless chances
+        probs = weights @ np.where(again[first, None], side_probs[first],
+                                   flip_probs(side_probs[first]))  # fmt: skip
         if depth == 1:
-            for k, s in enumerate(branches):
-                totals[k] = float(weights @ values_after(side_probs, views, again, s,
-                                                         self.searcher.variant))  # fmt: skip
-            probs = weights @ np.where(again[:, None], side_probs, flip_probs(side_probs))
+            totals = values @ weights
         else:
             probs = np.zeros(5)
             for r in range(len(ROLLS_21)):
                 w = float(weights[r])
-                child = branches if again[r] else [s.flipped() for s in branches]
-                sub = self.node(views[r], child, depth - 1, not again[r])
-                if again[r]:
-                    totals += w * np.array(sub.optimal)
-                    probs += w * sub.probs
-                else:
-                    totals += w * np.array([1.0 - v if s.is_match else -v for v, s in
-                                            zip(sub.optimal, branches, strict=True)])  # fmt: skip
-                    probs += w * flip_probs(sub.probs)
+                # The states that picked the same play are searched together below it.
+                for i in dict.fromkeys(picks[:, r].tolist()):
+                    ks = [k for k in range(len(branches)) if picks[k, r] == i]
+                    group = [branches[k] for k in ks]
+                    child = group if again[i] else [s.flipped() for s in group]
+                    sub = self.node(views[i], child, depth - 1, not again[i])
+                    for v, k, s in zip(sub.optimal, ks, group, strict=True):
+                        totals[k] += w * (v if again[i] else _other(np.asarray(v), s))
+                    if ks[0] == 0:
+                        probs += w * (sub.probs if again[i] else flip_probs(sub.probs))
         out = Node([], [], [], probs)
         k = 0
         for s in states:
@@ -200,6 +208,8 @@ class CubefulSearch:
             if act and s.may_double():
                 dt = float(totals[k])
                 k += 1
+                if s.beavers and not s.is_match and dt < 0:  # the taker beavers, as
+                    dt *= 2.0  # doublet.cube.equity.double_take has it at the leaves
                 opt = float(E.optimal(nd, dt, E.double_pass(s) * _scale(s), s))
             out.optimal.append(opt)
             out.no_double.append(nd)
