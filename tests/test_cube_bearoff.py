@@ -165,6 +165,26 @@ def test_the_cube_decision_of_a_small_bearoff_is_exact_at_every_ply() -> None:
     assert "exact" not in contact
 
 
+def test_the_text_names_a_beavered_take_and_shows_no_negative_zero() -> None:
+    """A user's review (session 44): with beavers the "Double, take" row held the
+    beavered value (twice the take's); it is named "Double, beaver". And a difference
+    that rounds to zero was shown as (-0.0000)."""
+    b = board_from_position_id("YQEAQAIAAAAAAA")  # gnubg: Double, pass (no double 0.98)
+    doc = cube_document(Position(b), CubeState.money(beavers=True), ply=0)
+    assert "  Double, pass     +1.0000" in "\n".join(render_cube(doc))
+    doc["equities"]["no_double"] = 0.99998  # 2e-5 below the best: shown as no difference
+    assert "(-0.0000)" not in "\n".join(render_cube(doc))
+    weak = board((0, 0, 0, 0, 0, 3), (1, 1, 0, 0, 0, 0))  # the side on roll far behind
+    doc = cube_document(Position(weak), CubeState.money(beavers=True), ply=0)
+    text = "\n".join(render_cube(doc))
+    assert doc["equities"]["double_take"] < 0 and "  Double, beaver " in text
+    assert "Double, take" not in text and "-0.0000" not in text
+    plain = cube_document(Position(weak), CubeState.money(), ply=0)
+    assert plain["equities"]["double_take"] == pytest.approx(
+        doc["equities"]["double_take"] / 2, abs=1e-6)  # fmt: skip
+    assert "  Double, take " in "\n".join(render_cube(plain))
+
+
 def test_acey_deuceys_bear_offs_are_not_the_tables() -> None:
     """Acey-Deucey's 1-2 plays a doublet of its choice and rolls again: the table (of
     standard dice) is not its value. Its cube decision and leaves stay Janowski's."""
@@ -205,6 +225,9 @@ def test_leaves_and_the_cubeful_rollout_take_the_exact_values() -> None:
     assert "exact, the two-sided bear-off table" in render(
         rollout_document(Position(b), settings=RolloutSettings(trials=36))
     )
+    cubeful = rollout_document(Position(b), settings=RolloutSettings(trials=36, cubeful=True))
+    assert cubeful["cube"]["exact"] is True and cubeful["cube"]["method"] == "rollout"
+    assert "cubeful (exact, the two-sided bear-off table)" in render(cubeful)
     big = board((2, 2, 1, 1, 1, 0), (1, 1, 1, 0, 0, 0))
     assert not CB.values(big[None], state)[0][0]
     plain = rollout(default_model(), big, settings)

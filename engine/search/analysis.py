@@ -556,15 +556,18 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
         return out
     best = cube["optimal"]
     verb = "Redouble" if state["cube"]["owner"] == "mover" else "Double"
-    rows = [("no_double", f"No {verb.lower()}"), ("double_take", f"{verb}, take"),
+    # With beavers a take that loses is beavered: the row's value is the beavered one.
+    beaver = state.get("beavers") and not match and eq["double_take"] < 0
+    rows = [("no_double", f"No {verb.lower()}"),
+            ("double_take", f"{verb}, {'beaver' if beaver else 'take'}"),
             ("double_pass", f"{verb}, pass")]  # fmt: skip
     out.append(
         "  cubeful equities" + (" (money-equivalent, match-winning chance)" if match else "") + ":"
     )
     for key, name in rows:
-        diff = eq[key] - best
+        diff = f"{eq[key] - best:+.4f}"
         line = f"  {name:<16} {eq[key]:+.4f}"
-        line += f"  ({diff:+.4f})" if abs(diff) > 5e-7 else " " * 11
+        line += f"  ({diff})" if diff not in ("+0.0000", "-0.0000") else " " * 11
         if mwc:
             line += f"  MWC {100 * mwc[key]:6.2f}%"
         out.append(line)

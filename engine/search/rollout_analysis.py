@@ -202,8 +202,9 @@ def cube_rollout_states(state: CubeState) -> Cube:
     return ((state, False), (state.doubled(), False))
 
 
-def _cube_rolled(t: Trials, state: CubeState) -> dict[str, Any]:
-    """The cube decision from a cubeful rollout's no double and double / take trials."""
+def _cube_rolled(t: Trials, state: CubeState, board: np.ndarray) -> dict[str, Any]:
+    """The cube decision from a cubeful rollout's no double and double / take trials (a
+    small bear-off in money: every trial ends at once on the exact table, "exact")."""
     v = t.cube_values()[0]  # (n, S): absolute, the mover's
     nd = normalise(state, v[:, 0])
     doc: dict[str, Any]
@@ -230,6 +231,8 @@ def _cube_rolled(t: Trials, state: CubeState) -> dict[str, Any]:
         doc["equities_se"] = {"no_double": round(_se1(nd), 6), "double_take": round(_se1(dt), 6),
                               "difference": round(_se1(dt - nd), 6)}  # fmt: skip
     doc["method"] = "rollout"
+    if CB.values(board[None], state)[0][0]:
+        doc["exact"] = True
     doc["state"] = state.to_json()
     return doc
 
@@ -251,7 +254,7 @@ def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dic
         doc["rollout"]["equity_plain"] = round(float(plain.mean()) - 1.0, 6)
         doc["rollout"]["equity_plain_se"] = round(_se1(plain), 6)
     if t.cube:
-        doc["cube"] = _cube_rolled(t, state)
+        doc["cube"] = _cube_rolled(t, state, np.asarray(pos.board))
     else:
         doc["cube"] = _cube(t.values()[0], np.asarray(pos.board), state)
     return doc
@@ -491,8 +494,8 @@ def render(doc: dict[str, Any]) -> str:
     if eq["double_take"] is not None:
         parts.append(f"double/take {eq['double_take']:+.4f} ± {ese['double_take']:.4f}")
         parts.append(f"double/pass {eq['double_pass']:+.4f}")
-    how = ("rolled out with cube actions in the trials" if cube["method"] == "rollout" else
-           "exact, the two-sided bear-off table" if cube.get("exact") else
+    how = ("exact, the two-sided bear-off table" if cube.get("exact") else
+           "rolled out with cube actions in the trials" if cube["method"] == "rollout" else
            "Janowski, from the cubeless rollout")  # fmt: skip
     lines.append(f"  cubeful ({how}): " + ", ".join(parts))
     if eq["double_take"] is not None and ese.get("difference") is not None:
