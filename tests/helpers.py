@@ -134,13 +134,15 @@ __all__ = [
 ]
 
 
-def refusal(main: Callable[[list[str]], int], argv: list[str]) -> str:
+def refusal(main: Callable[[list[str]], int], argv: list[str], words: str) -> str:
     """A training command's refusal: exit status 2 and one line on stderr that names the
-    command (`distill: error: ...`, as train's and recipe's do); the line is returned."""
+    command (`distill: error: ...`, as train's and recipe's do) and holds the regular
+    expression `words`; the line is returned."""
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         code = main(argv)
     line = err.getvalue()
     assert code == 2, (code, line)
     assert re.fullmatch(r"[a-z]+: error: [^\n]+\n", line), line
+    assert re.search(words, line), (words, line)
     return line

@@ -677,19 +677,15 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
     assert (out / "chunk-00001.npz").read_bytes() == first  # kept, not redone
     # Found by a review (session 43): fewer chunks asked of a folder holding more (an
     # earlier, longer run) said "done" and the fit then read them all: refused.
-    assert re.search(
-        r"holds 4 chunk\(s\) past the 2 asked for", refusal(distill.main, [*argv, "--chunks", "2"])
-    )
+    refusal(distill.main, [*argv, "--chunks", "2"], r"holds 4 chunk\(s\) past the 2 asked for")
     with np.load(out / "chunk-00000.npz") as z:
         boards, probs = z["boards"], z["probs"]
     assert len(boards) > 20 and probs.shape == (len(boards), 5)
     s = Searcher(load_model(src))
     for b, p in zip(boards[:3], probs[:3], strict=True):
         assert np.allclose(s.evaluate(b, Limits(ply=1)), p, atol=1e-6)
-    assert re.search(
-        "other settings",
-        refusal(distill.main, [*argv[:-4], "--ply", "2", "--workers", "1", "--chunks", "6"]),
-    )
+    refusal(distill.main, [*argv[:-4], "--ply", "2", "--workers", "1", "--chunks",
+                           "6"], "other settings")  # fmt: skip
     # The same path holding another model's weights is another model (a resume would mix
     # two models' data); a copy of the same weights under another path is the same one.
     copy = tmp_path / "copy.npz"
@@ -697,9 +693,7 @@ def test_distill_data_resumes_and_fit_moves_the_net_towards_the_targets(tmp_path
     again = ["data", "--model", str(copy), "--out", str(out), "--ply", "1", "--workers", "1"]
     assert distill.main([*again, "--chunks", "6"]) == 0
     save_model(copy, random_model(8, seed=2))
-    assert re.search(
-        "other settings \\(model_digest", refusal(distill.main, [*again, "--chunks", "7"])
-    )
+    refusal(distill.main, [*again, "--chunks", "7"], "other settings \\(model_digest")
 
     capsys.readouterr()
     model, log = distill.fit(load_model(src), out, epochs=3, lr=1e-3, seed=1)
@@ -828,23 +822,9 @@ def test_distill_refuses_bad_input_with_a_clear_message(tmp_path: Path, capsys) 
                          str(tmp_path / "d"), "--workers", "1"]) == 2  # fmt: skip
     assert "does not exist" in capsys.readouterr().err
     acey = str(ROOT / "models" / "doublet-acey-deucey.npz")
-    assert re.search(
-        "not a standard backgammon model",
-        refusal(
-            distill.main,
-            [
-                "data",
-                "--model",
-                acey,
-                "--out",
-                str(tmp_path / "a"),
-                "--race-trials",
-                "4",
-                "--workers",
-                "1",
-            ],
-        ),
-    )
+    refusal(distill.main, ["data", "--model", acey, "--out", str(tmp_path / "a"),
+                           "--race-trials", "4", "--workers", "1"],
+            "not a standard backgammon model")  # fmt: skip
     assert not (tmp_path / "a").exists()
     contact = tmp_path / "contact"
     contact.mkdir()
@@ -1038,25 +1018,9 @@ def test_contact_rollout_data_and_fit(tmp_path: Path) -> None:
     for a, c in zip(model.race, base.race, strict=True):
         np.testing.assert_array_equal(a, c)
     assert not np.array_equal(model.contact[0], base.contact[0])
-    assert re.search(
-        "give one",
-        refusal(
-            distill.main,
-            [
-                "data",
-                "--model",
-                str(src),
-                "--out",
-                str(tmp_path / "both"),
-                "--race-trials",
-                "4",
-                "--rollout-trials",
-                "4",
-                "--workers",
-                "1",
-            ],
-        ),
-    )
+    refusal(distill.main, ["data", "--model", str(src), "--out", str(tmp_path /
+                           "both"), "--race-trials", "4", "--rollout-trials", "4",
+                           "--workers", "1"], "give one")  # fmt: skip
 
 
 def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Path) -> None:
@@ -1077,29 +1041,11 @@ def test_contact_rollout_data_can_leave_out_the_near_even_positions(tmp_path: Pa
             assert np.array_equal(b["boards"], a["boards"][np.array(far, bool)])
             kept, every = kept + len(b["boards"]), every + len(a["boards"])
     assert 0 < kept < every
-    assert re.search(
-        "other settings",
-        refusal(distill.main, [*base, "--out", str(tmp_path / "cube"), "--min-equity", "0.2"]),
-    )
-    assert re.search(
-        "--rollout-trials or --race-trials",
-        refusal(
-            distill.main,
-            [
-                "data",
-                "--model",
-                str(src),
-                "--out",
-                str(tmp_path / "x"),
-                "--ply",
-                "0",
-                "--min-equity",
-                "0.2",
-                "--workers",
-                "1",
-            ],
-        ),
-    )
+    refusal(distill.main, [*base, "--out", str(tmp_path / "cube"), "--min-equity",
+                           "0.2"], "other settings")  # fmt: skip
+    refusal(distill.main, ["data", "--model", str(src), "--out", str(tmp_path / "x"),
+                           "--ply", "0", "--min-equity", "0.2", "--workers", "1"],
+                           "--rollout-trials or --race-trials")  # fmt: skip
     # Race rollouts too: only the races whose equity is at least E in size.
     race = ["data", "--model", str(src), "--race-trials", "2", "--workers", "1", "--chunks", "1"]
     assert distill.main([*race, "--out", str(tmp_path / "race")]) == 0
@@ -1133,13 +1079,8 @@ def test_contact_rollout_data_of_one_kind(tmp_path: Path) -> None:
         with np.load(out / f"chunk-{c:05d}.npz") as z:
             assert np.array_equal(z["boards"], np.array(want, np.int8).reshape(-1, SIZE))
             assert len(z["probs"]) == len(want) > 0
-    assert re.search(
-        "other settings", refusal(distill.main, [*base, "--out", str(out), "--only", "bar"])
-    )
-    assert re.search(
-        "--only takes",
-        refusal(distill.main, [*base, "--out", str(tmp_path / "x"), "--only", "blitz"]),
-    )
+    refusal(distill.main, [*base, "--out", str(out), "--only", "bar"], "other settings")
+    refusal(distill.main, [*base, "--out", str(tmp_path / "x"), "--only", "blitz"], "--only takes")
     searched = ["data", "--model", str(src), "--ply", "0", "--workers", "1", "--chunks", "2",
                 "--epsilon", "0.1", "--only", "crashed,bar"]  # fmt: skip
     assert distill.main([*searched, "--out", str(tmp_path / "searched")]) == 0
@@ -1151,26 +1092,9 @@ def test_contact_rollout_data_of_one_kind(tmp_path: Path) -> None:
             want = np.array([s.evaluate(b, Limits(ply=0)) for b in z["boards"]])
             assert np.allclose(z["probs"], want, atol=1e-6)
     for extra in (["--race-trials", "2"], ["--candidates", "2"]):
-        assert re.search(
-            "--only takes",
-            refusal(
-                distill.main,
-                [
-                    "data",
-                    "--model",
-                    str(src),
-                    "--out",
-                    str(tmp_path / "y"),
-                    "--ply",
-                    "0",
-                    "--only",
-                    "bar",
-                    "--workers",
-                    "1",
-                    *extra,
-                ],
-            ),
-        )
+        refusal(distill.main, ["data", "--model", str(src), "--out", str(tmp_path /
+                               "y"), "--ply", "0", "--only", "bar", "--workers", "1",
+                               *extra], "--only takes")  # fmt: skip
 
 
 def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
@@ -1198,15 +1122,11 @@ def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
             want = rollout(model, b, settings).probabilities()[0]
             np.testing.assert_allclose(got, want, atol=1e-6)
         assert not np.allclose(z["probs"], a["probs"])  # another teacher
-    assert re.search(
-        "other settings", refusal(distill.main, [*base, "--out", str(out), "--rollout-ply", "1"])
-    )
-    assert re.search("other settings", refusal(distill.main, [*base, "--out", str(out)]))
+    refusal(distill.main, [*base, "--out", str(out), "--rollout-ply", "1"], "other settings")
+    refusal(distill.main, [*base, "--out", str(out)], "other settings")
     for bad in (["--rollout-ply", "2"], ["--rollout-ply", "1", "--rollout-trials", "0"]):
-        assert re.search(
-            r"--rollout-ply must be 0\.\.1",
-            refusal(distill.main, [*base, "--out", str(tmp_path / "x"), *bad]),
-        )
+        refusal(distill.main, [*base, "--out", str(tmp_path / "x"), *bad],
+                               r"--rollout-ply must be 0\.\.1")  # fmt: skip
     assert not (tmp_path / "x").exists()
     # --candidates K as well: for each such position, the positions after the K plays
     # the 0-ply search rates best for a random roll, rolled out together on one set of
@@ -1230,10 +1150,8 @@ def test_contact_rollout_data_by_the_analysis_rollout(tmp_path: Path) -> None:
         # each decision's plays share a group number (seen by the opponent: even)
         want_group = np.repeat(2 * np.arange(len(probs)), [len(p) for p in probs])
         assert np.array_equal(z["group"], want_group)
-    assert re.search(
-        "--candidates must be 0 or more",
-        refusal(distill.main, [*base, "--out", str(tmp_path / "y"), "--candidates", "2"]),
-    )
+    refusal(distill.main, [*base, "--out", str(tmp_path / "y"), "--candidates", "2"],
+                           "--candidates must be 0 or more")  # fmt: skip
 
 
 def test_distill_data_with_exploration(tmp_path: Path) -> None:
@@ -1255,11 +1173,8 @@ def test_distill_data_with_exploration(tmp_path: Path) -> None:
     fitted = model.meta["distilled"]
     assert len(sizes) == 6 and sum(sizes) - fitted["positions"] in sizes  # one chunk held out
     assert str(tmp_path / "e") in fitted["data"] and str(tmp_path / "p") in fitted["data"]
-    assert re.search("other settings", refusal(distill.main, [*base, "--out", str(tmp_path / "e")]))
-    assert re.search(
-        r"\[0, 1\)",
-        refusal(distill.main, [*base, "--out", str(tmp_path / "x"), "--epsilon", "1.5"]),
-    )
+    refusal(distill.main, [*base, "--out", str(tmp_path / "e")], "other settings")
+    refusal(distill.main, [*base, "--out", str(tmp_path / "x"), "--epsilon", "1.5"], r"\[0, 1\)")
 
 
 def test_distill_data_with_candidates(tmp_path: Path) -> None:
@@ -1306,11 +1221,9 @@ def test_distill_data_with_candidates(tmp_path: Path) -> None:
     assert net.sum() > 0
     want = np.array([_net_reference(b, model) for b in boards[net]])
     np.testing.assert_allclose(probs[net], want, atol=1e-5)
-    assert re.search("other settings", refusal(distill.main, [*base, "--out", str(tmp_path / "c")]))
+    refusal(distill.main, [*base, "--out", str(tmp_path / "c")], "other settings")
     for bad in (["--candidates", "-1"], ["--candidates", "2", "--race-trials", "4"]):
-        assert re.search(
-            "--candidates", refusal(distill.main, [*base, "--out", str(tmp_path / "x"), *bad])
-        )
+        refusal(distill.main, [*base, "--out", str(tmp_path / "x"), *bad], "--candidates")
 
 
 def test_ranking_loss_against_its_definition() -> None:
@@ -1403,23 +1316,9 @@ def test_fit_with_a_ranking_term(tmp_path: Path) -> None:
     assert distill.main([*base, "--out", str(plain_data)]) == 0
     with pytest.raises(TrainingError, match="needs candidates sets"):
         distill.fit(model, plain_data, epochs=1, lr=1e-3, seed=1, rank_weight=1.0)
-    assert re.search(
-        "--rank-weight must be 0",
-        refusal(
-            distill.main,
-            [
-                "fit",
-                "--model",
-                str(src),
-                "--data",
-                str(data),
-                "--out",
-                str(tmp_path / "m.npz"),
-                "--rank-weight",
-                "-1",
-            ],
-        ),
-    )
+    refusal(distill.main, ["fit", "--model", str(src), "--data", str(data), "--out",
+                           str(tmp_path / "m.npz"), "--rank-weight", "-1"],
+                           "--rank-weight must be 0")  # fmt: skip
 
 
 def test_a_run_stopped_at_its_export_is_exported_by_resume(tmp_path: Path,
@@ -1542,34 +1441,14 @@ def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -
                          (["--ply", "9"], "--ply must be 0..4"),
                          (["--workers", "0"], "--workers must be 1 or more"),
                          (["--chunks", "-1"], "--chunks must be 1 or more")):  # fmt: skip
-        assert re.search(
-            re.escape(words),
-            refusal(
-                distill.main, ["data", "--model", src, "--out", str(out), "--workers", "1", *extra]
-            ),
-        )
+        refusal(distill.main, ["data", "--model", src, "--out", str(out), "--workers",
+                               "1", *extra], re.escape(words))  # fmt: skip
         assert not out.exists()
     assert distill.main(["data", "--model", src, "--out", str(out), "--ply", "0",
                          "--workers", "1", "--chunks", "1"]) == 0  # fmt: skip
-    assert re.search(
-        r"other settings \(ply 0 there, 1 now\)",
-        refusal(
-            distill.main,
-            [
-                "data",
-                "--model",
-                src,
-                "--out",
-                str(out),
-                "--ply",
-                "1",
-                "--workers",
-                "1",
-                "--chunks",
-                "1",
-            ],
-        ),
-    )
+    refusal(distill.main, ["data", "--model", src, "--out", str(out), "--ply", "1",
+                           "--workers", "1", "--chunks", "1"],
+            r"other settings \(ply 0 there, 1 now\)")  # fmt: skip
     # the same model by another spelling of its path is the same setting
     rel = os.path.relpath(src)
     assert distill.main(["data", "--model", rel, "--out", str(out), "--ply", "0",
@@ -1585,31 +1464,19 @@ def test_distill_refuses_bad_arguments_before_writing_anything(tmp_path: Path) -
                          (["--out", str(tmp_path / "a-file" / "m.npz")],
                           "cannot be written: " + repr(str(tmp_path / "a-file"))
                           + " is a file, not a folder")):  # fmt: skip
-        assert re.search(
-            re.escape(words), refusal(distill.main, [*fit, *extra])
-        )  # before any fitting
+        refusal(distill.main, [*fit, *extra], re.escape(words))
     one = tmp_path / "one"
     one.mkdir()
     shutil.copy(out / "chunk-00000.npz", one)
-    assert re.search(
-        "holds 1 chunk",
-        refusal(
-            distill.main, ["fit", "--model", src, "--data", str(one), "--out", str(tmp_path / "x")]
-        ),
-    )
+    refusal(distill.main, ["fit", "--model", src, "--data", str(one), "--out",
+                           str(tmp_path / "x")], "holds 1 chunk")  # fmt: skip
     (out / "chunk-00001.npz").write_bytes(b"PK\x03\x04 cut short")
-    assert re.search("is not a whole chunk", refusal(distill.main, [*fit]))
+    refusal(distill.main, [*fit], "is not a whole chunk")
     ad = str(ROOT / "models" / "doublet-acey-deucey.npz")
-    assert re.search(
-        "positions of variant 0",
-        refusal(
-            distill.main, ["fit", "--model", ad, "--data", str(out), "--out", str(tmp_path / "y")]
-        ),
-    )
+    refusal(distill.main, ["fit", "--model", ad, "--data", str(out), "--out",
+                           str(tmp_path / "y")], "positions of variant 0")  # fmt: skip
     (out / "info.json").write_text('{"model": "r1/mo')  # cut short: words, no traceback
-    assert re.search(
-        r"info\.json' cannot be read \(not whole JSON\)", refusal(distill.main, [*fit])
-    )
+    refusal(distill.main, [*fit], r"info\.json' cannot be read \(not whole JSON\)")
 
 
 def test_every_distill_option_says_what_it_does_and_its_default() -> None:
