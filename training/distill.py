@@ -808,7 +808,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{n:,} positions evaluated {how} into {args.out}")
         return 0
     if importlib.util.find_spec("torch") is None:  # one line, not a traceback
-        raise TrainingError(f"{NEEDS_TORCH}")
+        raise TrainingError(NEEDS_TORCH)
     model = load_model(args.model)
     for d in args.data:  # data of the model's variant only (sets made before session 23
         info = Path(d) / "info.json"  # do not record it: they are standard)

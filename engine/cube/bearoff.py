@@ -47,7 +47,7 @@ from doublet.core.doubling import MAX_CUBE
 from doublet.core.files import atomic_open
 from doublet.core.jit import njit
 from doublet.cube.state import CubeState
-from doublet.rules.bearoff import _BINOM, _cache_dir, _rank, _small_moves, is_bearoff
+from doublet.rules.bearoff import _BINOM, _cache_dir, _small_moves, _small_pair
 from doublet.rules.movegen import Workspace
 
 TABLE_VERSION = 1
@@ -102,15 +102,7 @@ def _pairs(boards, small, binom, out):
     """out[k] = (i, j): the small indices of boards[k]'s side on roll and opponent, or
     (-1, -1) where it is not a small bear-off."""
     for k in range(boards.shape[0]):
-        b = boards[k]
-        out[k, 0] = -1
-        out[k, 1] = -1
-        if is_bearoff(b):
-            i = small[_rank(b, 1, binom)]
-            j = small[_rank(b, -1, binom)]
-            if i >= 0 and j >= 0:
-                out[k, 0] = i
-                out[k, 1] = j
+        out[k, 0], out[k, 1] = _small_pair(boards[k], small, binom)
 
 
 _TABLE: tuple[np.ndarray, np.ndarray] | None = None

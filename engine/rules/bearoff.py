@@ -495,6 +495,19 @@ def is_bearoff(b):
 
 
 @njit
+def _small_pair(b, small, binom):
+    """(i, j): the indices among the small positions (the exact two-sided table's) of a
+    pure bear-off's side on roll and opponent, or (-1, -1) where b is not one of them."""
+    if not is_bearoff(b):
+        return -1, -1
+    i = small[_rank(b, 1, binom)]
+    j = small[_rank(b, -1, binom)]
+    if i < 0 or j < 0:
+        return -1, -1
+    return i, j
+
+
+@njit
 def _bearoff_probs(b, off, first, small, two_sided, binom, out):
     """Probabilities (5,) for the side on roll of a pure bear-off position b: exact when
     both sides have at most 6 checkers left, else the one-sided combination."""

@@ -77,16 +77,17 @@ def next_views(outs: np.ndarray, again: np.ndarray, probs: np.ndarray
 
 
 def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: bool = True,
-                variant: int = STANDARD) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
+                variant: int = STANDARD, table: bool = True
+                ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """No double and double / take (None unless `take` and the mover may double) per
     unit of the cube (doublet.cube.equity's units) of positions before their roll, each
     with its side on roll's probabilities and board, in `state` (that side's view):
-    Janowski's conversion, or the exact values of the small bear-offs of standard
-    backgammon in money (doublet.cube.bearoff; Acey-Deucey's 1-2 rolls again)."""
+    Janowski's conversion, or with `table` the exact values of the small bear-offs of
+    standard backgammon in money (doublet.cube.bearoff; Acey-Deucey's 1-2 rolls again)."""
     x = E.efficiencies(boards)
     nd = E.no_double(probs, x, state)
     dt = E.double_take(probs, x, state) if take and state.may_double() else None
-    if variant != STANDARD:
+    if variant != STANDARD or not table:
         return nd, dt
     exact, end, edt = CB.values(boards, state)
     if exact.any():
@@ -179,11 +180,11 @@ class CubefulSearch:
         views, again, side_probs, picks, values = self._rolls(b, branches)
         weights = ROLL_WEIGHTS.astype(np.float64)
         totals = np.zeros(len(branches))
-        first = picks[0]  # the first state's plays give the node's cubeless chances
-        probs = weights @ np.where(again[first, None], side_probs[first],
-                                   flip_probs(side_probs[first]))  # fmt: skip
         if depth == 1:
             totals = values @ weights
+            first = picks[0]  # the first state's plays give the node's cubeless chances
+            probs = weights @ np.where(again[first, None], side_probs[first],
+                                       flip_probs(side_probs[first]))  # fmt: skip
         else:
             probs = np.zeros(5)
             for r in range(len(ROLLS_21)):
@@ -221,13 +222,8 @@ class CubefulSearch:
         """A node's values by conversions (exact: the bear-off table where it applies),
         or by Janowski's model alone (not exact)."""
         out = Node([], [], [], p)
-        x = E.efficiency(b)
         for s in states:
-            if exact:
-                nds, dts = conversions(p, np.asarray(b)[None], s, act, self.searcher.variant)
-            else:
-                nds = E.no_double(p, x, s)
-                dts = E.double_take(p, x, s) if act and s.may_double() else None
+            nds, dts = conversions(p, np.asarray(b)[None], s, act, self.searcher.variant, exact)
             nd = float(nds[0]) * _scale(s)
             dt = None
             opt = nd

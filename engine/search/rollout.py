@@ -87,7 +87,7 @@ from doublet.cube.state import CubeState
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, equity
 from doublet.rules.bearoff import Tables as bearoff_tables_type
-from doublet.rules.bearoff import _rank, is_bearoff
+from doublet.rules.bearoff import _small_pair, is_bearoff
 from doublet.search.rollout_cube import Record, walk
 from doublet.search.searcher import (
     Cache,
@@ -207,9 +207,7 @@ BEAROFF_NONE, BEAROFF_ANY, BEAROFF_SMALL = 0, 1, 2  # where a trial ends at the 
 def _small_bearoff(b, bo):
     """A pure bear-off with both sides within the small two-sided table's checkers (and
     the database in use: bo.small is a stand-in of one entry when not)."""
-    if bo.small.shape[0] <= 1 or not is_bearoff(b):
-        return False
-    return bo.small[_rank(b, 1, bo.binom)] >= 0 and bo.small[_rank(b, -1, bo.binom)] >= 0
+    return bo.small.shape[0] > 1 and _small_pair(b, bo.small, bo.binom)[0] >= 0
 
 
 @njit
@@ -252,21 +250,19 @@ def _trial(start, trial, seed, strata, quasi, ply, truncate, bearoff, luck_on, n
             if record:
                 _keep_end(p, pre_p[m], end, 1)
             return m
-        if ((bearoff == BEAROFF_ANY and is_bearoff(b)) or (bearoff == BEAROFF_SMALL
+        over = ((bearoff == BEAROFF_ANY and is_bearoff(b)) or (bearoff == BEAROFF_SMALL
                 and _small_bearoff(b, bo)) or m == MAX_MOVES or (truncate > 0
-                and m == truncate)):  # fmt: skip
+                and m == truncate))  # fmt: skip
+        if over or (bearoff == BEAROFF_SMALL and not frozen and is_bearoff(b)):
             _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
                 ws.flipped, p)  # fmt: skip
-            if not frozen:
+            if not frozen:  # the cubeless trial ends here
                 _mover_probs(p, side == 0, raw)  # seen by the start side
-            if record:
-                _keep_end(p, pre_p[m], end, 0)
-            return m
-        if bearoff == BEAROFF_SMALL and not frozen and is_bearoff(b):
-            _v0(b, STANDARD, nets.contact, nets.race, bo, cfg.use_bo, ws.x, ws.hidden,
-                ws.flipped, p)  # fmt: skip
-            _mover_probs(p, side == 0, raw)  # the cubeless trial ends here
-            frozen = True
+                frozen = True
+            if over:
+                if record:
+                    _keep_end(p, pre_p[m], end, 0)
+                return m
         k = _trial_roll(strata, quasi, state, trial, m)
         d1, d2 = 1 + k // 6, 1 + k % 6
         chosen = -1

@@ -154,24 +154,19 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
     small bear-off's exact one in money (doublet.cube.bearoff: "exact", errors 0)."""
     x = E.efficiency(board)
     exact, end, edt = CB.values(np.asarray(board)[None], state)
-    if exact[0]:
-        decision = E.decide_values(float(end[0]), float(edt[0]), state)
 
-        def nd(p: np.ndarray) -> float:
-            return decision.no_double
+    def decide(p: np.ndarray) -> E.Decision:  # the table's does not depend on p
+        if exact[0]:
+            return E.decide_values(float(end[0]), float(edt[0]), state)
+        return E.decide(p, x, state)
 
-        def dt(p: np.ndarray) -> float:
-            return decision.double_take
+    def nd(p: np.ndarray) -> float:
+        return decide(p).no_double
 
-    else:
+    def dt(p: np.ndarray) -> float:
+        return decide(p).double_take
 
-        def nd(p: np.ndarray) -> float:
-            return E.decide(p, x, state).no_double
-
-        def dt(p: np.ndarray) -> float:
-            return E.decide(p, x, state).double_take
-
-        decision = E.decide(values.mean(axis=0), x, state)
+    decision = decide(values.mean(axis=0))
     if not state.may_double():
         doc: dict[str, Any] = {"double": False, "take": None,
                                "action": f"No double available ({state.why_no_double()})",
