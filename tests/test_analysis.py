@@ -100,3 +100,17 @@ def test_a_stop_is_never_left_for_the_next_search() -> None:
         dog.interrupted = False
     dog.disarm()
     assert dog.deadline is None and not dog.fired
+
+
+def test_a_race_says_no_shot_rather_than_listing_blots_at_0_of_36() -> None:
+    """Past contact the opponent hits nothing: the text says so instead of "9: 0/36"."""
+    b = np.zeros(30, dtype=np.int8)
+    b[10], b[9], b[26] = 2, 1, 12  # the mover: 3 checkers left, 12 off
+    b[20], b[22], b[27] = -3, -2, 10  # the opponent: 5 at home, 10 off
+    pos = Position(b)
+    doc = analyse_roll(pos, 6, 5, ply=0)
+    assert doc["shots"] and all(s["rolls"] == 0 for s in doc["shots"])
+    text = render(doc, pos.board)
+    assert "no shot at X's blots after the best play" in text and "/36" not in text
+    opening = analyse_roll(Position.start(), 4, 3, ply=0)  # every 4-3 leaves a blot in reach
+    assert "shots at X's blots after the best play: " in render(opening, Position.start().board)

@@ -634,9 +634,12 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
                    f"{100 * p['lose_backgammon']:5.1f}{mwc}{again}")  # fmt: skip
     if total > min(limit, len(plays)):
         out.append(f"  ... {total - min(limit, len(plays)):,} more (--all or --json shows them)")
-    if doc["shots"]:
-        s = ", ".join(f"{x['point']}: {x['rolls']}/36" for x in doc["shots"])
+    hit = [x for x in doc["shots"] if x["rolls"]]
+    if hit:
+        s = ", ".join(f"{x['point']}: {x['rolls']}/36" for x in hit)
         out.append(f"shots at X's blots after the best play: {s}")
+    elif doc["shots"]:  # blots past every opposing checker (a race, a bear-off)
+        out.append("no shot at X's blots after the best play")
     else:
         out.append("no blot left by the best play")
     return "\n".join(out)
