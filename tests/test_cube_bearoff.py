@@ -211,8 +211,10 @@ def test_leaves_and_the_cubeful_rollout_take_the_exact_values() -> None:
     state = CubeState.money()
     _, nd, dt = CB.values(b[None], state)
     p = np.array([[0.572, 0, 0, 0, 0]])
-    assert leaf_values(p, b[None], state, False)[0] == pytest.approx(nd[0])
-    assert leaf_values(p, b[None], state, True)[0] == pytest.approx(max(nd[0], min(dt[0], 1)))
+    assert leaf_values(p, b[None], state, False, B.STANDARD)[0] == pytest.approx(nd[0])
+    assert leaf_values(p, b[None], state, True, B.STANDARD)[0] == pytest.approx(
+        max(nd[0], min(dt[0], 1))
+    )
     settings = RolloutSettings(trials=72, seed=3)
     t = rollout(default_model(), b, settings, cube=((state, False), (state.doubled(), False)))
     v = t.cube_values()[0]  # (trials, states)

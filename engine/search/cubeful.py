@@ -76,8 +76,8 @@ def next_views(outs: np.ndarray, again: np.ndarray, probs: np.ndarray
     return np.where(ag, outs, flip_all(outs)), np.where(ag, probs, flip_probs(probs))
 
 
-def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: bool = True,
-                variant: int = STANDARD, table: bool = True
+def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: bool,
+                variant: int, table: bool = True
                 ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """No double and double / take (None unless `take` and the mover may double) per
     unit of the cube (doublet.cube.equity's units) of positions before their roll, each
@@ -98,7 +98,7 @@ def conversions(probs: np.ndarray, boards: np.ndarray, state: CubeState, take: b
 
 
 def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bool,
-                variant: int = STANDARD) -> np.ndarray:  # fmt: skip
+                variant: int) -> np.ndarray:  # fmt: skip
     """The 0-ply cubeful value (absolute) of positions before their roll, each with its
     side on roll's probabilities and board, in `state` (that side's view): after the
     side's best cube action when `act`, else without one (conversions)."""
@@ -110,7 +110,7 @@ def leaf_values(probs: np.ndarray, boards: np.ndarray, state: CubeState, act: bo
 
 
 def values_after(side_probs: np.ndarray, views: np.ndarray, again: np.ndarray,
-                 state: CubeState, variant: int = STANDARD) -> np.ndarray:  # fmt: skip
+                 state: CubeState, variant: int) -> np.ndarray:  # fmt: skip
     """The mover's absolute value after plays, in `state` (the mover's view), from the
     positions after them (next_views): the opponent's 0-ply value after its cube action,
     or the mover's own without one when it rolls again."""
@@ -249,7 +249,7 @@ class CubeAnalysis:
     exact: bool = False  # the values are the bear-off table's (doublet.cube.bearoff)
 
 
-def exact_for(board: Board, state: CubeState, variant: int = STANDARD) -> bool:
+def exact_for(board: Board, state: CubeState, variant: int) -> bool:
     """Whether doublet.cube.bearoff's table gives `board`'s exact cubeful values in `state`
     (a table's value is final: the search does not go below it)."""
     return variant == STANDARD and bool(CB.values(np.asarray(board)[None], state)[0][0])

@@ -420,7 +420,7 @@ def _with_finished(t: Trials | None, starts: np.ndarray, live: list[int], done: 
         raw[i] = p
         for j, (s, _) in enumerate(cube):
             c_raw[i, :, j] = leaf_values(p[None].astype(np.float64), starts[i][None], s,
-                                         False)[0]  # fmt: skip
+                                         False, STANDARD)[0]  # fmt: skip
     extra: dict[str, Any] = {}
     if cube:
         extra = {"cube": cube, "cube_raw": c_raw, "cube_luck": np.zeros_like(c_raw)}

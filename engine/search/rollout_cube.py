@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from doublet.core.board import flip_all
+from doublet.core.board import STANDARD, flip_all
 from doublet.core.dice import ROLL_WEIGHTS
 from doublet.cube import equity as E
 from doublet.cube.state import MAX_CUBE, CubeState
@@ -71,7 +71,7 @@ def _decisions(probs: np.ndarray, boards: np.ndarray, view: CubeState
                ) -> tuple[np.ndarray, np.ndarray, float]:  # fmt: skip
     """no double and double / take (rows) and double / pass, per unit of the cube (money)
     or as MWC (match), for positions before the roll of view's mover."""
-    nd, dt = conversions(probs, boards, view)
+    nd, dt = conversions(probs, boards, view, True, STANDARD)
     assert dt is not None  # walk asks only where view's mover may double
     return nd, dt, E.double_pass(view)
 
@@ -92,7 +92,7 @@ def _luck(rec: Record, ks: np.ndarray, view: CubeState) -> float:
     k = len(ks)
     boards = flip_all(rec.roll_b[ks].reshape(-1, rec.roll_b.shape[-1]))
     probs = flip_probs(rec.roll_p[ks].reshape(-1, 5))
-    g = _other(leaf_values(probs, boards, view.flipped(), True), view).reshape(k, -1)
+    g = _other(leaf_values(probs, boards, view.flipped(), True, STANDARD), view).reshape(k, -1)
     return float((g[np.arange(k), rec.rolled[ks]] - g @ _W).sum())
 
 
@@ -103,7 +103,7 @@ def _end(rec: Record, s: CubeState, act_first: bool) -> float:
     view = _view(s, rec.n % 2)
     act = not rec.terminal and (rec.n > 0 or act_first)
     v = leaf_values(rec.pre_p[rec.n][None].astype(np.float64), rec.pre_b[rec.n][None], view,
-                    act)[0]  # fmt: skip
+                    act, STANDARD)[0]  # fmt: skip
     return float(v if rec.n % 2 == 0 else _other(v, view))
 
 
