@@ -9,9 +9,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from doublet.cube.state import CubeState
 from doublet.formats.position import Position
 from doublet.nn.eval import equity
-from doublet.search.analysis import analyse_roll, diagram, evaluate_position, render, searcher
+from doublet.search.analysis import (
+    analyse_roll,
+    cube_document,
+    diagram,
+    evaluate_position,
+    render,
+    searcher,
+)
 from doublet.search.choice import ranking
 from doublet.search.searcher import Limits
 
@@ -114,3 +122,29 @@ def test_a_race_says_no_shot_rather_than_listing_blots_at_0_of_36() -> None:
     assert "no shot at X's blots after the best play" in text and "/36" not in text
     opening = analyse_roll(Position.start(), 4, 3, ply=0)  # every 4-3 leaves a blot in reach
     assert "shots at X's blots after the best play: " in render(opening, Position.start().board)
+
+
+@pytest.mark.parametrize("state", [
+    CubeState.match(1, away=(1, 1)),  # a 1-point match: the cube is dead from the start
+    CubeState.match(7, away=(1, 1)),  # double match point (post-Crawford)
+    CubeState.match(7, away=(2, 5), value=2, owner="mover"),  # 2-away, owning the cube at 2
+])  # fmt: skip
+def test_a_dead_cube_has_no_decision(state: CubeState) -> None:
+    """Where winning this game at the cube's value wins the match, a double can only cost:
+    GNU Backgammon answers "You cannot double", play offers none and the review counts
+    none; the analysis said "Optional double, take" at double match point."""
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    for ply in (0, 1):
+        doc = cube_document(pos, state, ply=ply)
+        assert doc["double"] is False and doc["equities"]["double_take"] is None
+        assert doc["action"] == ("No double available (the cube is dead: winning this game "
+                                 "at its value already wins the match)")  # fmt: skip
+    live = cube_document(pos, CubeState.match(7, away=(3, 5), value=2, owner="mover"), ply=0)
+    assert live["equities"]["double_take"] is not None
+
+
+def test_a_one_point_match_has_no_post_crawford_game() -> None:
+    assert CubeState.match(1, away=(1, 1)).describe() == (
+        "1-point match, mover 1-away, opponent 1-away, cube centered at 1"
+    )
+    assert "(post-Crawford)" in CubeState.match(7, away=(1, 1)).describe()

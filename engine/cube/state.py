@@ -217,7 +217,9 @@ class CubeState:
         return self.may_double() and not self.dead
 
     def why_no_double(self) -> str:
-        """Why the mover may not double (may_double() is False)."""
+        """Why the mover has no cube decision (has_cube_decision() is False)."""
+        if self._barred() is None and self.dead:
+            return "the cube is dead: winning this game at its value already wins the match"
         return {"no cube": "this match is played without the cube",
                 "crawford": "the Crawford game: nobody may double",
                 "owner": "the opponent owns the cube",
@@ -269,7 +271,7 @@ class CubeState:
         stage = (
             " (Crawford game)"
             if self.crawford
-            else (" (post-Crawford)" if self.post_crawford else "")
+            else (" (post-Crawford)" if self.post_crawford and self.length > 1 else "")
         )
         if self.no_cube:
             cube = "no cube"

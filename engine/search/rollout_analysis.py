@@ -167,7 +167,7 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
         return decide(p).double_take
 
     decision = decide(values.mean(axis=0))
-    if not state.may_double():
+    if not state.has_cube_decision():
         doc: dict[str, Any] = {"double": False, "take": None,
                                "action": f"No double available ({state.why_no_double()})",
                                "equities": {"no_double": round(decision.no_double, 6),
@@ -191,8 +191,9 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
 
 def cube_rollout_states(state: CubeState) -> Cube:
     """The cube states a position's cubeful rollout plays each trial in: no double (the
-    mover's first cube action given), and double / take where the mover may double."""
-    if not state.may_double():
+    mover's first cube action given), and double / take where the mover has a cube
+    decision (it may double and the cube is not dead)."""
+    if not state.has_cube_decision():
         return ((state, False),)
     return ((state, False), (state.doubled(), False))
 
