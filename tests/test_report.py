@@ -123,6 +123,14 @@ def test_doublet_review_writes_the_page(tmp_path: Path) -> None:
                             timeout=300)  # fmt: skip
     assert folder.returncode == 2, folder.stderr
     assert f"cannot write {str(tmp_path)!r}: it is a folder" in folder.stderr
+    # a missing folder is refused, not made (a review made /nonexistent/ from a typo), as
+    # play --export refuses it
+    typo = tmp_path / "no-such-folder" / "r.html"
+    made = subprocess.run([sys.executable, "-m", "doublet", "review", str(MATCH), "--html",
+                           str(typo)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)  # fmt: skip
+    assert made.returncode == 2 and "its folder does not exist" in made.stderr, made.stderr
+    assert not typo.parent.exists()
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")

@@ -904,3 +904,44 @@ def test_a_dead_cube_is_said_at_the_start_and_after_a_take(
     t.expect(r"Resuming the game saved in .*\.\n" + re.escape(DEAD_CUBE_NOTE))
     t.type("quit")
     assert t.wait() == 0
+
+
+def test_a_series_saved_as_its_last_game_ended_resumes_to_its_end(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Found by a review (session 45): a kill after the last game's save and before its end
+    was said left a save that --resume refused ("the series ... is over") and a match
+    file never written. Now the resume says the result, writes the record, removes the save."""
+    save, mat = tmp_path / "s.json", tmp_path / "m.mat"
+    s = Series.new("standard", 0, 4, 0, 0, length=1, cube=True)
+    s.export = str(mat)
+    s.game.resign(0, 1)  # the person resigns the 1-point match's only game
+    s.save(save)
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "Doublet wins a single game (resigned): 1 point." in done.stdout
+    assert "Doublet wins the 1-point match 1-0." in done.stdout
+    match, games = read_match(mat.read_text())
+    assert match.length == 1 and len(games) == 1 and not save.exists()
+
+
+def test_a_game_ended_again_on_resume_adds_its_text_record_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Found by a review (session 45): a kill after a game's text record was added to the
+    --export file and before the next save added it again on --resume."""
+    save, txt = tmp_path / "s.json", tmp_path / "games.txt"
+    s = Series.new("standard", 3, 4, 0, 0, cube=True)
+    s.export = str(txt)
+    s.game.resign(0, 1)
+    s.save(save)
+    txt.write_text("; an earlier session's games\n")
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    once = txt.read_text()
+    assert once.startswith("; an earlier session's games\n") and once.count("game 1") == 1
+    s.save(save)  # the kill came after the record was added, before the next save
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert txt.read_text() == once
+    assert "=== Game 2 of 3" in done.stdout

@@ -31,7 +31,7 @@ from doublet.apps.report import ROWS as REVIEW_ROWS
 from doublet.apps.report import html_report
 from doublet.core import board as B
 from doublet.core.errors import DoubletError
-from doublet.core.files import atomic_open, file_path_error
+from doublet.core.files import atomic_open, file_path_error, missing_folder
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
@@ -660,7 +660,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
-    if args.html and (why := file_path_error(args.html)) is not None:
+    if args.html and (why := missing_folder(args.html) or file_path_error(args.html)):
         raise DoubletError(f"cannot write {args.html!r}: {why}")  # before a long analysis
     cache = None if args.no_cache else Path(args.cache).expanduser() if args.cache else (
         default_cache_dir())  # fmt: skip

@@ -91,6 +91,7 @@ from doublet.core.files import (
     atomic_open,
     file_path_error,
     held_lock,
+    missing_folder,
     remove_temps,
     write_error,
 )
@@ -179,14 +180,6 @@ class Quit(Exception):
         self.status = status
 
 
-def _missing_folder(path: Path) -> str | None:
-    """Why the record cannot go to `path` when its folder is missing (the record's
-    folders are not made on the way, --export's and the export command's alike)."""
-    if path.parent.is_dir():
-        return None
-    return write_error(path, FileNotFoundError(2, "its folder does not exist"))
-
-
 def _parsed(game: Any, line: str) -> Play | None:
     """The play `line` is of the game's roll, None if it is not a legal play (a play
     typed at the confirmation of another)."""
@@ -222,6 +215,8 @@ class Session:
         self.echo = not inp.isatty()  # piped input: show what was read, like a terminal
         self.owns_save = resumed  # the save file holds this series (delete it at the end)
         self.save_failed = False  # said once: autosaves that fail do not stop the game
+        # A resumed save whose game had ended: its text record may be written already.
+        self.ended_before = resumed and series.game.over
 
     @property
     def game(self) -> Game:
@@ -699,7 +694,7 @@ class Session:
                      "file)")  # fmt: skip
             return
         path = Path(name).expanduser()
-        if (why := _missing_folder(path)) is not None:  # as --export
+        if (why := missing_folder(path)) is not None:  # as --export
             self.say(f"Cannot write {name}: {why}")
             return
         try:
@@ -707,7 +702,8 @@ class Session:
                 self.write_match(path)
                 self.say(f"The match file of this {self.series.describe()} is in {name}.")
                 return
-            path.write_text(self.game.export(RECORD_NAMES), encoding="utf-8")
+            with atomic_open(path, "w") as f:
+                f.write(self.game.export(RECORD_NAMES))
         except OSError as e:
             self.say(f"Cannot write {name}: {write_error(path, e)}")
             return
@@ -737,8 +733,7 @@ class Session:
                     self.write_match(self.export_path)
                     what = f"The match file, {len(s.history) + 1} game(s), is in"
                 else:
-                    with open(self.export_path, "a", encoding="utf-8") as f:
-                        f.write(g.export(RECORD_NAMES) + "\n")
+                    self.add_record(g.export(RECORD_NAMES) + "\n")
                     what = f"The record of game {g.number + 1} is added to"
             except OSError as e:
                 why = write_error(self.export_path, e)
@@ -747,6 +742,23 @@ class Session:
                 self.say(f"Cannot export: {e}")
             else:
                 self.say(f"{what} {self.export_path}.")
+
+    def add_record(self, record: str) -> None:
+        """Add a game's text record to the end of the --export file, atomically (a kill
+        leaves the file as it was or with the record whole), and once: a session killed
+        after writing it and before its next save ends that game again on --resume, and
+        then finds the record already there."""
+        assert self.export_path is not None
+        try:
+            old = self.export_path.read_bytes()
+        except FileNotFoundError:
+            old = b""
+        new = record.encode("utf-8")
+        again, self.ended_before = self.ended_before, False
+        if again and old.endswith(new):
+            return
+        with atomic_open(self.export_path, "wb") as f:
+            f.write(old + new)
 
     def series_over(self) -> int:
         s = self.series
@@ -969,9 +981,9 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
                 f"--resume continues the saved series as it was; "
                 f"{', '.join(fixed)} cannot be given with it"
             )
+        # A series saved as its last game ended (a kill before its end was said and the
+        # record written) resumes to that end: the result, the record, the save removed.
         series = Series.load(save_path)
-        if series.over:  # a finished game of an unfinished series goes on to the next
-            raise DoubletError(f"the series saved in {str(save_path)!r} is over")
         ply = series.ply if args.ply is None else args.ply  # both checked (the load's)
     else:
         variant = args.variant or "standard"
@@ -1002,7 +1014,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         series.export = str(Path(args.export).expanduser().absolute())
     export_path = Path(series.export) if series.export else None
     if export_path is not None:  # checked now, written when a game ends
-        why = _missing_folder(export_path) or file_path_error(export_path)
+        why = missing_folder(export_path) or file_path_error(export_path)
         if (why is None and export_path.suffix.lower() in MATCH_FILES
                 and series.variant != STANDARD):  # fmt: skip
             why = f"{MAT_IS_STANDARD} (--export FILE.txt)"

@@ -88,6 +88,16 @@ def file_path_error(path: str | os.PathLike[str]) -> str | None:
     return None if os.access(up, os.W_OK | os.X_OK) else f"{str(up)!r} is not writable"
 
 
+def missing_folder(path: str | os.PathLike[str]) -> str | None:
+    """Why a file the user named cannot go to `path` when its folder is missing, or None:
+    the folders of an output a person names are not made on the way (a mistyped folder
+    would otherwise be created without a word)."""
+    p = Path(path).expanduser()
+    if p.parent.is_dir():
+        return None
+    return write_error(p, FileNotFoundError(2, "its folder does not exist"))
+
+
 def os_error_text(e: OSError) -> str:
     """An OSError in words for a message: the file it names, if any, then the OS's
     reason (a read or a write alike)."""
