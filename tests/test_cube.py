@@ -262,6 +262,13 @@ def test_money_decisions_and_words() -> None:
     owned = CubeState.money(2, "mover")
     assert E.decide(_probs(0.80), 0.68, owned).action == "Redouble, pass"
     assert E.decide(_probs(0.30), 0.68, CubeState.money(beavers=True)).action == "No double, beaver"
+    # The JSON says when double_take is the beavered game's value (a review read it as
+    # the plain take's, about half of it).
+    beaver = E.decide(_probs(0.30), 0.68, CubeState.money(beavers=True))
+    plain = E.decide(_probs(0.30), 0.68, MONEY)
+    assert beaver.to_json()["beaver"] is True and "beaver" not in plain.to_json()
+    assert beaver.double_take == pytest.approx(2 * plain.double_take)
+    assert "beaver" not in E.decide(_probs(0.74), 0.68, CubeState.money(beavers=True)).to_json()
     d = E.decide(_probs(0.74), 0.68, MONEY)
     assert d.double_pass == 1.0 and d.double_take == pytest.approx(
         2 * (0.68 * (-1 + (0.74 - 0.2) * 2.5) + 0.32 * (2 * 0.74 - 1))

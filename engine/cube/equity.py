@@ -325,7 +325,16 @@ class Decision:
         }
         if self.mwc is not None:
             doc["mwc"] = {k: round(v, 6) for k, v in self.mwc.items()}
+        if beavered(self.state, self.double_take, self.double_pass):
+            doc["beaver"] = True  # double_take is the beavered game's value
         return doc
+
+
+def beavered(state: CubeState, dt: float, dp: float) -> bool:
+    """Whether the taker's best answer to a double is a beaver: money play with beavers,
+    a take (dt <= dp) that the doubler loses on (dt < 0); double_take is then the value of
+    the beavered game (the cube at 4 times its value, the taker's)."""
+    return state.beavers and not state.is_match and dt <= dp and dt < 0
 
 
 def action_words(nd: float, dt: float, dp: float, state: CubeState) -> tuple[bool, bool, str]:
@@ -339,9 +348,7 @@ def action_words(nd: float, dt: float, dp: float, state: CubeState) -> tuple[boo
     if not state.may_double():
         return False, take, f"No double available ({state.why_no_double()})"
     verb = "redouble" if state.owner == "mover" else "double"
-    answer = "take" if take else "pass"
-    if take and state.beavers and not state.is_match and dt < 0:
-        answer = "beaver"
+    answer = "beaver" if beavered(state, dt, dp) else "take" if take else "pass"
     best = min(dt, dp)
     if abs(best - nd) <= OPTIONAL:
         if take:
@@ -379,6 +386,7 @@ def decide(probs: np.ndarray, x: float, state: CubeState) -> Decision:
 __all__ = [
     "Decision",
     "action_words",
+    "beavered",
     "decide",
     "decide_values",
     "double_pass",

@@ -35,6 +35,8 @@ A cube decision (``cube_document``: the engine's ``cube`` reply, and ``"cube"`` 
      "probabilities": {...}, "cubeless_equity": 0.08,   # behind the decision, at "ply"
      "ply": 2, "method": "cubeful",    # or "janowski" (doublet.search.cubeful)
      "exact": true,                    # only where the values are the bear-off table's
+     "beaver": true,                   # only where the take is a beaver (money, beavers):
+                                       # double_take is then the beavered game's value
      "state": {"cube": {"value": 1, "owner": "centered"}, "match": null,
                "jacoby": false, "beavers": false},
      "gammon_values": {"mover_gammon": ..., ...}}   # match play (doublet.cube.met)
@@ -43,8 +45,10 @@ The probabilities are those of the cube decision's own search: at "cubeful" dept
 its tree picks each play by cubeful equity, so they can differ a little from eval's at
 the same ply, whose plays are picked by cubeless equity (the text says which it shows).
 The equities are the side on roll's, normalised to the cube's value as GNU Backgammon
-shows them (double / pass = 1.0). Where the side on roll may not double, ``double`` is
-false, ``take``, ``double_take`` and ``double_pass`` are null and ``action`` says why.
+shows them (double / pass = 1.0). Where the side on roll has no cube decision (it may
+not double, or the cube is dead: winning this game at its value wins the match),
+``double`` is false, ``take``, ``double_take`` and ``double_pass`` are null and
+``action`` says why.
 A small bear-off in money (both sides within 6 checkers, "cubeful" method) has the exact
 values of doublet.cube.bearoff at every ply, and ``"exact": true``.
 """
@@ -556,8 +560,7 @@ def render_cube(cube: dict[str, Any]) -> list[str]:
         return out
     best = cube["optimal"]
     verb = "Redouble" if state["cube"]["owner"] == "mover" else "Double"
-    # With beavers a take that loses is beavered: the row's value is the beavered one.
-    beaver = state.get("beavers") and not match and eq["double_take"] < 0
+    beaver = cube.get("beaver", False)  # the row's value is the beavered game's
     rows = [("no_double", f"No {verb.lower()}"),
             ("double_take", f"{verb}, {'beaver' if beaver else 'take'}"),
             ("double_pass", f"{verb}, pass")]  # fmt: skip
