@@ -250,8 +250,8 @@ def test_engine_cube_command(model: str) -> None:
         {
             "cmd": "cube",
             "position": "4HPwATDgc/ABMA",
-            "cube": {"value": 2, "owner": "mover"},
-            "match": {"length": 7, "away": [2, 4], "crawford": False},
+            "cube": {"value": 2, "owner": "mover"},  # 3-away: a live cube (2-away: dead)
+            "match": {"length": 7, "away": [3, 4], "crawford": False},
             "jacoby": False,
             "ply": 1,
             "model": model,
@@ -589,6 +589,35 @@ def test_a_long_search_shows_progress_and_ctrl_c_answers() -> None:
     assert os.WEXITSTATUS(status) == 0, text[-2000:]
     assert "3 ply done" in text and "interrupted: answered at 3 ply of the 4" in text
     assert "24/13" in text or "24/18 13/8" in text  # the ranked plays follow
+
+
+def _terminated_after(seconds: float, *args: str) -> subprocess.CompletedProcess[str]:
+    """doublet *args, stderr and stdout pipes (no terminal), sent SIGTERM after `seconds`."""
+    import signal
+
+    p = subprocess.Popen([sys.executable, "-m", "doublet", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+    time.sleep(seconds)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def test_sigterm_stops_a_search_and_a_rollout_as_ctrl_c_does() -> None:
+    """Found by a review (session 45): with stderr not a terminal, Ctrl-C gave no answer
+    (the search was not watched), and SIGTERM (timeout, a job scheduler) printed nothing
+    of a rollout: every trial lost. Both now answer with what was done."""
+    run("analyse", "4HPwATDgc/ABMA", "6", "5", "--ply", "2")  # the kernels compiled
+    r = _terminated_after(8, "analyse", "4HPwATDgc/ABMA", "6", "5", "--ply", "4")
+    assert r.returncode == 0, r.stderr
+    assert "interrupted: answered at" in r.stdout and "24/13" in r.stdout
+    run("rollout", "4HPwATDgc/ABMA", "--trials", "1", "--truncate", "1", "--workers", "1")
+    r = _terminated_after(8, "rollout", "4HPwATDgc/ABMA", "--trials", "1000000", "--truncate",
+                          "3", "--workers", "1", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    n = doc["rollout"]["trials"]
+    assert n > 0 and doc["stopped"] == f"interrupted after {n} trials"
 
 
 @pytest.mark.parametrize(

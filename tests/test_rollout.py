@@ -415,6 +415,14 @@ def test_ctrl_c_and_the_time_budget_keep_what_was_done() -> None:
     assert t.n == 2 * CHUNK and t.stopped == f"interrupted after {2 * CHUNK} trials"
     t = rollout(MODEL, MIDDLE, s, deadline=time.perf_counter())
     assert t.n == MIN_TIMED_TRIALS == 2 and "time budget" in (t.stopped or "")
+
+    class Stopped(Executor):  # Ctrl-C before any block finished
+        def map(self, fn, tasks):  # type: ignore[no-untyped-def]
+            raise KeyboardInterrupt
+            yield
+
+    with pytest.raises(KeyboardInterrupt):  # nothing to answer with: not "0 trials"
+        rollout(MODEL, MIDDLE, s, ex=Stopped())
     # With a deadline the tasks are single trials, so that the clock is read after each;
     # the trials are the same.
     whole = rollout(MODEL, MIDDLE, RolloutSettings(trials=CHUNK + 5, truncate=2))

@@ -291,11 +291,11 @@ PROGRESS_AFTER = 1.0
 
 
 def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
-    """work() (a search by doublet.search.analysis) in a thread, so that on a terminal a
-    search that takes more than PROGRESS_AFTER seconds shows what it is at, and Ctrl-C
-    stops it: the answer is then the deepest ply it completed (its "stopped" says so)."""
-    if not sys.stderr.isatty():
-        return work()
+    """work() (a search by doublet.search.analysis) in a thread, so that Ctrl-C (or
+    SIGTERM, Terminated) stops it, on a terminal or not: the answer is then the deepest
+    ply it completed (its "stopped" says so); on a terminal a search that takes more than
+    PROGRESS_AFTER seconds shows what it is at."""
+    tty = sys.stderr.isatty()
     s = searcher(model, variant)
     dog = watchdog(s)
     dog.interrupted = False
@@ -317,6 +317,8 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
     try:
         while not finished.wait(0.1):
             spent = time.perf_counter() - start
+            if not tty:
+                continue
             if spent > PROGRESS_AFTER and dog.phase:  # the search is done
                 sys.stderr.write(f"\r\033[K{dog.phase}: {spent:.0f} s ")
                 sys.stderr.flush()
@@ -1068,6 +1070,17 @@ def _train(rest: list[str]) -> int:
     return 0  # not reached
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a one-shot command: it stops as on Ctrl-C (a search answers with
+    the deepest ply it completed, a rollout with its trials done), or ends with status
+    143 when it has nothing to answer with. doublet engine, play and serve set their own
+    handlers."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["train"]:
@@ -1084,12 +1097,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command = args_list[0]
     else:
         args = parser.parse_args(args_list)
+    main_thread = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's exit status, its errors said on stderr in one line."""
     start = time.perf_counter()
     try:
         status = int(args.func(args, sys.stdout))
     except DoubletError as e:
         print(f"doublet: error: {e}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("doublet: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("doublet: interrupted", file=sys.stderr)
         return 130

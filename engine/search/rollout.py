@@ -604,7 +604,8 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     of TIMED_TASK) go to the executor (None: this process) and are taken in trial order;
     the rollout stops early, keeping what it has: at a chunk's end once until_se is met
     (Trials.running), at the first task's end past the `deadline` (time.perf_counter()),
-    or on Ctrl-C (KeyboardInterrupt). progress(done, total, trials) as it goes.
+    or on Ctrl-C (KeyboardInterrupt: the blocks finished are kept, those running dropped;
+    raised again when none had finished). progress(done, total, trials) as it goes.
     With `cube`, each trial is also played with the cube from each of these states
     (doublet.search.rollout_cube). `measure`: the standard errors (K,) until_se stops on,
     those of the equities the caller shows (default: Trials.running's)."""
@@ -676,6 +677,8 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     except KeyboardInterrupt:
         ex.close()
         trials = _assemble(settings, taken, k, job.cube)
+        if trials.n == 0:  # no block had finished: nothing to answer with
+            raise
         stopped = f"interrupted after {trials.n} trials"
     finally:
         results.close()
