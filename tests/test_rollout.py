@@ -703,6 +703,16 @@ def test_the_command_line_and_the_engine_protocol() -> None:
     assert "less no double" not in render(json.loads(_doublet(
         "rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2", "--workers", "1",
         "--json").stdout))  # Janowski's: one rollout, no difference measured  # fmt: skip
+    # A match: the score and the match-winning chances are in the text as in the JSON
+    # (found by a review, session 45: the text had neither)
+    xgid = "XGID=-b--BBC-B---cE---c-e---Ab-:0:0:1:00:3:4:0:7:10"
+    match = json.loads(_doublet("rollout", xgid, "--trials", "36", "--truncate", "2",
+                                "--workers", "1", "--json").stdout)  # fmt: skip
+    text = render(match)
+    assert match["state_text"] == "7-point match, mover 4-away, opponent 3-away, cube centered at 1"
+    assert f"  {match['state_text']}\n" in text
+    for key in ("no_double", "double_take", "double_pass"):
+        assert f"MWC {100 * match['cube']['mwc'][key]:.2f}%" in text
 
 
 def test_the_documents_chances_are_chances() -> None:

@@ -14,6 +14,8 @@ JSON of a position's rollout (numbers rounded to 6 decimals)::
      "cube": {"double": ..., "take": ..., "action": ..., "equities": {...},
               "optimal": ..., "mwc": {...},             # mwc: match play only
               "equities_se": {...}, "method": "janowski", "state": {...}},
+     "state_text": "...",    # the cube and score in words, away from money with the
+                             # cube centered
      "stopped": "..."}       # only when it stopped before the trials asked (or, with
                              # dice, the search picked the plays short of select_ply)
 
@@ -237,6 +239,8 @@ def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dic
     """The rollout of a position before its roll (t: one start, pos itself; with cube
     states, cube_rollout_states(state))."""
     doc = _header(pos, t)
+    if not state.is_default:
+        doc["state_text"] = state.describe()
     if t.n == 0:
         return doc
     p, se = t.probabilities()[0], t.probability_se()[0]
@@ -475,6 +479,8 @@ def render(doc: dict[str, Any]) -> str:
         return "\n".join(lines)
     if "probabilities" not in doc:
         return "\n".join(lines)
+    if "state_text" in doc:
+        lines.append(f"  {doc['state_text']}")
     p, se = doc["probabilities"], doc["probabilities_se"]
     for name, key in (("win", "win"), ("win gammon", "win_gammon"),
                       ("win backgammon", "win_backgammon"), ("lose gammon", "lose_gammon"),
@@ -485,18 +491,30 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"  (not luck-adjusted: {r['equity_plain']:+.4f} ± "
                      f"{r['equity_plain_se']:.4f})")  # fmt: skip
     cube = doc["cube"]
-    eq, ese = cube["equities"], cube["equities_se"]
-    parts = [f"no double {eq['no_double']:+.4f} ± {ese['no_double']:.4f}"]
+    eq, ese, mwc = cube["equities"], cube["equities_se"], cube.get("mwc")
+
+    def chance(key: str) -> str:  # a match: the match-winning chance beside the equity
+        return f"MWC {100 * mwc[key]:.2f}%" if mwc and mwc.get(key) is not None else ""
+
+    take = "beaver" if cube.get("beaver") else "take"
+    rows = [("no double", f"{eq['no_double']:+.4f} ± {ese['no_double']:.4f}", "no_double")]
     if eq["double_take"] is not None:
-        parts.append(f"double/take {eq['double_take']:+.4f} ± {ese['double_take']:.4f}")
-        parts.append(f"double/pass {eq['double_pass']:+.4f}")
+        rows += [
+            (
+                f"double/{take}",
+                f"{eq['double_take']:+.4f} ± {ese['double_take']:.4f}",
+                "double_take",
+            ),
+            ("double/pass", f"{eq['double_pass']:+.4f}", "double_pass"),
+        ]
     how = ("exact, the two-sided bear-off table" if cube.get("exact") else
            "rolled out with cube actions in the trials" if cube["method"] == "rollout" else
            "Janowski, from the cubeless rollout")  # fmt: skip
-    lines.append(f"  cubeful ({how}): " + ", ".join(parts))
+    lines.append(f"  cubeful ({how}):")
+    lines += [f"    {name:<14}{value:<18}{chance(key)}".rstrip() for name, value, key in rows]
     if eq["double_take"] is not None and ese.get("difference") is not None:
         # measured on the same trials, so its error is smaller than either equity's
-        lines.append(f"  double/take less no double {eq['double_take'] - eq['no_double']:+.4f} "
+        lines.append(f"  double/{take} less no double {eq['double_take'] - eq['no_double']:+.4f} "
                      f"± {ese['difference']:.4f}")  # fmt: skip
     lines.append(f"  Proper cube action: {cube['action']}")
     return "\n".join(lines)
