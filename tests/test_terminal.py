@@ -945,3 +945,19 @@ def test_a_game_ended_again_on_resume_adds_its_text_record_once(
     assert done.returncode == 0, done.stderr
     assert txt.read_text() == once
     assert "=== Game 2 of 3" in done.stdout
+
+
+@pytest.mark.parametrize("cube", [[], ["--no-cube"]])
+def test_roll_typed_at_a_play_says_the_dice_are_rolled(
+    env: dict[str, str], tmp_path: Path, cube: list[str]
+) -> None:
+    """Found by a review (session 45): `roll` at the first play answered with why no
+    double was possible ("nobody doubles before a game's first roll"), and without the
+    cube that the game had none."""
+    done = run_doublet(["--seed", "12", "--ply", "0", "--first", "you", "--save",
+                        str(tmp_path / "s.json"), *cube], env, "roll\nquit\n")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    m = re.search(r"You rolled (\d)-(\d)\.", done.stdout)
+    assert m, done.stdout
+    assert f"Your dice are rolled already: {m[1]}-{m[2]}." in done.stdout
+    assert "nobody doubles" not in done.stdout and "without the cube" not in done.stdout

@@ -587,6 +587,10 @@ class Session:
             g = self.game
             if name in ("take", "pass", "drop", "beaver"):
                 self.say(f"There is no double to answer: {name} is for when Doublet doubles.")
+            elif name == "roll" and g.phase == "answer":
+                self.say("Doublet has doubled: take or pass before the game goes on.")
+            elif name == "roll" and g.dice is not None:  # the person's play or pass
+                self.say(f"Your dice are rolled already: {g.dice[0]}-{g.dice[1]}.")
             elif g.rules.cube:
                 why = g.why_no_double() or "now is the time"
                 self.say(f"You cannot {name} now: {why}.")
