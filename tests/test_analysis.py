@@ -141,6 +141,14 @@ def test_a_dead_cube_has_no_decision(state: CubeState) -> None:
                                  "at its value already wins the match)")  # fmt: skip
     live = cube_document(pos, CubeState.match(7, away=(3, 5), value=2, owner="mover"), ply=0)
     assert live["equities"]["double_take"] is not None
+    # A double made all the same (a match file's, judged by the review; one waiting for
+    # its answer) is valued as any other: a review found it judged a correct action.
+    made = cube_document(pos, state, ply=0, made=True)
+    assert made["equities"]["double_take"] is not None and made["take"] is not None
+    from doublet.games.review import cube_loss
+
+    loss = cube_loss(made, "double")  # at double match point doubling costs nothing
+    assert (loss or 0.0) >= 0 and (state.away[0] == 1 or (loss or 0.0) > 0)
 
 
 def test_a_one_point_match_has_no_post_crawford_game() -> None:

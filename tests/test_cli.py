@@ -611,6 +611,11 @@ def test_sigterm_stops_a_search_and_a_rollout_as_ctrl_c_does() -> None:
     r = _terminated_after(8, "analyse", "4HPwATDgc/ABMA", "6", "5", "--ply", "4")
     assert r.returncode == 0, r.stderr
     assert "interrupted: answered at" in r.stdout and "24/13" in r.stdout
+    # with --rollout the rollout is not begun after a stopped search (it ran whole)
+    r = _terminated_after(8, "analyse", "4HPwATDgc/ABMA", "6", "5", "--ply", "4", "--rollout",
+                          "--trials", "1296")  # fmt: skip
+    assert r.returncode == 143 and "24/13" in r.stdout and "Rollout of" not in r.stdout
+    assert "doublet: terminated: the analysis above, no rollout (not begun)" in r.stderr
     run("rollout", "4HPwATDgc/ABMA", "--trials", "1", "--truncate", "1", "--workers", "1")
     r = _terminated_after(8, "rollout", "4HPwATDgc/ABMA", "--trials", "1000000", "--truncate",
                           "3", "--workers", "1", "--json")  # fmt: skip

@@ -961,3 +961,41 @@ def test_roll_typed_at_a_play_says_the_dice_are_rolled(
     assert m, done.stdout
     assert f"Your dice are rolled already: {m[1]}-{m[2]}." in done.stdout
     assert "nobody doubles" not in done.stdout and "without the cube" not in done.stdout
+
+
+def test_a_double_on_a_dead_cube_saved_before_its_answer_is_answered(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The rules allow a double on a dead cube (play does not offer one; an older save or
+    a match file can hold it): Doublet answers it (a review found an AssertionError once
+    a dead cube's analysis had no decision), and a hint at it gives take or pass."""
+    save = tmp_path / "dead.json"
+    s = Series.new("standard", 0, 7, 0, 0, length=1, cube=True)
+    g = s.game
+    while g.turn != 0 or g.phase != "move":
+        g.play(g.plays()[0])
+    g.dice = None
+    g.double()  # the person's double of a 1-point match's dead cube
+    s.save(save)
+    done = run_doublet(["--resume", "--save", str(save)], env, "quit\n")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"Doublet (takes|passes)", done.stdout), done.stdout
+
+
+def test_a_hint_at_a_double_to_beaver_says_beaver(env: dict[str, str], tmp_path: Path) -> None:
+    """With beavers, the cube document's double_take is the beavered game's value where
+    the take is a beaver ("beaver": true): the hint said "take" and gave that as
+    taking's worth (twice it). A review found it (session 45)."""
+    save = tmp_path / "game.json"
+    s = Series.new("standard", seed=13, ply=0, cube=True, beavers=True)
+    s.game = Game(0, 13, 0, np.array(Position.start().board, np.int8), 1, None, None,
+                  rules=Rules(cube=True, beavers=True), offered=True)  # fmt: skip
+    s.save(save)
+    t = Terminal(["--resume", "--save", str(save)], env)
+    t.expect(DOUBLED)
+    t.type("hint")
+    m = t.expect(r"Hint \(0 ply\): beaver\. For you, beavering is worth \+(\d\.\d{3}), taking "
+                 r"\+(\d\.\d{3}) and passing -1\.000")  # fmt: skip
+    assert float(m[1]) == pytest.approx(2 * float(m[2]), abs=0.0015)
+    t.type("quit")
+    assert t.wait() == 0

@@ -290,11 +290,13 @@ def rollout_seconds(text: str) -> float:
 PROGRESS_AFTER = 1.0
 
 
-def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
+def _watched(work: Callable[[], T], model: Any, variant: int,
+             stops: list[BaseException] | None = None) -> T:  # fmt: skip
     """work() (a search by doublet.search.analysis) in a thread, so that Ctrl-C (or
     SIGTERM, Terminated) stops it, on a terminal or not: the answer is then the deepest
     ply it completed (its "stopped" says so); on a terminal a search that takes more than
-    PROGRESS_AFTER seconds shows what it is at."""
+    PROGRESS_AFTER seconds shows what it is at. The interruption is added to `stops`
+    (what follows the search, a rollout, is then not begun)."""
     tty = sys.stderr.isatty()
     s = searcher(model, variant)
     dog = watchdog(s)
@@ -330,11 +332,13 @@ def _watched(work: Callable[[], T], model: Any, variant: int) -> T:
                                  f"{spent:.0f} s (Ctrl-C: answer with what is done) ")  # fmt: skip
                 sys.stderr.flush()
                 shown = True
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if dog.phase:  # the search is over and its plays are being written: just stop
             raise
         dog.interrupt()
         finished.wait()
+        if stops is not None:
+            stops.append(e)
     finally:
         if shown:
             sys.stderr.write("\r\033[K")
@@ -437,6 +441,7 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
     # With --rollout, --time is the whole command's: the search has half of it, the
     # rollout what is left (it took the whole budget again, 2.5 times it in all).
     search_time = args.time / 2 if args.time is not None and settings is not None else args.time
+    stops: list[BaseException] = []  # Ctrl-C or SIGTERM: the search answers, no rollout
     if dice:
         d1, d2 = dice
         # The text lists the best TEXT_PLAYS (--all: every play), and only those are
@@ -444,16 +449,20 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         shown = None if args.json or args.all else TEXT_PLAYS
         doc = _watched(lambda: analyse_roll(pos, d1, d2, ply, model, state, search_time,
                                             limit=shown, iterative=True),
-                       model, pos.variant)  # fmt: skip
+                       model, pos.variant, stops)  # fmt: skip
     else:
         doc = _watched(lambda: analyse_position(pos, state, ply, model, args.cube_method,
                                                 search_time, iterative=True),
-                       model, pos.variant)  # fmt: skip
-    if settings is not None:  # the plays are picked at the depth the analysis reached
+                       model, pos.variant, stops)  # fmt: skip
+    searched = not stops
+    if settings is not None and searched:  # the plays picked at the depth reached
         left = None if args.time is None else max(
             args.time - (time.perf_counter() - started), args.time / 10)  # fmt: skip
-        doc["rollout"] = _rollout(args, settings, pos, dice, state, model, min(doc["ply"], 2),
-                                  left)  # fmt: skip
+        try:
+            doc["rollout"] = _rollout(args, settings, pos, dice, state, model,
+                                      min(doc["ply"], 2), left)  # fmt: skip
+        except KeyboardInterrupt as e:  # before any trial finished: the analysis alone
+            stops.append(e)
     if meta.get("note"):  # as the engine: an ID read as Acey-Deucey
         doc["note"] = meta["note"]
     if args.json:
@@ -463,8 +472,15 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
                   + "\n")  # fmt: skip
         if "note" in doc:
             out.write(f"Note: {doc['note']}\n")
-        if args.rollout:
+        if "rollout" in doc:
             out.write(render_rollout(doc["rollout"]) + "\n")
+    if settings is not None and "rollout" not in doc:  # asked for, stopped
+        out.flush()
+        term = isinstance(stops[0], Terminated)
+        why = "none of its trials had finished" if searched else "not begun"
+        print(f"doublet: {'terminated' if term else 'interrupted'}: the analysis above, no "
+              f"rollout ({why})", file=sys.stderr)  # fmt: skip
+        return 128 + (signal.SIGTERM if term else signal.SIGINT)
     return 0
 
 

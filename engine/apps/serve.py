@@ -749,7 +749,7 @@ def hint(s: Series) -> dict[str, Any]:
     if not g.over and g.phase == "answer" and g.turn == ENGINE:
         state = g.cube_state(ENGINE)
         assert state is not None
-        doc = cube_document(Position(g.board, g.variant), state, _depth(s))
+        doc = cube_document(Position(g.board, g.variant), state, _depth(s), made=True)
         return {"kind": "answer", "ply": doc["ply"], "cube": doc}
     if not g.over and g.phase == "roll" and g.turn == YOU:
         state = g.cube_state(YOU)

@@ -643,10 +643,16 @@ class Session:
         if state is None or state.no_cube:
             self.say("This game is played without the cube: hint after your roll ranks plays.")
             return
-        doc = cube_document(Position(g.board, g.variant), state, self.cube_ply())
+        doc = cube_document(Position(g.board, g.variant), state, self.cube_ply(),
+                            made=g.phase == "answer")  # fmt: skip
         eq = doc["equities"]
         if g.phase == "answer":  # the engine doubled: what it means for the person
             dt, dp = eq["double_take"], eq["double_pass"]
+            if doc.get("beaver"):  # double_take is the beavered game's: twice the take's
+                self.say(f"Hint ({doc['ply']} ply): beaver. For you, beavering is worth "
+                         f"{-dt:+.3f}, taking {-dt / 2:+.3f} and passing {-dp:+.3f} (in "
+                         "units of the cube now).")  # fmt: skip
+                return
             right = "take" if doc["take"] else "pass"
             self.say(f"Hint ({doc['ply']} ply): {right}. For you, taking is worth "
                      f"{-dt:+.3f} and passing {-dp:+.3f} (in units of the cube now).")  # fmt: skip
@@ -657,7 +663,8 @@ class Session:
             return
         answer = "double_take" if doc["take"] else "double_pass"
         best = doc["optimal"]  # the value after the best action: no double, or the answer
-        for name, key in (("No double", "no_double"), ("Double, take", "double_take"),
+        take = "Double, beaver" if doc.get("beaver") else "Double, take"
+        for name, key in (("No double", "no_double"), (take, "double_take"),
                           ("Double, pass", "double_pass")):  # fmt: skip
             # The loss of each action the doubler chooses; the answer is the taker's.
             loss = f"  loss {best - eq[key]:.3f}" if key in ("no_double", answer) else ""

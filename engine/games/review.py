@@ -264,7 +264,8 @@ class Analyst:
 
     def cube(self, pos: Position, state: CubeState) -> dict[str, Any]:
         return dict(self._get(self._key("cube", pos, state),
-                              lambda: cube_document(pos, state, self.ply, self.model)))  # fmt: skip
+                              lambda: cube_document(pos, state, self.ply, self.model,
+                                                    made=True)))  # fmt: skip
 
     def roll(self, pos: Position, dice: tuple[int, int], state: CubeState,
              cubeful: bool | None) -> dict[str, Any]:  # fmt: skip

@@ -209,15 +209,17 @@ def evaluate_with_cube(pos: Position, state: CubeState, ply: int, model: Model |
 
 def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
                   method: str = DEFAULT_METHOD, budget: float | None = None,
-                  iterative: bool = False) -> dict[str, Any]:  # fmt: skip
+                  iterative: bool = False, made: bool = False) -> dict[str, Any]:  # fmt: skip
     """The side on roll's cube decision before its roll: the reply of the engine's
-    ``cube`` command (see the module docstring)."""
+    ``cube`` command (see the module docstring). A dead cube (state.dead) has no decision
+    unless `made`: a double that was made all the same (a match file's, judged by the
+    review; one waiting for its answer) is valued as any other."""
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
     a, _, stopped = deepen(s, lambda n, m, t: cube_decision(s, b, state, n, method, m, t),
                            ply, budget, iterative)  # fmt: skip
-    if a.decision is None:
+    if a.decision is None or (state.dead and not made):
         doc: dict[str, Any] = {
             "double": False,
             "take": None,

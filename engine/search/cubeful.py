@@ -284,7 +284,7 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
     nd = node.no_double[0]
     dt = node.double_take[0]
     mwc = nd if state.is_match else None
-    if dt is None or state.dead:  # a dead cube: no decision (as GNU Backgammon and play)
+    if dt is None:
         nd_norm = float(to_money(state, nd)) if state.is_match else nd / scale
         return CubeAnalysis(None, nd_norm, mwc, node.probs, ply, method, exact)
     decision = E.decide_values(nd / scale, dt / scale, state)

@@ -239,7 +239,7 @@ def position_document(pos: Position, t: Trials, state: CubeState = MONEY) -> dic
     """The rollout of a position before its roll (t: one start, pos itself; with cube
     states, cube_rollout_states(state))."""
     doc = _header(pos, t)
-    if not state.is_default:
+    if not state.is_default or state.beavers:
         doc["state_text"] = state.describe()
     if t.n == 0:
         return doc

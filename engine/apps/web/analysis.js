@@ -105,7 +105,9 @@ function show(doc) {
     th.textContent = h;
     head.appendChild(th);
   }
-  for (const [k, label] of [["no_double", "No double"], ["double_take", "Double, take"],
+  // With beavers a take the doubler loses on is a beaver: double_take is the beavered game's.
+  const take = c.beaver ? "Double, beaver" : "Double, take";
+  for (const [k, label] of [["no_double", "No double"], ["double_take", take],
                             ["double_pass", "Double, pass"]]) {
     const row = t.insertRow();
     row.dataset.key = k;

@@ -601,9 +601,10 @@ function showHints(doc) {
     const eq = c.equities;
     // The equities are the doubler's: Doublet's when the person answers its double.
     const whose = doc.kind === "answer" ? "for Doublet, the doubler: " : "";
-    const nums = `${whose}no double ${signed(eq.no_double)}, double/take ` +
+    const nums = `${whose}no double ${signed(eq.no_double)}, double/${c.beaver ? "beaver" : "take"} ` +
       `${signed(eq.double_take)}, double/pass ${signed(eq.double_pass)}`;
-    const advice = doc.kind === "answer" ? (c.take ? "take" : "pass") : (c.double ? "double" : "roll");
+    const answer = c.beaver ? "beaver" : c.take ? "take" : "pass";
+    const advice = doc.kind === "answer" ? answer : (c.double ? "double" : "roll");
     document.getElementById("cube-hint").textContent =
       `${c.action} (${doc.ply} ply): ${nums}. You should ${advice}.`;
     return;
