@@ -156,3 +156,17 @@ def test_a_one_point_match_has_no_post_crawford_game() -> None:
         "1-point match, mover 1-away, opponent 1-away, cube centered at 1"
     )
     assert "(post-Crawford)" in CubeState.match(7, away=(1, 1)).describe()
+
+
+def test_a_cube_decision_stopped_short_says_so_at_the_top() -> None:
+    """/api/analyse without dice answered "ply": 4 with no "stopped" where its cube
+    decision had reached 3 ply (a review, session 45): the top says so, the text once."""
+    from doublet.search import analysis
+
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    doc = analysis.analyse_position(pos, CubeState.money(), ply=1)
+    assert "stopped" not in doc
+    doc["cube"]["stopped"] = "the time budget of 5 s allowed 0 ply of the 1 asked for"
+    analysis._stopped_with_cube(doc)
+    assert doc["stopped"] == f"the cube decision: {doc['cube']['stopped']}"
+    assert render(doc, pos.board).count("Stopped short") == 1

@@ -143,7 +143,7 @@ from doublet.core.dice import MAX_GAME_SEED
 from doublet.core.errors import ApiError, DoubletError, IllegalPlayError
 from doublet.core.files import held_lock, remove_temps, write_error
 from doublet.core.jit import SEARCH_KERNELS, announce_compile
-from doublet.cube.state import MAX_LENGTH, CubeState, from_request
+from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request
 from doublet.formats.ids import check_in_play, parse_position, position_id
 from doublet.formats.matfile import read_match
 from doublet.formats.notation import format_play, other_side, parse_play
@@ -586,7 +586,7 @@ def series_at(body: dict[str, Any], variant: str, ply: int, seed: int | None) ->
         s.score = [st.length - st.away[0], st.length - st.away[1]]
         if st.crawford:
             s.crawford_game = 0
-        elif 1 in st.away:
+        elif 1 in st.away and st.length > 1:  # (a 1-point match has no Crawford game)
             s.crawford_game = -1  # post-Crawford: the Crawford game was before this one
     g = s.game
     g.rules = Rules(True, st.length, (s.score[0], s.score[1]), st.crawford, st.jacoby,
@@ -737,6 +737,9 @@ def answer(s: Series, how: str) -> None:
     g = s.game
     if how == "beaver" and not (g.rules.beavers and not g.rules.length):
         raise ApiError(409, "no beaver: beavers are allowed only in money play with beavers on")
+    if how == "beaver" and not g.may_beaver():
+        raise ApiError(409, f"no beaver: it would take the cube past its highest ({MAX_CUBE}): "
+                            "take or pass")  # fmt: skip
     {"take": g.take, "beaver": g.beaver, "pass": g.drop}[how](YOU)
     engine_acts(s)
 
@@ -873,9 +876,10 @@ def next_game(s: Series) -> None:
 
 
 def export_text(s: Series) -> str:
-    """The series as text, game by game (Game.export)."""
+    """The series as text, game by game (Game.export); the dice's seed only once the
+    series is over (it gives every roll still to come)."""
     games = [*s.history, s.game]
-    return "\n".join(g.export(_names(s)) for g in games)
+    return "\n".join(g.export(_names(s), seed=s.over) for g in games)
 
 
 def _names(s: Series) -> tuple[str, str]:

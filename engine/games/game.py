@@ -437,7 +437,7 @@ class Game:
             return "the opponent owns the cube"
         if self.cube_dead():
             return "the cube is dead: winning this game at its value already wins the match"
-        if self.phase == "move" and not self.record:
+        if self.phase == "move" and not self.record and not self.from_position:
             return "nobody doubles before a game's first roll, which is played as thrown"
         return "the dice are rolled: a double comes before the roll"
 
@@ -627,12 +627,12 @@ class Game:
         return self.result
 
     # -- records ------------------------------------------------------------------------
-    def export(self, names: tuple[str, str] = ("side 0", "side 1")) -> str:
+    def export(self, names: tuple[str, str] = ("side 0", "side 1"), seed: bool = True) -> str:
         """The game as text: one line per turn (number, side, dice, position before, play),
-        then the result."""
-        lines = [
-            f"; Doublet {VARIANT_NAMES[self.variant]} game {self.number + 1}, seed {self.seed}"
-        ]
+        then the result. Without `seed` the header leaves the dice's seed out (it gives
+        every roll still to come: doublet serve's record of a series not yet over)."""
+        lines = [f"; Doublet {VARIANT_NAMES[self.variant]} game {self.number + 1}"
+                 + (f", seed {self.seed}" if seed else "")]  # fmt: skip
         if self.opening:
             lines.append(
                 f"; opening throw: {names[0]} {self.opening[0]}, {names[1]} {self.opening[1]}"

@@ -204,7 +204,15 @@ def evaluate_with_cube(pos: Position, state: CubeState, ply: int, model: Model |
     half = None if budget is None else budget / 2
     doc = evaluate_position(pos, ply, model, half, iterative)
     doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
+    _stopped_with_cube(doc)
     return doc
+
+
+def _stopped_with_cube(doc: dict[str, Any]) -> None:
+    """A cube decision searched short of the ply asked for says so at the top as well,
+    where the reply's "stopped" is looked for (the evaluation may have reached it)."""
+    if "stopped" in doc["cube"] and "stopped" not in doc:
+        doc["stopped"] = f"the cube decision: {doc['cube']['stopped']}"
 
 
 def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
@@ -264,6 +272,7 @@ def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
     half = None if budget is None else budget / 2
     doc = evaluate_position(pos, ply, model, half, iterative)
     doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
+    _stopped_with_cube(doc)
     doc["state_text"] = state.describe()
     return doc
 
@@ -601,7 +610,8 @@ def render(doc: dict[str, Any], board: np.ndarray, limit: int = 20) -> str:
     out.append(f"{doc['variant']} {where}".rstrip())
     if "state_text" in doc:
         out.append(doc["state_text"])
-    for stopped in (doc.get("stopped"), doc.get("cube", {}).get("stopped")):
+    top, cube = doc.get("stopped"), doc.get("cube", {}).get("stopped")
+    for stopped in (top, None if top == f"the cube decision: {cube}" else cube):
         if stopped:
             out.append(f"(Stopped short: {stopped}.)")
     if "cube" in doc:
