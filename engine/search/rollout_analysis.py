@@ -493,7 +493,7 @@ def render(doc: dict[str, Any]) -> str:
     cube = doc["cube"]
     eq, ese, mwc = cube["equities"], cube["equities_se"], cube.get("mwc")
 
-    def chance(key: str) -> str:  # a match: the match-winning chance beside the equity
+    def mwc_text(key: str) -> str:  # a match: the match-winning chance beside the equity
         return f"MWC {100 * mwc[key]:.2f}%" if mwc and mwc.get(key) is not None else ""
 
     take = "beaver" if cube.get("beaver") else "take"
@@ -511,7 +511,7 @@ def render(doc: dict[str, Any]) -> str:
            "rolled out with cube actions in the trials" if cube["method"] == "rollout" else
            "Janowski, from the cubeless rollout")  # fmt: skip
     lines.append(f"  cubeful ({how}):")
-    lines += [f"    {name:<14}{value:<18}{chance(key)}".rstrip() for name, value, key in rows]
+    lines += [f"    {name:<14}{value:<18}{mwc_text(key)}".rstrip() for name, value, key in rows]
     if eq["double_take"] is not None and ese.get("difference") is not None:
         # measured on the same trials, so its error is smaller than either equity's
         lines.append(f"  double/{take} less no double {eq['double_take'] - eq['no_double']:+.4f} "
