@@ -167,6 +167,8 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'nope'\n", "config is one of"),
     ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\ngames = 'abc'\n",
      "games is a whole number, 1 or more"),
+    ("[[step]]\nname = 'a'\nkind = 'td'\nconfig = 'tiny'\nseed = 18446744073709551616\n",
+     "seed is at most 2**63 - 1"),  # (it was refused by the step, as '--seed')
     (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
      "games = 3\n", "an even number"),
     (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = 5\n", "to is the path"),
@@ -440,6 +442,43 @@ def test_a_step_interrupted_or_refused_says_so() -> None:
         call(None, interrupted, ["--out", "x"], "step 'td' (td)")  # type: ignore[arg-type]
     with pytest.raises(recipe.DoubletError, match=r"refused its arguments \(above\)"):
         call(None, refused, ["--games", "many"], "step 'td' (td)")  # type: ignore[arg-type]
+    # SIGTERM (a job scheduler) stops a step and the recipe as Ctrl-C does, status 143
+    # (the recipe died without a word and left its lock: a review, session 45)
+    from doublet.core.signals import Terminated
+
+    with pytest.raises(Terminated):
+        call(None, lambda argv: 143, ["--out", "x"], "step 'td' (td)")  # type: ignore[arg-type]
+
+
+def test_sigterm_stops_a_recipe_and_a_training_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import signal
+    import time
+
+    from doublet.training import train
+
+    before = signal.getsignal(signal.SIGTERM)
+
+    def term(*args: object, **kw: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # handled as the commands handle it
+        time.sleep(5)  # (the handler raises at once)
+
+    recipe_file = tmp_path / "r.toml"
+    recipe_file.write_text('[[step]]\nname = "td"\nkind = "td"\nconfig = "tiny"\ngames = 16\n')
+    monkeypatch.setattr(recipe.Pipeline, "run", term)
+    assert recipe.main(["--recipe", str(recipe_file), "--out", str(tmp_path / "r")]) == 143
+    assert "recipe: terminated; run the same command again" in capsys.readouterr().err
+    assert not (tmp_path / "r" / ".recipe.lock").exists()
+    # a SIGTERM at the export, after the loop (whose own stop waits for a block's end)
+    monkeypatch.setattr(train.Trainer, "export", term)
+    out = tmp_path / "t"
+    assert train.main(["--config", "tiny", "--out", str(out), "--games", "16",
+                       "--no-progress"]) == 143  # fmt: skip
+    err = capsys.readouterr().err
+    assert "train: terminated; the checkpoint is kept: --resume goes on from it" in err
+    assert signal.getsignal(signal.SIGTERM) == before  # put back
 
 
 def test_an_onesided_step_runs_and_resumes(tmp_path: Path) -> None:

@@ -544,7 +544,31 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ck.write_bytes(good[:at] + bytes([good[at] ^ 0x41]) + good[at + 1 :])
     with pytest.raises(checkpoint.CheckpointError, match=r"is damaged: its part .* checksum"):
         checkpoint.load(ck)
+    # Found by a review (session 45): text, a model file, and a checkpoint that reads
+    # but does not hold this trainer's state (a part missing, another width, an unknown
+    # variant) were tracebacks or "cannot be read: 101"; each is one line, status 2.
+    ck.write_bytes(b"hello\n")
+    assert main(["--out", str(tmp_path / "z"), "--resume"]) == 2
+    assert "cannot be read: truncated or not a torch file" in capsys.readouterr().err
+    ck.write_bytes((ROOT / "models" / "doublet-standard.npz").read_bytes())
+    assert main(["--out", str(tmp_path / "z"), "--resume"]) == 2
+    assert "it is a model file (.npz), not a training checkpoint" in capsys.readouterr().err
+    import torch
+
+    doc = torch.load(io.BytesIO(good), weights_only=True)
+    for change in ({"config": None}, {"config": {**doc["config"], "hidden": 32}},
+                   {"config": {**doc["config"], "variant": "hyper"}}):  # fmt: skip
+        torch.save({k: v for k, v in {**doc, **change}.items() if v is not None}, ck)
+        assert main(["--out", str(tmp_path / "z"), "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert "does not hold a run this trainer can go on with" in err, err
+        assert err.count("\n") == 1 and "Traceback" not in err
     ck.write_bytes(good)
+    # A model that cannot start the run (--init) leaves no empty folder behind
+    assert main(["--config", "tiny", "--out", str(tmp_path / "i"), "--games", "16", "--init",
+                 str(ROOT / "models" / "doublet-standard.npz")]) == 2  # fmt: skip
+    assert "more than the config's" in capsys.readouterr().err
+    assert not (tmp_path / "i").exists()
 
 
 # --------------------------------------------------------------------------------------

@@ -73,7 +73,10 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
         why = str(e).split("\n")[0].strip() or type(e).__name__
         if "weights_only" in str(e) or "Weights only load failed" in str(e):
             why = "it holds objects other than tensors and plain data, which are not loaded"
-        elif "Invalid argument" in why or "PytorchStreamReader" in why or not why:
+        elif _is_model_file(path):
+            why = "it is a model file (.npz), not a training checkpoint"
+        elif ("Invalid argument" in why or "PytorchStreamReader" in why or not why
+              or not zipfile.is_zipfile(path) or why.isdigit()):  # fmt: skip
             why = "truncated or not a torch file"
         raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: {why}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -88,6 +91,15 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{ENCODER_VERSION}: its net cannot continue; start a new run (another --out)"
         )
     return doc
+
+
+def _is_model_file(path: Path) -> bool:
+    """Whether `path` is a model file (an .npz with its meta), given for a checkpoint."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return "meta.npy" in z.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def _damaged_member(path: Path) -> str | None:

@@ -92,6 +92,7 @@ from typing import Any
 from doublet.core.board import STANDARD
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write, file_path_error, held_lock, os_error_text
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
 from doublet.training.progress import Progress, command_log
 
 _DATA = (
@@ -232,6 +233,8 @@ def _bad_value(kind: str, key: str, value: Any) -> str | None:
     whole = isinstance(value, int) and not isinstance(value, bool)
     if key in _WHOLE and not (whole and value >= 0):
         return "is a whole number, 0 or more"
+    if key == "seed" and value >= 2**63:  # as the commands' --seed
+        return "is at most 2**63 - 1"
     if key in _COUNT and not (whole and value >= 1):
         return "is a whole number, 1 or more"
     if key in _DEPTH:
@@ -480,6 +483,8 @@ class Pipeline:
             raise DoubletError(f"{what} refused: {e}") from None
         if code == 130:  # the command was interrupted (Ctrl-C) and kept its work
             raise KeyboardInterrupt
+        if code == Terminated.status:  # likewise by SIGTERM
+            raise Terminated
         if code != 0:
             raise DoubletError(f"{what} stopped (exit {code}): {' '.join(argv)}")
 
@@ -782,6 +787,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", required=True, type=Path, help="the run's folder (a folder a step)")
     p.add_argument("--dry-run", action="store_true", help="say which steps would run")
     args = p.parse_args(argv)
+    with sigterm_interrupts():  # SIGTERM (a scheduler) stops the recipe as Ctrl-C does
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         pipeline = Pipeline(args.recipe, args.out)
         if args.dry_run:
@@ -799,9 +809,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"recipe: error: {os_error_text(e)}; what is done is kept: run the same "
               "command again once that is mended", file=sys.stderr)  # fmt: skip
         return 2
-    except KeyboardInterrupt:
-        print("recipe: interrupted; run the same command again to go on", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"recipe: {what}; run the same command again to go on", file=sys.stderr)
+        return interrupt_status(e)
 
 
 __all__ = ["KINDS", "Pipeline", "Step", "load", "main"]

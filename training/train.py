@@ -46,7 +46,7 @@ import numpy as np
 import torch
 
 from doublet.core.board import VARIANT_NAMES
-from doublet.core.errors import DoubletError, TrainingError
+from doublet.core.errors import DoubletError, TrainingError, shown
 from doublet.core.files import (
     atomic_write,
     file_path_error,
@@ -54,6 +54,7 @@ from doublet.core.files import (
     remove_temps,
     write_error,
 )
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
 from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model, Net, digest, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
@@ -270,10 +271,19 @@ class Trainer:
         cls, path: str | os.PathLike[str], out: str | os.PathLike[str], **kwargs: Any
     ) -> Trainer:
         doc = checkpoint.load(path)
-        cfg = Config.from_dict(doc["config"])
-        t = cls(cfg.replace(init=""), out, **kwargs)  # the checkpoint holds the weights
-        t.cfg = cfg
-        t.load_state(doc)
+        try:
+            cfg = Config.from_dict(doc["config"])
+            t = cls(cfg.replace(init=""), out, **kwargs)  # the checkpoint holds the weights
+            t.cfg = cfg
+            t.load_state(doc)
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as e:
+            # a checkpoint that reads as one but does not hold this trainer's state (a part
+            # missing, a net of other shapes, an unknown variant)
+            why = f"{type(e).__name__}: {shown(str(e).splitlines()[0] if str(e) else '', 120)}"
+            raise checkpoint.CheckpointError(
+                f"checkpoint {str(path)!r} does not hold a run this trainer can go on with "
+                f"({why}): start a new run (another --out), or resume from a good copy"
+            ) from None
         return t
 
     def load_state(self, doc: dict[str, Any]) -> None:
@@ -434,6 +444,8 @@ class Trainer:
                 if stop.requested:
                     self.interrupted = True
                     self.save_checkpoint()
+                    if bar is not None:  # the line after the bar, not glued to it
+                        bar.close()
                     self.log(
                         f"stopped at {self.games} games; checkpoint written to "
                         f"{self.checkpoint_path} (go on with --resume)"
@@ -459,6 +471,8 @@ class Trainer:
                         ) from None
                     if stop.requested:
                         self.interrupted = True
+                        if bar is not None:
+                            bar.close()
                         self.log(
                             f"stopped while the last strength check ran, at {self.games} "
                             f"games; checkpoint written to {self.checkpoint_path} (go on with "
@@ -680,6 +694,11 @@ def _num(x: float, digits: int) -> float | str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with sigterm_interrupts():  # SIGTERM outside the loop's own stop (_Stop): as Ctrl-C
+        return _main(args)
+
+
+def _main(args: Any) -> int:
     out = Path(args.out)
 
     log = command_log("train")
@@ -716,6 +735,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise DoubletError(f"--init {args.init!r}: no such model file")
         # Two runs in one folder would overwrite each other's checkpoint: the second is
         # refused while the first runs (a lock file, OUT/run.lock).
+        made = not out.exists()  # removed again if the run cannot start (a bad --init)
         out.mkdir(parents=True, exist_ok=True)
         lock.enter_context(held_lock(out / LOCK, f"another training run is using "
                                      f"{str(out)!r}: wait for it to end, or give another "
@@ -754,7 +774,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 changes["games"] = args.games
             if args.init is not None:  # a file (checked above, before --out was made)
                 changes["init"] = str(Path(args.init).resolve())
-            t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
+            try:
+                t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
+            except DoubletError:
+                if made:  # nothing of the run is in it: as it was before the command
+                    lock.close()
+                    with contextlib.suppress(OSError):
+                        out.rmdir()
+                raise
         # Without --games, the run's own total; games are learned in whole blocks, so a
         # total that is not a multiple of the block may have been passed already.
         total = args.games if args.games is not None else max(t.cfg.games, t.games)
@@ -794,9 +821,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:  # --out where no folder can be made
         print(f"train: error: cannot write the run to {str(out)!r}: {e.strerror}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("train: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # outside the loop (which stops between blocks)
+        kept = (out / checkpoint.FILENAME).exists()
+        print(f"train: {'terminated' if isinstance(e, Terminated) else 'interrupted'}"
+              + ("; the checkpoint is kept: --resume goes on from it (and exports)" if kept
+                 else " before the first checkpoint: nothing is kept"),
+              file=sys.stderr)  # fmt: skip
+        return interrupt_status(e)
     finally:
         lock.close()
 

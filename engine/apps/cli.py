@@ -34,6 +34,7 @@ from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error, missing_folder
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
+from doublet.core.signals import Terminated, sigterm_interrupts
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import decode_match_file, read_match
@@ -1086,17 +1087,6 @@ def _train(rest: list[str]) -> int:
     return 0  # not reached
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM during a one-shot command: it stops as on Ctrl-C (a search answers with
-    the deepest ply it completed, a rollout with its trials done), or ends with status
-    143 when it has nothing to answer with. doublet engine, play and serve set their own
-    handlers."""
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise Terminated
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["train"]:
@@ -1113,13 +1103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command = args_list[0]
     else:
         args = parser.parse_args(args_list)
-    main_thread = threading.current_thread() is threading.main_thread()
-    before = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
-    try:
+    # SIGTERM during a one-shot command stops it as Ctrl-C does (a search answers with the
+    # deepest ply it completed, a rollout with its trials done), or ends it with status
+    # 143 when it has nothing to answer with; engine, play and serve set their own.
+    with sigterm_interrupts():
         return _run(args)
-    finally:
-        if before is not None:
-            signal.signal(signal.SIGTERM, before)
 
 
 def _run(args: argparse.Namespace) -> int:

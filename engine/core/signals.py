@@ -1,0 +1,43 @@
+"""SIGTERM as a stop: ``with sigterm_interrupts(): ...`` makes SIGTERM (``timeout``, a job
+scheduler, ``kill``) raise Terminated, a KeyboardInterrupt, so that long work stops as on
+Ctrl-C (a search answers with what it has done, a rollout with its trials, training
+keeps its checkpoint) and says so, rather than dying without a word. Outside the main
+thread it does nothing (Python runs signal handlers there alone)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be; exit status 143."""
+
+    status = 128 + signal.SIGTERM
+
+
+def interrupt_status(e: BaseException) -> int:
+    """The exit status of a command stopped by `e`: 143 for SIGTERM, 130 for Ctrl-C."""
+    return Terminated.status if isinstance(e, Terminated) else 128 + signal.SIGINT
+
+
+def _raise(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+__all__ = ["Terminated", "interrupt_status", "sigterm_interrupts"]
