@@ -866,7 +866,7 @@ def _ply_and_time_arguments(p: argparse.ArgumentParser) -> None:
                    help="a time budget (2, 2.5s, 500ms, 1m): deepen one ply at a time while "
                    "time remains and answer with the deepest ply completed (default: no "
                    "limit; a search of more than a second shows its progress, and Ctrl-C "
-                   "answers with the deepest ply done)")  # fmt: skip
+                   "or SIGTERM answers with the deepest ply done)")  # fmt: skip
 
 
 def _cube_arguments(p: argparse.ArgumentParser) -> Any:
@@ -1009,7 +1009,7 @@ def build_parser() -> _Parser:
         "the search at --select-ply, each rolled out on the same dice, with the "
         "difference to the best and its standard error. Luck-adjusted (the 0-ply net), "
         "the first two rolls quasi-random, trials ended at the exact bear-off database. "
-        "Ctrl-C stops early and prints what was done; the numbers depend on the seed "
+        "Ctrl-C or SIGTERM stops early and prints what was done; the numbers depend on the seed "
         "and the trials only, not on --workers or --ray.",
     )
     _position_arguments(ro, dice_help="optional roll, e.g. 3 1")
