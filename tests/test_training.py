@@ -481,6 +481,14 @@ def test_ctrl_c_writes_a_checkpoint_and_exits(tmp_path: Path) -> None:
     assert "--resume" in err
     saved = checkpoint.load(out / checkpoint.FILENAME)
     assert saved["games"] < 4000 and saved["games"] % 8 == 0  # a block boundary
+    # SIGTERM (a job scheduler) stops it the same way, status 143 (130 before)
+    proc = _cli(out, "--resume", "--games", "40000", "--no-export")
+    _wait_for(out / "curve.csv", proc)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "--resume" in err and checkpoint.load(out / checkpoint.FILENAME)["games"] % 8 == 0
 
 
 def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -563,6 +571,11 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
         err = capsys.readouterr().err
         assert "does not hold a run this trainer can go on with" in err, err
         assert err.count("\n") == 1 and "Traceback" not in err
+    ck.unlink()  # not the file's fault: said as the system says it, not "damaged"
+    ck.mkdir()
+    assert main(["--out", str(tmp_path / "z"), "--resume"]) == 2
+    assert "cannot be read: Is a directory" in capsys.readouterr().err
+    ck.rmdir()
     ck.write_bytes(good)
     # A model that cannot start the run (--init) leaves no empty folder behind
     assert main(["--config", "tiny", "--out", str(tmp_path / "i"), "--games", "16", "--init",

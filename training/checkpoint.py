@@ -68,6 +68,12 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
                               "another --out")  # fmt: skip
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError as e:  # not the file's fault (permissions, a folder, the disk)
+        if "PytorchStreamReader" not in str(e):
+            raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: "
+                                  f"{e.strerror or e}") from None  # fmt: skip
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: truncated or not a "
+                              "torch file") from None  # fmt: skip
     except Exception as e:  # torch raises many kinds for a corrupt file
         # torch's own advice (weights_only=False) would run code from the file: not given.
         why = str(e).split("\n")[0].strip() or type(e).__name__

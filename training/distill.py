@@ -95,6 +95,7 @@ from doublet.core.files import (
     write_error,
 )
 from doublet.core.parallel import executor
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import (
     Model,
@@ -730,11 +731,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:  # a read-only or full --out: the chunks written so far are whole
         print(f"distill: error: {os_error_text(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         what = ("the chunks made so far are kept: run the same command again to go on"
                 if args.cmd == "data" else "nothing was written")  # fmt: skip
-        print(f"interrupted; {what}", file=sys.stderr)
-        return 130
+        print(f"{'terminated' if isinstance(e, Terminated) else 'interrupted'}; {what}",
+              file=sys.stderr)  # fmt: skip
+        return interrupt_status(e)
 
 
 def _read_info(path: Path) -> dict[str, Any]:
@@ -829,4 +831,5 @@ def _run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with sigterm_interrupts():  # SIGTERM (a scheduler) stops it as Ctrl-C does
+        sys.exit(main())

@@ -45,6 +45,7 @@ from doublet.core.board import STANDARD, flip, outcome
 from doublet.core.dice import stream
 from doublet.core.errors import DoubletError
 from doublet.core.files import file_path_error, write_error
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
 from doublet.nn.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
 from doublet.nn.eval import (
     Model,
@@ -225,9 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DoubletError as e:  # a missing or corrupt model, a bad number, an --out
         print(f"prune: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # the model is written whole at the end, or not at all
-        print("stopped (Ctrl-C): nothing written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # the model is written whole at the end, or not at all
+        how = "SIGTERM" if isinstance(e, Terminated) else "Ctrl-C"
+        print(f"stopped ({how}): nothing written", file=sys.stderr)
+        return interrupt_status(e)
 
 
 def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
@@ -266,4 +268,5 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with sigterm_interrupts():  # SIGTERM (a scheduler) stops it as Ctrl-C does
+        sys.exit(main())

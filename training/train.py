@@ -147,6 +147,7 @@ class _Stop:
 
     def __init__(self) -> None:
         self.requested = False
+        self.signum = signal.SIGINT  # the stop's signal: the exit status is 128 + it
         self._old: dict[int, Any] = {}
 
     def __enter__(self) -> _Stop:
@@ -157,8 +158,9 @@ class _Stop:
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:
-            raise KeyboardInterrupt
+            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
         self.requested = True
+        self.signum = signum
 
     def __exit__(self, *exc: Any) -> None:
         for sig, old in self._old.items():
@@ -212,6 +214,7 @@ class Trainer:
         self.plies = 0  # rolls in the games since the last strength check
         self.stopped = 0  # games stopped at MAX_PLIES since then
         self.interrupted = False
+        self.stop_status = 130  # with interrupted: 128 + the stop's signal (SIGTERM: 143)
         self._warned_plot = False
 
     def _initialise(self, path: str) -> None:
@@ -276,7 +279,8 @@ class Trainer:
             t = cls(cfg.replace(init=""), out, **kwargs)  # the checkpoint holds the weights
             t.cfg = cfg
             t.load_state(doc)
-        except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError,
+                ArithmeticError) as e:  # fmt: skip
             # a checkpoint that reads as one but does not hold this trainer's state (a part
             # missing, a net of other shapes, an unknown variant)
             why = f"{type(e).__name__}: {shown(str(e).splitlines()[0] if str(e) else '', 120)}"
@@ -442,7 +446,7 @@ class Trainer:
                     ):
                         self.save_checkpoint()
                 if stop.requested:
-                    self.interrupted = True
+                    self.interrupted, self.stop_status = True, 128 + stop.signum
                     self.save_checkpoint()
                     if bar is not None:  # the line after the bar, not glued to it
                         bar.close()
@@ -470,7 +474,7 @@ class Trainer:
                             f"{e}; checkpoint written at {self.games} games, go on with --resume"
                         ) from None
                     if stop.requested:
-                        self.interrupted = True
+                        self.interrupted, self.stop_status = True, 128 + stop.signum
                         if bar is not None:
                             bar.close()
                         self.log(
@@ -805,7 +809,7 @@ def _main(args: Any) -> int:
             t.cfg = t.cfg.replace(games=args.games)
         t.run(total)
         if t.interrupted:
-            return 130
+            return t.stop_status
         if not args.no_export:
             try:
                 s = t.export(path)
