@@ -578,10 +578,10 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ck.rmdir()
     ck.write_bytes(good)
     # A model that cannot start the run (--init) leaves no empty folder behind
-    assert main(["--config", "tiny", "--out", str(tmp_path / "i"), "--games", "16", "--init",
-                 str(ROOT / "models" / "doublet-standard.npz")]) == 2  # fmt: skip
+    assert main(["--config", "tiny", "--out", str(tmp_path / "i" / "a" / "b"), "--games", "16",
+                 "--init", str(ROOT / "models" / "doublet-standard.npz")]) == 2  # fmt: skip
     assert "more than the config's" in capsys.readouterr().err
-    assert not (tmp_path / "i").exists()
+    assert not (tmp_path / "i").exists()  # nor the folders made on the way to it
 
 
 # --------------------------------------------------------------------------------------

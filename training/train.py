@@ -739,7 +739,8 @@ def _main(args: Any) -> int:
             raise DoubletError(f"--init {args.init!r}: no such model file")
         # Two runs in one folder would overwrite each other's checkpoint: the second is
         # refused while the first runs (a lock file, OUT/run.lock).
-        made = not out.exists()  # removed again if the run cannot start (a bad --init)
+        # The folders this makes, removed again if the run cannot start (a bad --init)
+        made = [p for p in (out.absolute(), *out.absolute().parents) if not p.exists()]
         out.mkdir(parents=True, exist_ok=True)
         lock.enter_context(held_lock(out / LOCK, f"another training run is using "
                                      f"{str(out)!r}: wait for it to end, or give another "
@@ -780,11 +781,11 @@ def _main(args: Any) -> int:
                 changes["init"] = str(Path(args.init).resolve())
             try:
                 t = Trainer(cfg.replace(**changes), out, progress=not args.no_progress, log=log)
-            except DoubletError:
-                if made:  # nothing of the run is in it: as it was before the command
-                    lock.close()
-                    with contextlib.suppress(OSError):
-                        out.rmdir()
+            except BaseException:  # a refusal, Ctrl-C: the folders as they were before
+                lock.close()
+                with contextlib.suppress(OSError):  # (rmdir: only empty ones, innermost first)
+                    for folder in made:
+                        folder.rmdir()
                 raise
         # Without --games, the run's own total; games are learned in whole blocks, so a
         # total that is not a multiple of the block may have been passed already.
