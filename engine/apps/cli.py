@@ -34,7 +34,7 @@ from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error, missing_folder
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
-from doublet.core.signals import Terminated, sigterm_interrupts
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import decode_match_file, read_match
@@ -481,7 +481,7 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
         why = "none of its trials had finished" if searched else "not begun"
         print(f"doublet: {'terminated' if term else 'interrupted'}: the analysis above, no "
               f"rollout ({why})", file=sys.stderr)  # fmt: skip
-        return 128 + (signal.SIGTERM if term else signal.SIGINT)
+        return interrupt_status(stops[0])
     return 0
 
 
@@ -1118,12 +1118,10 @@ def _run(args: argparse.Namespace) -> int:
     except DoubletError as e:
         print(f"doublet: error: {e}", file=sys.stderr)
         return 2
-    except Terminated:
-        print("doublet: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
-    except KeyboardInterrupt:
-        print("doublet: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated)
+        print(f"doublet: {'terminated' if isinstance(e, Terminated) else 'interrupted'}",
+              file=sys.stderr)  # fmt: skip
+        return interrupt_status(e)
     except BrokenPipeError:
         return 0
     except RecursionError:
