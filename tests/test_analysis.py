@@ -145,6 +145,12 @@ def test_a_dead_cube_has_no_decision(state: CubeState) -> None:
     # its answer) is valued as any other: a review found it judged a correct action.
     made = cube_document(pos, state, ply=0, made=True)
     assert made["equities"]["double_take"] is not None and made["take"] is not None
+    # Not made, the double's branch is not searched; playing on is valued the same.
+    for ply in (0, 1, 2):
+        dead = cube_document(pos, state, ply=ply)
+        both = cube_document(pos, state, ply=ply, made=True)
+        assert dead["equities"]["no_double"] == both["equities"]["no_double"]
+        assert dead["probabilities"] == both["probabilities"]
     from doublet.games.review import cube_loss
 
     loss = cube_loss(made, "double")  # at double match point doubling costs nothing

@@ -95,7 +95,7 @@ from doublet.core.files import (
     write_error,
 )
 from doublet.core.parallel import executor
-from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
+from doublet.core.signals import interrupt_status, sigterm_interrupts, stop_word
 from doublet.formats.ids import check_in_play
 from doublet.nn.eval import (
     Model,
@@ -734,7 +734,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         what = ("the chunks made so far are kept: run the same command again to go on"
                 if args.cmd == "data" else "nothing was written")  # fmt: skip
-        print(f"{'terminated' if isinstance(e, Terminated) else 'interrupted'}; {what}",
+        print(f"{stop_word(e)}; {what}",
               file=sys.stderr)  # fmt: skip
         return interrupt_status(e)
 

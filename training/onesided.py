@@ -64,7 +64,7 @@ from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21
 from doublet.core.errors import DoubletError, TrainingError
 from doublet.core.files import atomic_open, os_error_text
 from doublet.core.jit import njit
-from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
+from doublet.core.signals import interrupt_status, sigterm_interrupts, stop_signal
 from doublet.nn.eval import command_line, default_model, model_for
 from doublet.rules import onesided as engine_onesided
 from doublet.rules.bearoff import _BINOM, _rank_counts, database, is_bearoff
@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"onesided: error: {os_error_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # each round is written whole: --resume goes on after it
-        how = "SIGTERM" if isinstance(e, Terminated) else "Ctrl-C"
+        how = stop_signal(e)
         print(f"stopped ({how}): {args.out} holds the rounds finished; --resume goes on",
               file=sys.stderr)  # fmt: skip
         return interrupt_status(e)

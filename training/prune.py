@@ -45,7 +45,7 @@ from doublet.core.board import STANDARD, flip, outcome
 from doublet.core.dice import stream
 from doublet.core.errors import DoubletError
 from doublet.core.files import file_path_error, write_error
-from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
+from doublet.core.signals import interrupt_status, sigterm_interrupts, stop_signal
 from doublet.nn.encode import ENCODER_VERSION, N_PRUNE_INPUTS, encode_raw
 from doublet.nn.eval import (
     Model,
@@ -227,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"prune: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # the model is written whole at the end, or not at all
-        how = "SIGTERM" if isinstance(e, Terminated) else "Ctrl-C"
+        how = stop_signal(e)
         print(f"stopped ({how}): nothing written", file=sys.stderr)
         return interrupt_status(e)
 

@@ -92,7 +92,7 @@ from typing import Any
 from doublet.core.board import STANDARD
 from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_write, file_path_error, held_lock, os_error_text
-from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts, stop_word
 from doublet.training.progress import Progress, command_log
 
 _DATA = (
@@ -810,7 +810,7 @@ def _main(args: argparse.Namespace) -> int:
               "command again once that is mended", file=sys.stderr)  # fmt: skip
         return 2
     except KeyboardInterrupt as e:
-        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        what = stop_word(e)
         print(f"recipe: {what}; run the same command again to go on", file=sys.stderr)
         return interrupt_status(e)
 

@@ -54,7 +54,7 @@ from doublet.core.files import (
     remove_temps,
     write_error,
 )
-from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
+from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts, stop_word
 from doublet.nn.encode import ENCODER_VERSION
 from doublet.nn.eval import Model, Net, digest, load_model, save_model, with_step
 from doublet.training import checkpoint, configs, workers
@@ -213,8 +213,7 @@ class Trainer:
         self.loss_n = 0
         self.plies = 0  # rolls in the games since the last strength check
         self.stopped = 0  # games stopped at MAX_PLIES since then
-        self.interrupted = False
-        self.stop_status = 130  # with interrupted: 128 + the stop's signal (SIGTERM: 143)
+        self.stop_status: int | None = None  # a stop: 128 + its signal (Ctrl-C 130, SIGTERM 143)
         self._warned_plot = False
 
     def _initialise(self, path: str) -> None:
@@ -446,7 +445,7 @@ class Trainer:
                     ):
                         self.save_checkpoint()
                 if stop.requested:
-                    self.interrupted, self.stop_status = True, 128 + stop.signum
+                    self.stop_status = 128 + stop.signum
                     self.save_checkpoint()
                     if bar is not None:  # the line after the bar, not glued to it
                         bar.close()
@@ -474,7 +473,7 @@ class Trainer:
                             f"{e}; checkpoint written at {self.games} games, go on with --resume"
                         ) from None
                     if stop.requested:
-                        self.interrupted, self.stop_status = True, 128 + stop.signum
+                        self.stop_status = 128 + stop.signum
                         if bar is not None:
                             bar.close()
                         self.log(
@@ -487,7 +486,7 @@ class Trainer:
         finally:
             if bar is not None:
                 bar.close()
-            if ok and not self.interrupted:
+            if ok and self.stop_status is None:
                 pool.close()
             else:
                 pool.terminate()
@@ -809,7 +808,7 @@ def _main(args: Any) -> int:
         if args.games is not None and args.resume:
             t.cfg = t.cfg.replace(games=args.games)
         t.run(total)
-        if t.interrupted:
+        if t.stop_status is not None:
             return t.stop_status
         if not args.no_export:
             try:
@@ -828,7 +827,7 @@ def _main(args: Any) -> int:
         return 2
     except KeyboardInterrupt as e:  # outside the loop (which stops between blocks)
         kept = (out / checkpoint.FILENAME).exists()
-        print(f"train: {'terminated' if isinstance(e, Terminated) else 'interrupted'}"
+        print(f"train: {stop_word(e)}"
               + ("; the checkpoint is kept: --resume goes on from it (and exports)" if kept
                  else " before the first checkpoint: nothing is kept"),
               file=sys.stderr)  # fmt: skip

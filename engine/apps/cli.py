@@ -34,7 +34,7 @@ from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error, missing_folder
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
-from doublet.core.signals import Terminated, interrupt_status, sigterm_interrupts
+from doublet.core.signals import interrupt_status, sigterm_interrupts, stop_word
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import decode_match_file, read_match
@@ -477,9 +477,8 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO) -> int:
             out.write(render_rollout(doc["rollout"]) + "\n")
     if settings is not None and "rollout" not in doc:  # asked for, stopped
         out.flush()
-        term = isinstance(stops[0], Terminated)
         why = "none of its trials had finished" if searched else "not begun"
-        print(f"doublet: {'terminated' if term else 'interrupted'}: the analysis above, no "
+        print(f"doublet: {stop_word(stops[0])}: the analysis above, no "
               f"rollout ({why})", file=sys.stderr)  # fmt: skip
         return interrupt_status(stops[0])
     return 0
@@ -1119,7 +1118,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"doublet: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated)
-        print(f"doublet: {'terminated' if isinstance(e, Terminated) else 'interrupted'}",
+        print(f"doublet: {stop_word(e)}",
               file=sys.stderr)  # fmt: skip
         return interrupt_status(e)
     except BrokenPipeError:

@@ -24,6 +24,16 @@ def interrupt_status(e: BaseException) -> int:
     return Terminated.status if isinstance(e, Terminated) else 128 + signal.SIGINT
 
 
+def stop_word(e: BaseException) -> str:
+    """How a stop by `e` is said: "terminated" (SIGTERM) or "interrupted" (Ctrl-C)."""
+    return "terminated" if isinstance(e, Terminated) else "interrupted"
+
+
+def stop_signal(e: BaseException) -> str:
+    """The stop's name as the user sent it: "SIGTERM" or "Ctrl-C"."""
+    return "SIGTERM" if isinstance(e, Terminated) else "Ctrl-C"
+
+
 def _raise(signum: int, frame: Any) -> None:
     raise Terminated
 
@@ -40,4 +50,4 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-__all__ = ["Terminated", "interrupt_status", "sigterm_interrupts"]
+__all__ = ["Terminated", "interrupt_status", "sigterm_interrupts", "stop_signal", "stop_word"]

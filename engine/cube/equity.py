@@ -330,6 +330,22 @@ class Decision:
         return doc
 
 
+def no_double_json(state: CubeState, no_double: float, mwc: float | None = None) -> dict[str, Any]:
+    """The cube document's decision part where the mover has none (state.may_double() is
+    False, or the cube is dead): playing on is the only action and its equity the
+    optimal one; `mwc` is its match-winning chance in a match."""
+    doc: dict[str, Any] = {
+        "double": False,
+        "take": None,
+        "action": f"No double available ({state.why_no_double()})",
+        "equities": {"no_double": round(no_double, 6), "double_take": None, "double_pass": None},
+        "optimal": round(no_double, 6),
+    }
+    if mwc is not None:
+        doc["mwc"] = {"no_double": round(mwc, 6), "double_take": None, "double_pass": None}
+    return doc
+
+
 def beavered(state: CubeState, dt: float, dp: float) -> bool:
     """Whether the taker's best answer to a double is a beaver: money play with beavers,
     a take (dt <= dp) that the doubler loses on (dt < 0); double_take is then the value of

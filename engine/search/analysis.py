@@ -64,6 +64,7 @@ import numpy as np
 from doublet.core import board as B
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21, roll_index
 from doublet.core.errors import DoubletError
+from doublet.cube import equity as E
 from doublet.cube.met import gammon_values, to_money
 from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play, position_id
@@ -225,23 +226,11 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
-    a, _, stopped = deepen(s, lambda n, m, t: cube_decision(s, b, state, n, method, m, t),
+    act = made or not state.dead  # a dead cube's double is not searched unless it was made
+    a, _, stopped = deepen(s, lambda n, m, t: cube_decision(s, b, state, n, method, m, t, act),
                            ply, budget, iterative)  # fmt: skip
-    if a.decision is None or (state.dead and not made):
-        doc: dict[str, Any] = {
-            "double": False,
-            "take": None,
-            "action": f"No double available ({state.why_no_double()})",
-            "equities": {
-                "no_double": round(a.no_double, 6),
-                "double_take": None,
-                "double_pass": None,
-            },
-            "optimal": round(a.no_double, 6),  # no choice: the equity of playing on
-        }
-        if a.no_double_mwc is not None:
-            doc["mwc"] = {"no_double": round(a.no_double_mwc, 6), "double_take": None,
-                          "double_pass": None}  # fmt: skip
+    if a.decision is None:
+        doc = E.no_double_json(state, a.no_double, a.no_double_mwc)
     else:
         doc = a.decision.to_json()
         doc["optimal"] = round(a.decision.optimal, 6)

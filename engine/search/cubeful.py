@@ -265,11 +265,12 @@ def check_ply(ply: int, variant: int) -> int:
 
 def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
                   method: str = DEFAULT_METHOD, max_evals: int = 0,
-                  deadline: float | None = None) -> CubeAnalysis:  # fmt: skip
+                  deadline: float | None = None, act: bool = True) -> CubeAnalysis:  # fmt: skip
     """The mover's cube decision before its roll, `ply` deep (Acey-Deucey: at most
     ACEY_DEUCEY_CUBE_PLY), by `method` ("cubeful" or "janowski", see the module).
     max_evals bounds a janowski search (Searcher.evaluate), deadline a cubeful one
-    (time.perf_counter()); past either, BudgetExceeded."""
+    (time.perf_counter()); past either, BudgetExceeded. Without `act` only playing on is
+    valued (decision None), as where the mover may not double."""
     if method not in METHODS:
         raise DoubletError(f"the cube method is one of {', '.join(METHODS)}, got {method!r}")
     ply = check_ply(ply, searcher.variant)
@@ -278,9 +279,9 @@ def cube_decision(searcher: Searcher, board: Board, state: CubeState, ply: int,
     exact = method == "cubeful" and exact_for(b, state, searcher.variant)
     if method == "janowski" or ply == 0 or exact:
         p = searcher.evaluate(b, Limits(ply=0 if exact else ply), max_evals).astype(np.float64)
-        node = CubefulSearch(searcher)._leaf(p, b, [state], True, exact=method == "cubeful")
+        node = CubefulSearch(searcher)._leaf(p, b, [state], act, exact=method == "cubeful")
     else:
-        node = CubefulSearch(searcher, deadline).node(b, [state], ply, True)
+        node = CubefulSearch(searcher, deadline).node(b, [state], ply, act)
     nd = node.no_double[0]
     dt = node.double_take[0]
     mwc = nd if state.is_match else None

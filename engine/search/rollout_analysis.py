@@ -169,15 +169,10 @@ def _cube(values: np.ndarray, board: np.ndarray, state: CubeState) -> dict[str, 
         return decide(p).double_take
 
     decision = decide(values.mean(axis=0))
-    if not state.has_cube_decision():
-        doc: dict[str, Any] = {"double": False, "take": None,
-                               "action": f"No double available ({state.why_no_double()})",
-                               "equities": {"no_double": round(decision.no_double, 6),
-                                            "double_take": None, "double_pass": None},
-                               "optimal": round(decision.no_double, 6)}  # fmt: skip
-        if decision.mwc is not None:  # a match (the Crawford game): as cube_document's
-            doc["mwc"] = {"no_double": round(decision.mwc["no_double"], 6),
-                          "double_take": None, "double_pass": None}  # fmt: skip
+    doc: dict[str, Any]
+    if not state.has_cube_decision():  # mwc: a match (the Crawford game), as cube_document's
+        mwc = None if decision.mwc is None else decision.mwc["no_double"]
+        doc = E.no_double_json(state, decision.no_double, mwc)
         doc["equities_se"] = {"no_double": round(_se1(_linear(nd, values)[1]), 6)}
     else:
         doc = decision.to_json()
@@ -207,15 +202,9 @@ def _cube_rolled(t: Trials, state: CubeState, board: np.ndarray) -> dict[str, An
     nd = normalise(state, v[:, 0])
     doc: dict[str, Any]
     if len(t.cube) == 1:
-        doc = {"double": False, "take": None,
-               "action": f"No double available ({state.why_no_double()})",
-               "equities": {"no_double": round(float(nd.mean()), 6), "double_take": None,
-                            "double_pass": None},
-               "optimal": round(float(nd.mean()), 6),
-               "equities_se": {"no_double": round(_se1(nd), 6)}}  # fmt: skip
-        if state.is_match:
-            doc["mwc"] = {"no_double": round(float(v[:, 0].mean()), 6), "double_take": None,
-                          "double_pass": None}  # fmt: skip
+        mwc = float(v[:, 0].mean()) if state.is_match else None
+        doc = E.no_double_json(state, float(nd.mean()), mwc)
+        doc["equities_se"] = {"no_double": round(_se1(nd), 6)}
     else:
         dt_abs = v[:, 1].copy()
         if state.beavers and not state.is_match and dt_abs.mean() < 0:
