@@ -175,6 +175,12 @@ def test_kernel_equals_reference_on_self_play(variant: int, n: int, seed: int) -
         {12: 4, 2: 1, 1: 1},
         {5: 4, 2: 2, 1: 1},
         {6: 4, 1: 1, 2: 1, 3: 1},
+        # The doublet brings a checker to its point and bears it off with the rest: the
+        # kernel flagged these as rolling again (a review, session 46), which broke the
+        # roll at every door (the play was "not a legal outcome of 2-1").
+        {11: 1, 4: 2},
+        {10: 1, 5: 1, 3: 1},
+        {9: 1, 3: 2},
     ],
 )
 def test_acey_deucey_chains_that_end_the_game_equal_the_reference(mover: dict) -> None:

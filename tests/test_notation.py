@@ -335,6 +335,13 @@ def test_acey_deucey_chain_ends_with_the_game() -> None:
     assert not again[parse_play(last_six, 1, 2, text, ACEY_DEUCEY)]
     with pytest.raises(IllegalPlayError, match="chooses a doublet"):  # the game goes on
         parse_play(last_six, 1, 2, "2/off 1/off", ACEY_DEUCEY)
+    # The doublet's checkers need not stand on its point: 11/8, then 4-4 brings that
+    # checker in and bears off all three (a review found this roll refused everywhere).
+    last_three = pos({11: 1, 4: 2}, {24: 2}, opp_out=13)
+    text = "11/8 then 4-4: 8/off 4/off(2)"
+    assert read(last_three, 1, 2, "11/8 then 4-4: 8/4 4/off(3)", ACEY_DEUCEY) == text
+    _, again = legal_outcomes(last_three, 1, 2, ACEY_DEUCEY)
+    assert not again[parse_play(last_three, 1, 2, text, ACEY_DEUCEY)]
 
 
 # 2 checkers on the 1 point, 6 on the 2 point: after the 1 and the 2, no doublet from 3-3

@@ -232,7 +232,9 @@ def _walk(b, h, ndice, target, ordered, variant, again, acc, n, scratch, commute
             if commuted and depth == 1 and dst >= 1 and landed[1] >= 1 and r != landed[1]:
                 continue
             key = _moved_hash(hs[depth], stack, depth, r, dst)
-            n = _insert(stack, depth, r, dst, key, again, out, out_again, hashes, table,
+            # A play that bears off the last checker ends the game: no roll again.
+            ag = 0 if dst == 0 and stack[depth, MY_OFF] == CHECKERS - 1 else again
+            n = _insert(stack, depth, r, dst, key, ag, out, out_again, hashes, table,
                         slots, n, depth + 1)  # fmt: skip
             if n < 0:
                 return -1
@@ -259,9 +261,10 @@ def _doublet(b, h, d, variant, ordered, again_if_all, acc, n, scratch):
     # Probe first: the outcomes may hold this doublet's plays already (the 1-2 chain), so
     # "nothing new was added" would not mean "no play uses four dice".
     m = _walk(b, h, 4, -1, ordered, variant, 0, acc, n, scratch)
-    # All four played: roll again, unless they bore off the last four checkers (exact
-    # bear-off: the four left all stand on point d), which ends the game.
-    again = 1 if (again_if_all and m == 4 and not (b[MY_OFF] == CHECKERS - 4 and b[d] == 4)) else 0
+    # All four played: roll again, unless the play bore off the last checker, which ends
+    # the game (_walk clears the flag of such a play; a review found 11/8 then 4-4: 8/4
+    # 4/off(3) flagged as rolling again, which broke that roll at every door).
+    again = 1 if again_if_all and m == 4 else 0
     return _walk(b, h, 4, m, ordered, variant, again, acc, n, scratch), m
 
 
