@@ -73,6 +73,18 @@ def test_a_resigned_game_is_over_and_saved(tmp_path: Path) -> None:
         s.game.play("24/18 13/8")
     s.save(tmp_path / "g.json")
     assert Series.load(tmp_path / "g.json").to_dict() == s.to_dict()
+    # The text record's last line: "You win", not "You wins" (a review).
+    assert s.game.result is not None
+    side = s.game.result.winner
+    names = ("You", "Doublet") if side == 0 else ("Doublet", "You")
+    assert s.game.export(names).splitlines()[-1] == "; You win a gammon by resignation: 2 points"
+    assert s.game.export(names[::-1]).splitlines()[-1].startswith("; Doublet wins a gammon")
+    # Doublet's own text record is not a match file: review says what it is.
+    from doublet.core.errors import MatchFileError
+    from doublet.formats.matfile import read_match
+
+    with pytest.raises(MatchFileError, match="this is Doublet's own text record of a game"):
+        read_match(s.game.export())
 
 
 def test_bad_save_files_are_refused_by_name(tmp_path: Path) -> None:

@@ -976,3 +976,21 @@ def test_a_json_boards_text_gives_each_key_once() -> None:
            match=['the key "opponent" twice'])  # fmt: skip
     assert load_json_board(json.dumps(start)) == start
     raises(load_json_board, '{"mover": [', match=["JSON board does not parse"])
+
+
+def test_an_xgid_beaver_or_raccoon_is_not_said_to_be_answered() -> None:
+    """A review found "the cube decision's take or pass answers it" under a reply that
+    valued the owner's decision (a beaver offered) or the next redouble (a raccoon)."""
+    base = "XGID=-b----E-C---eE---c-e----B-:{}:0:10"
+    beaver = parse_position(base.format("1:-1:1:B:0:0:2"))[2]["note"]
+    raccoon = parse_position(base.format("2:1:1:R:0:0:2"))[2]["note"]
+    assert beaver.startswith("the XGID says a beaver is offered: Doublet does not judge")
+    assert raccoon.startswith("the XGID says a raccoon is offered: Doublet does not judge")
+    double = parse_position(base.format("1:1:1:D:0:0:0"))[2]["note"]
+    assert double.endswith("the cube decision's take or pass answers it")
+
+
+def test_a_gnubg_id_with_more_fields_is_not_called_an_xgid() -> None:
+    with pytest.raises(InvalidPositionError, match=r"looks like a GNU Backgammon ID "
+                       r"\(position:match\), but has 1 more ':' field after"):  # fmt: skip
+        parse_position("4HPwATDgc/ABMA:cAkAAAAAAAAA:x")

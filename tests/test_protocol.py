@@ -963,3 +963,22 @@ def test_a_rollout_without_time_runs_its_trials_and_with_time_stops_at_it() -> N
     assert picked.startswith("picking the plays: the time budget of 0.25 s allowed"), picked
     assert ran_out.startswith("the time budget ran out after"), ran_out
     assert all(row["search"]["ply"] < 4 for row in doc["plays"])
+
+
+@pytest.mark.parametrize("position", [
+    "XGID=-b----E-C---eE---c-e----B-:1:0:1:31:0:0:0:0:10",  # a cube at 2, centred
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:6:6:1:7:10",  # the Crawford game at 6-6
+    "4HPwATDgc/ABMA:AAEAAAAAAAAA",  # gnubg: the cube at 1, owned
+])  # fmt: skip
+def test_moves_refuses_the_id_cube_fields_every_other_command_refuses(position: str) -> None:
+    """A review found moves listing the plays of IDs that analyse, eval, cube and best
+    refuse; each says which ID's fields are at fault."""
+    which = "XGID's" if position.startswith("XGID") else "gnubg Match ID's"
+    for cmd in ("moves", "best", "eval"):
+        req: dict[str, Any] = {"cmd": cmd, "position": position}
+        if cmd != "moves":
+            req["ply"] = 0
+        if not position.startswith("XGID") and cmd != "eval":
+            req["dice"] = [3, 1]
+        with pytest.raises(DoubletError, match=f"the {which} cube and score fields do not"):
+            Session().reply(req)

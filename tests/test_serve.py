@@ -1034,3 +1034,24 @@ def test_serve_refuses_a_second_server_on_its_data_and_a_taken_port(tmp_path: Pa
     finally:
         os.kill(first.pid, signal.SIGINT)
         first.wait(timeout=60)
+
+
+def test_an_acey_deucey_game_from_a_json_board_ends_with_its_winning_chain(
+        client: TestClient) -> None:  # fmt: skip
+    """A JSON board object (the only way to write unentered checkers) starts a game as the
+    same board as text does (a review: 400 'a gnubg ID ... or an XGID'); and a 1-2 whose
+    doublet bears off the last checkers ends the game (it was refused, flagged as
+    rolling again, and a game in which the engine rolled it was stuck)."""
+    zeros = [0] * 26
+    mover, opponent = list(zeros), list(zeros)
+    mover[11], mover[4] = 1, 2  # 12 off
+    opponent[6] = 15
+    board = {"variant": "acey-deucey", "mover": mover, "opponent": opponent}
+    st = new(client, variant="acey-deucey", position=board, dice=[1, 2])
+    assert st["game"]["phase"] == "move" and st["game"]["dice"] == [1, 2]
+    r = act(client, st["id"], "play", play="11/8 then 4-4: 8/off 4/off(2)")
+    assert r.status_code == 200, r.text
+    assert r.json()["game"]["over"], r.json()["game"]
+    r = client.post("/api/games", json={"variant": "acey-deucey", "ply": 0, "seed": 7,
+                                        "position": 3, "dice": [1, 2]})  # fmt: skip
+    assert r.status_code == 400 and "JSON board" in r.json()["error"]

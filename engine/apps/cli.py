@@ -161,6 +161,7 @@ def cmd_moves(args: argparse.Namespace, out: TextIO) -> int:
     board, variant, meta = parse_position(args.position, args.variant)
     pos = Position.checked(board, variant)
     check_in_play(pos.board, pos.variant)
+    CubeState.from_meta(meta)  # an ID's cube fields are refused here as by analyse
     roll = _roll(args, meta)
     if not roll:
         raise DoubletError(f"{usage}: the position carries no roll of its own, so give D1 D2")

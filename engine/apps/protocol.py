@@ -331,6 +331,7 @@ class Session:
                      meta: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
         """reply() for the commands that take a position."""
         if cmd == "moves":
+            CubeState.from_meta(meta)  # an ID's cube fields are refused here as elsewhere
             roll = self._roll(req, meta, cmd)
             cap = self.bounds.max_plays
             if cap is not None:

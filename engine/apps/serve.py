@@ -42,9 +42,10 @@ send one without the browser asking this server first.
   play, so that older clients get the cubeless games they had), "jacoby": bool (money
   with the cube; default true), "beavers": bool (money with the cube; default false),
   "games": a money session's length (0: no limit; a match ignores it)}`` -> 201, the
-  state (below). With ``"position"`` (a gnubg ID, with or without its Match ID, or an
-  XGID) the one game starts there with the person as the side on roll: ``"dice"``
-  [d1, d2] or the ID's dice, and ``"state"`` ({"cube": {"value", "owner": "mover" |
+  state (below). With ``"position"`` (a gnubg ID, with or without its Match ID, an XGID,
+  or a JSON board, as text or an object: Acey-Deucey's unentered checkers need one) the
+  one game starts there with the person as the side on roll: ``"dice"`` [d1, d2] or
+  the ID's dice, and ``"state"`` ({"cube": {"value", "owner": "mover" |
   "opponent" | "centered"}, "match": {"length", "away" | "score", "crawford"} | null,
   "jacoby", "beavers"}, each key overriding the ID's own) say the cube and score.
 - ``GET /api/games/{id}``: the state: ``{"id", "variant", "ply", "games", "kind":
@@ -571,12 +572,19 @@ def position_state(body: dict[str, Any], meta: dict[str, Any]) -> CubeState:
     return from_request(req, CubeState.from_meta(meta))
 
 
+POSITION_FIELD = (
+    "'position' is a gnubg ID (with or without its Match ID), an XGID or a JSON "
+    'board ({"variant": ..., "mover": [26 ints], "opponent": [26 ints]}, as text '
+    "or an object)"
+)
+
+
 def series_at(body: dict[str, Any], variant: str, ply: int, seed: int | None) -> Series:
     """A series of one game that starts at the request's position, the person (side 0)
     on roll with its cube and score; a match goes on from that score."""
     text = body["position"]
-    if not isinstance(text, str):
-        raise ApiError(400, "'position' is a gnubg ID (with or without its Match ID) or an XGID")
+    if not isinstance(text, (str, dict)):  # a JSON board as text or as an object
+        raise ApiError(400, POSITION_FIELD)
     board, v, meta = parse_position(text, variant)
     check_in_play(board, v)
     st = position_state(body, meta)
@@ -978,8 +986,8 @@ def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     keys = {"position", "variant", "ply", "dice", "state"}
     protocol.check_keys(body, keys, "the analysis page's request")
     text = body.get("position")
-    if not isinstance(text, str) or not text.strip():
-        raise ApiError(400, "'position' is a gnubg ID (with or without its Match ID) or an XGID")
+    if not isinstance(text, (str, dict)) or (isinstance(text, str) and not text.strip()):
+        raise ApiError(400, POSITION_FIELD)
     variant = body.get("variant", "standard")
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")

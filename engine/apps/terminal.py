@@ -295,9 +295,12 @@ class Session:
         if g.opening:
             first = "You start" if g.turn == PERSON else "Doublet starts"
             how = "with" if g.variant == STANDARD else "and rolls" if g.turn else "and roll"
+            # Standard plays the opening throw's two dice, in its order; Acey-Deucey's new
+            # roll is written as every roll is, the higher first ("You rolled 5-2" follows).
+            shown = d if g.variant == STANDARD else (max(d), min(d))
             self.say(
                 f"Opening throw: {NAMES[PERSON]} {g.opening[PERSON]}, "
-                f"{NAMES[ENGINE]} {g.opening[ENGINE]}. {first} {how} {d[0]}-{d[1]}."
+                f"{NAMES[ENGINE]} {g.opening[ENGINE]}. {first} {how} {shown[0]}-{shown[1]}."
             )
         elif g.number == 0:
             self.say(

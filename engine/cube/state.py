@@ -164,11 +164,18 @@ class CubeState:
     def from_meta(cls, meta: Mapping[str, Any]) -> CubeState:
         """The cube state a parsed position carries (doublet.formats.ids.parse_position's
         meta): an XGID's fields, a gnubg Match ID's, else money with the cube centered."""
-        if meta.get("format") == "xgid":
-            return cls.from_xgid(meta)
-        if meta.get("gnubg_match") is not None:
+        source = ("the XGID's" if meta.get("format") == "xgid" else "the gnubg Match ID's"
+                  if meta.get("gnubg_match") is not None else None)  # fmt: skip
+        if source is None:
+            return MONEY
+        try:
+            if meta.get("format") == "xgid":
+                return cls.from_xgid(meta)
             return cls.from_gnubg(meta["gnubg_match"])
-        return MONEY
+        except CubeError as e:  # say where the state came from, not only the request's words
+            raise CubeError(
+                f"{source} cube and score fields do not make a legal state: {e}"
+            ) from None
 
     @staticmethod
     def carried(meta: Mapping[str, Any]) -> bool:

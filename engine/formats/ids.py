@@ -1080,6 +1080,11 @@ def parse_position(
     meta: dict[str, Any]
     parts = s.split(":")
     is_xgid = s[:5].upper() == "XGID="
+    if len(parts) > 2 and not is_xgid and len(parts) != 10 and len(parts[0]) == 14:
+        raise InvalidPositionError(
+            f"{clipped(text_or_obj)} looks like a GNU Backgammon ID (position:match), but has "
+            f"{len(parts) - 2} more ':' field{'s' if len(parts) > 3 else ''} after the match ID"
+        )
     if len(parts) == 2 and not is_xgid:  # an XGID has 10 fields
         pid, match_id = parts
         gnubg = f"{clipped(text_or_obj)} looks like a GNU Backgammon ID (position:match)"
@@ -1123,9 +1128,15 @@ def parse_position(
             notes.append(f"the XGID's max cube field ({x.max_cube}: a cube of at most "
                          f"{1 << x.max_cube}) is not applied: the cube is valued as if it had "
                          "no limit")  # fmt: skip
-        if x.dice in _DICE_WORDS:
-            notes.append(f"the XGID says a {_DICE_WORDS[x.dice]} is offered: the cube decision's "
-                         "take or pass answers it")  # fmt: skip
+        if x.dice == "D":
+            notes.append("the XGID says a double is offered: the cube decision's take or pass "
+                         "answers it")  # fmt: skip
+        elif x.dice in _DICE_WORDS:  # a review found "take or pass answers it" under a reply
+            # that valued another decision (the owner's, or the next redouble)
+            notes.append(
+                f"the XGID says a {_DICE_WORDS[x.dice]} is offered: Doublet does not "
+                "judge the answer to it; the position is analysed as it stands"
+            )
     elif len(s) == 14:
         board = board_from_position_id(s)
         meta = {"format": "gnubg"}

@@ -1018,6 +1018,14 @@ def read_match(text: str, unfinished: bool = False,
     text = text.removeprefix(BOM)
     if not text.strip():
         raise MatchFileError("the file is empty: no match in it")
+    if text.startswith("; Doublet "):  # Game.export's text record (a review found it read as
+        # a broken .mat file: "line 2: expected ' N point match'")
+        raise MatchFileError(
+            "this is Doublet's own text record of a game (doublet play --export FILE.txt), "
+            "not a .mat or .sgf match file: export a standard game as .mat or .sgf to review "
+            "it here (an Acey-Deucey game is reviewed only where it was played in the "
+            "browser, doublet serve)"
+        )
     m = parse_sgf(text) if re.match(r"\s*\(\s*;", text) else parse_mat(text)
     if need_game and not m.games:
         raise MatchFileError(f"no game in the file: no ' Game 1' line after ' {m.length} point "

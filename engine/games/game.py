@@ -650,7 +650,8 @@ class Game:
             )
         if self.result:
             r = self.result
-            lines.append(f"; {names[r.winner]} wins {r.describe()}")
+            wins = "win" if names[r.winner].lower() == "you" else "wins"  # "You win"
+            lines.append(f"; {names[r.winner]} {wins} {r.describe()}")
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
