@@ -927,6 +927,33 @@ def test_sigterm_ends_the_engine_as_quit_does() -> None:
         assert not alive, (busy, alive)
 
 
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_engine_in_the_middle_of_a_long_search(signame: str) -> None:
+    """The engine saw a signal only when the search's kernel returned to Python: seconds
+    at 4 ply (3.6 s for the opening 6-5, whose search takes about 24 s). A thread of its
+    own now stops the search as the signal arrives."""
+    import signal
+
+    p = subprocess.Popen([sys.executable, "-m", "doublet", "engine"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(b'{"cmd": "version"}\n')
+    p.stdin.flush()
+    assert "version" in json.loads(p.stdout.readline())
+    req = {"cmd": "best", "position": START, "dice": [6, 5], "ply": 4}
+    p.stdin.write((json.dumps(req) + "\n").encode())
+    p.stdin.flush()
+    time.sleep(2)
+    start = time.monotonic()
+    p.send_signal(getattr(signal, signame))
+    status = p.wait(60)
+    took = time.monotonic() - start
+    p.stdin.close()
+    assert status == {"SIGTERM": 143, "SIGINT": 130}[signame]
+    assert p.stdout.read() == b""  # the search's reply is not written
+    assert took < 1.5, took
+
+
 def test_a_rollout_without_time_runs_its_trials_and_with_time_stops_at_it() -> None:
     """A rollout without "time" stopped at the engine's 30 s bound ("the time budget ran
     out after 612 trials" of the 1,296 asked); it now runs its trials, as doublet rollout

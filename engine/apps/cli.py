@@ -34,7 +34,7 @@ from doublet.core.errors import DoubletError
 from doublet.core.files import atomic_open, file_path_error, missing_folder
 from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile, cache_base
 from doublet.core.parallel import MAX_WORKERS
-from doublet.core.signals import interrupt_status, sigterm_interrupts, stop_word
+from doublet.core.signals import interrupt_status, signal_watcher, sigterm_interrupts, stop_word
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
 from doublet.formats.matfile import decode_match_file, read_match
@@ -60,7 +60,7 @@ from doublet.search.rollout_analysis import (
     rollout_document,
 )
 from doublet.search.rollout_analysis import render as render_rollout
-from doublet.search.watch import watchdog
+from doublet.search.watch import interrupt_all, watchdog
 
 T = TypeVar("T")
 
@@ -767,23 +767,28 @@ def cmd_engine(args: argparse.Namespace, out: TextIO) -> int:
     ending = _Ending()
     signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     before = {n: signal.signal(n, ending.handle) for n in signals}
+    ends = {int(signal.SIGINT), *map(int, signals)}
+    # A search in progress is stopped the moment an ending signal arrives, from a thread of
+    # its own: the handler (Ended, KeyboardInterrupt) only runs once the kernel returns,
+    # which took seconds at 4 ply (the search's reply is not written either way).
     try:
-        announce_compile(*SEARCH_KERNELS)
-        session = protocol.Session()
-        fast = FastBest(session)
-        write, flush = out.write, out.flush
-        for raw in _input_lines(sys.stdin):
-            reply = engine_reply(session, fast, raw)
-            if reply is QUIT:
-                break
-            if isinstance(reply, str):
-                ending.writing = True  # a reply is written whole
-                write(reply)
-                flush()
-                ending.writing = False
-                if ending.status:
-                    return ending.status
-        return 0
+        with signal_watcher(lambda n: interrupt_all() if n in ends else None):
+            announce_compile(*SEARCH_KERNELS)
+            session = protocol.Session()
+            fast = FastBest(session)
+            write, flush = out.write, out.flush
+            for raw in _input_lines(sys.stdin):
+                reply = engine_reply(session, fast, raw)
+                if reply is QUIT:
+                    break
+                if isinstance(reply, str):
+                    ending.writing = True  # a reply is written whole
+                    write(reply)
+                    flush()
+                    ending.writing = False
+                    if ending.status:
+                        return ending.status
+            return 0
     except Ended as e:
         return e.status
     finally:

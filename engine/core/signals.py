@@ -7,9 +7,10 @@ thread it does nothing (Python runs signal handlers there alone)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -50,4 +51,54 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-__all__ = ["Terminated", "interrupt_status", "sigterm_interrupts", "stop_signal", "stop_word"]
+@contextlib.contextmanager
+def signal_watcher(act: Callable[[int], None]) -> Iterator[None]:
+    """Calls act(signum) from a thread of its own as soon as a signal with a Python
+    handler arrives. Python runs its handlers in the main thread between bytecodes, so a
+    main thread inside a long kernel (a search, which holds no GIL) sees a signal only
+    when the kernel returns; act can stop the kernel meanwhile. It uses the signal
+    module's wakeup fd (the main thread's alone: elsewhere, and where the fd is taken,
+    nothing is watched)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        before = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:  # pragma: no cover - the main thread was checked above
+        os.close(r)
+        os.close(w)
+        yield
+        return
+
+    def run() -> None:
+        while True:
+            try:
+                data = os.read(r, 64)
+            except OSError:
+                return
+            if not data:  # the write end closed: done
+                return
+            for signum in data:
+                act(signum)
+
+    thread = threading.Thread(target=run, name="doublet-signals", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(before)
+        os.close(w)
+        thread.join(1.0)
+        os.close(r)
+
+
+__all__ = [
+    "Terminated",
+    "interrupt_status",
+    "signal_watcher",
+    "sigterm_interrupts",
+    "stop_signal",
+    "stop_word",
+]
