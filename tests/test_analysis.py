@@ -6,9 +6,12 @@ rendering shows the plays."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
+from doublet.core.errors import DoubletError
 from doublet.cube.state import CubeState
 from doublet.formats.position import Position
 from doublet.nn.eval import equity
@@ -17,6 +20,7 @@ from doublet.search.analysis import (
     cube_document,
     diagram,
     evaluate_position,
+    luck,
     render,
     searcher,
 )
@@ -176,3 +180,64 @@ def test_a_cube_decision_stopped_short_says_so_at_the_top() -> None:
     analysis._stopped_with_cube(doc)
     assert doc["stopped"] == f"the cube decision: {doc['cube']['stopped']}"
     assert render(doc, pos.board).count("Stopped short") == 1
+
+
+def test_analyses_from_two_threads_are_those_of_one() -> None:
+    """The searchers are shared, and their kernels run without the GIL: a review found two
+    threads' analyse_roll answering "not a legal outcome" and, once, 8/3 for the opening
+    4-1. The functions that search run one at a time, whichever thread calls them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from doublet.core.dice import ROLLS_21
+
+    ids = ["4HPwATDgc/ABMA", "sGfwATDgc/ABMA", "jGfkASjg8wcBMA", "2+4OAADb/gEAAA"]
+    jobs = [(p, d1, d2) for p in ids for d1, d2 in list(ROLLS_21)[::3]]
+
+    def top(job: tuple[str, int, int]) -> list[tuple[str, float]]:
+        doc = analyse_roll(Position.from_id(job[0]), job[1], job[2], ply=1)
+        return [(r["play"], r["equity"]) for r in doc["plays"][:3]]
+
+    alone = [top(j) for j in jobs]
+    for _ in range(3):
+        with ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(top, jobs)) == alone
+
+
+def test_a_program_that_loads_many_models_keeps_a_few_searchers() -> None:
+    from doublet.nn.eval import Model, default_model
+    from doublet.search import analysis
+
+    dm = default_model()
+    for _ in range(analysis.KEPT_SEARCHERS + 4):
+        m = Model(dm.contact, dm.race, dict(dm.meta), dm.prune)
+        s = analysis.searcher(m, 0)
+        assert s.model is m and analysis.searcher(m, 0) is s
+    assert len(analysis._SEARCHERS) == analysis.KEPT_SEARCHERS
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: analyse_roll(p, 3, 1, ply=-1),
+    lambda p: analyse_roll(p, 3, 1, ply=1.5),
+    lambda p: analyse_roll(p, 3, 1, ply=None),
+    lambda p: evaluate_position(p, ply=True),
+    lambda p: analyse_roll(p, 3, 1, ply=2, budget=float("nan")),
+    lambda p: analyse_roll(p, 3, 1, ply=2, budget=-1.0),
+    lambda p: analyse_roll(p, 3, 1, ply=2, budget="1"),
+    lambda p: luck(p, (0, 1)),
+    lambda p: luck(p, (7, 1)),
+    lambda p: luck(p, (3,)),
+])  # fmt: skip
+def test_bad_search_arguments_are_doublet_errors(call: Any) -> None:
+    """A review found ValueError, numba's TypingError, OverflowError and IndexError from
+    these, a negative budget answered at 0 ply, and luck((0, 1)) valued as 6-6's."""
+    with pytest.raises(DoubletError):
+        call(Position.from_id("sGfwATDgc/ABMA"))
+
+
+def test_numpy_integers_and_an_infinite_budget_are_taken() -> None:
+    import json
+
+    p = Position.from_id("sGfwATDgc/ABMA")
+    doc = analyse_roll(p, np.int64(3), np.int64(1), ply=np.int64(1))
+    json.dumps(doc)  # numpy's int64 in the document could not be written
+    assert doc["plays"] == analyse_roll(p, 3, 1, ply=1, budget=float("inf"))["plays"]

@@ -268,3 +268,20 @@ def test_the_shipped_models_meta_agrees_with_their_weights(variant: int) -> None
     if variant == STANDARD:
         assert m.meta["games"] == 1_400_000
         assert any(s["kind"] == "distill-fit" for s in lineage)
+
+
+@pytest.mark.parametrize("bad", ["short", "long", "counts", "float"])
+def test_evaluate_and_choose_refuse_boards_the_kernels_would_misread(bad: str) -> None:
+    """The kernels check no bounds: a (29,) board was read past its end and a board of
+    100s evaluated (a review)."""
+    from doublet.core.errors import InvalidPositionError
+
+    start = np.asarray(pos({6: 5, 8: 3, 13: 5, 24: 2}, {6: 5, 8: 3, 13: 5, 24: 2}))
+    board = {"short": start[:29], "long": np.append(start, 0),
+             "counts": np.full(SIZE, 100, np.int8), "float": start.astype(float)}[bad]  # fmt: skip
+    m = default_model()
+    with pytest.raises(InvalidPositionError):
+        evaluate(board, m)
+    with pytest.raises(InvalidPositionError):
+        Player(m).choose(board, 3, 1)
+    assert evaluate(start, m).shape == (5,) and evaluate(start[None], m).shape == (1, 5)

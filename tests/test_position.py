@@ -83,3 +83,26 @@ def test_shots_of_a_point_that_holds_no_blot_is_a_clear_error() -> None:
         "13/10 6/5", 3, 1
     )  # the opponent's view now: its blots are not the mover's
     assert blot.position().flip().shots(10) > 0
+
+
+@pytest.mark.parametrize("board", [
+    "abc", None, [300] + [0] * 29, [0.5] * 30, [[0] * 30],
+])  # fmt: skip
+def test_a_board_that_is_not_checker_counts_is_refused_by_name(board: object) -> None:
+    """A review found raw ValueError, TypeError and OverflowError here."""
+    with pytest.raises(InvalidPositionError, match="board"):
+        Position(board)  # type: ignore[arg-type]
+
+
+def test_counts_past_int8_do_not_wrap_into_a_legal_board() -> None:
+    """The board was cast to int8 first: 256 + n became n, and the start came back."""
+    s = np.asarray(Position.start().board).astype(np.int64)
+    with pytest.raises(InvalidPositionError, match=r"-15\.\.15"):
+        Position(s + 256 * (s != 0))
+    assert Position(s) == Position.start()  # int64 counts in range are fine
+
+
+def test_an_acey_deucey_position_with_unentered_checkers_has_no_gnubg_id() -> None:
+    """id() wrote 'AAAAAAAAAAAAAA' for the Acey-Deucey start, which from_id refuses."""
+    with pytest.raises(InvalidPositionError, match="unentered"):
+        Position.start(ACEY_DEUCEY).id()

@@ -43,7 +43,17 @@ class Position:
 
     def __post_init__(self) -> None:
         variant = variant_number(self.variant)  # 0 / 1 or its name; anything else refused
-        b = np.array(self.board, dtype=np.int8)
+        raw = None if isinstance(self.board, (str, bytes)) else np.asarray(self.board)
+        if raw is None or raw.dtype.kind not in "iu" or raw.ndim != 1:
+            raise InvalidPositionError(
+                f"a Position's board is {B.SIZE} whole-number checker counts (doublet.core.board),"
+                f" got {shown(self.board)}"
+            )
+        if raw.size and (int(raw.max()) > B.CHECKERS or int(raw.min()) < -B.CHECKERS):
+            # (a cast to int8 first wrapped 256 + n to n: a review)
+            raise InvalidPositionError(f"a board's entries are checker counts, -15..15; got "
+                                       f"{int(raw.min())}..{int(raw.max())}")  # fmt: skip
+        b = raw.astype(np.int8)
         validate(b, variant)
         b.flags.writeable = False
         object.__setattr__(self, "board", b)
@@ -80,7 +90,11 @@ class Position:
 
     # -- formats -------------------------------------------------------------------------
     def id(self) -> str:
-        """gnubg Position ID (standard backgammon; unentered checkers cannot be written)."""
+        """gnubg Position ID (standard backgammon; unentered checkers cannot be written:
+        InvalidPositionError, as xgid() gives)."""
+        if self.board[B.MY_OUT] or self.board[B.OPP_OUT]:  # (a review: 'AAAAAAAAAAAAAA')
+            raise InvalidPositionError("a gnubg Position ID cannot hold Acey-Deucey's unentered "
+                                       "checkers: write the position as a JSON board")  # fmt: skip
         return position_id(self.board)
 
     def xgid(self) -> str:

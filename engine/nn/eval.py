@@ -52,7 +52,7 @@ from doublet.core.board import (
     has_contact,
 )
 from doublet.core.board import outcome as _outcome
-from doublet.core.errors import ModelError, clipped
+from doublet.core.errors import InvalidPositionError, ModelError, clipped
 from doublet.core.files import atomic_open
 from doublet.core.jit import NO_REFCOUNT, njit
 from doublet.nn.encode import (
@@ -657,9 +657,25 @@ def _choose(b, d1, d2, variant, contact, race, acc, tmp, scratch, probs):
 # --------------------------------------------------------------------------------------
 
 
+def board_array(boards: Any) -> np.ndarray:
+    """`boards` as int8: one board (SIZE,) or a batch (N, SIZE) of whole-number checker
+    counts -15..15; else InvalidPositionError. The kernels check no bounds, so a shorter
+    board was read past its end (a review) and a count of 300 wrapped to 44."""
+    bs = np.asarray(boards)
+    if bs.ndim not in (1, 2) or bs.shape[-1] != SIZE:
+        raise InvalidPositionError(f"a board is {SIZE} checker counts (a batch: N rows of "
+                                   f"{SIZE}), got an array of shape {bs.shape}")  # fmt: skip
+    if bs.dtype.kind not in "iu":
+        raise InvalidPositionError(f"a board holds whole numbers of checkers, got {bs.dtype}")
+    if bs.size and (int(bs.max()) > 15 or int(bs.min()) < -15):
+        raise InvalidPositionError("a board's entries are checker counts, -15..15; got "
+                                   f"{int(bs.min())}..{int(bs.max())}")  # fmt: skip
+    return np.ascontiguousarray(bs, dtype=np.int8)
+
+
 def evaluate(boards: Boards, model: Model) -> np.ndarray:
     """Probabilities (N, 5) for the side on roll of each board (N, SIZE) or one board."""
-    bs = np.ascontiguousarray(boards, dtype=np.int8)
+    bs = board_array(boards)
     single = bs.ndim == 1
     if single:
         bs = bs[None, :]
@@ -691,7 +707,9 @@ class Player:
     def choose(self, board: np.ndarray, d1: int, d2: int) -> tuple[int, np.ndarray, np.ndarray]:
         """(index of the chosen outcome, outcome boards (n, SIZE), again (n,) bool)."""
         check_dice(d1, d2)
-        b = np.array(board, dtype=np.int8)
+        b = board_array(board).copy()
+        if b.ndim != 1:
+            raise InvalidPositionError(f"choose takes one board ({SIZE},), got {b.shape}")
         while True:
             best, n = _choose(b, d1, d2, self.variant, self.model.contact, self.model.race,
                               self.ws.acc, self.ws.tmp, self.ws.scratch, self.probs)  # fmt: skip

@@ -55,15 +55,19 @@ values of doublet.cube.bearoff at every ply, and ``"exact": true``.
 
 from __future__ import annotations
 
+import functools
+import math
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import numpy as np
 
 from doublet.core import board as B
 from doublet.core.dice import ROLL_WEIGHTS, ROLLS_21, roll_index
-from doublet.core.errors import DoubletError
+from doublet.core.errors import DoubletError, InvalidDiceError
 from doublet.cube import equity as E
 from doublet.cube.met import gammon_values, to_money
 from doublet.cube.state import MONEY, CubeState
@@ -71,26 +75,55 @@ from doublet.formats.ids import check_in_play, position_id
 from doublet.formats.notation import describe_outcomes, play_text
 from doublet.formats.position import Position
 from doublet.nn.eval import Model, default_model, equity
-from doublet.rules.movegen import shots
+from doublet.rules.movegen import check_dice, shots
 from doublet.search.choice import ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
-from doublet.search.searcher import BudgetExceeded, Limits, Searcher
+from doublet.search.searcher import MAX_PLY, BudgetExceeded, Limits, Searcher
 from doublet.search.watch import Watchdog, watchdog
 
 T = TypeVar("T")
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
-_SEARCHERS: dict[tuple[int, int], Searcher] = {}
+# The searchers of the models used last (the shipped ones and up to KEPT_SEARCHERS in
+# all: a searcher holds its model and caches, a few MB; a review found one kept for ever
+# for every model a program loaded).
+KEPT_SEARCHERS = 8
+_SEARCHERS: OrderedDict[tuple[int, int], Searcher] = OrderedDict()
+_SEARCHERS_LOCK = threading.Lock()
+# A Searcher serves one thread at a time (its kernels share its work arrays and cache, and
+# run without the GIL), so the functions below that search run one at a time, whichever
+# thread calls them: a review found two threads' analyse_roll giving wrong plays. Work
+# in parallel runs in processes (doublet.core.parallel, the rollouts' workers).
+_ONE_AT_A_TIME = threading.RLock()
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def one_at_a_time(f: Callable[P, R]) -> Callable[P, R]:
+    """f, run by one thread at a time (the searchers' lock)."""
+
+    @functools.wraps(f)
+    def serial(*args: P.args, **kwargs: P.kwargs) -> R:
+        with _ONE_AT_A_TIME:
+            return f(*args, **kwargs)
+
+    return serial
 
 
 def searcher(model: Model | None, variant: int) -> Searcher:
-    """A Searcher for the model (default: the shipped one), kept for reuse."""
+    """A Searcher for the model (default: the shipped one), kept for reuse (the
+    KEPT_SEARCHERS used last)."""
     m = model if model is not None else default_model(variant)
     key = (id(m), variant)
-    if key not in _SEARCHERS:
-        _SEARCHERS[key] = Searcher(m, variant)
-    return _SEARCHERS[key]
+    with _SEARCHERS_LOCK:
+        s = _SEARCHERS.pop(key, None)
+        if s is None or s.model is not m:  # (an id can be reused once a model is gone)
+            s = Searcher(m, variant)
+        _SEARCHERS[key] = s
+        while len(_SEARCHERS) > KEPT_SEARCHERS:
+            _SEARCHERS.popitem(last=False)
+    return s
 
 
 def _probs(p: np.ndarray) -> dict[str, float]:
@@ -120,6 +153,26 @@ def _base(pos: Position, ply: int) -> dict[str, Any]:
 # (doublet.search.watch) stops the kernels at the deadline or on Ctrl-C; 0 ply always
 # finishes.
 EVALS_PER_SECOND = 150_000
+
+
+def check_search(ply: Any, budget: Any) -> tuple[int, float | None]:
+    """(ply, budget) as the searches take them, else DoubletError: ply a whole number
+    0..MAX_PLY (numpy's too, as a Python int: it goes into the documents), budget None
+    or seconds above 0 (infinity: none). A review found ValueError, numba's TypingError
+    and OverflowError here, and a negative budget answering at 0 ply."""
+    if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or not (
+            0 <= ply <= MAX_PLY):  # fmt: skip
+        raise DoubletError(f"ply must be a whole number 0..{MAX_PLY}, got {ply!r}")
+    if budget is not None:
+        if (
+            isinstance(budget, bool)
+            or not isinstance(budget, (int, float, np.number))
+            or not (budget > 0)
+        ):  # fmt: skip (NaN too)
+            raise DoubletError(f"the time budget is a number of seconds above 0, got {budget!r}")
+        if math.isinf(budget):
+            budget = None
+    return int(ply), None if budget is None else float(budget)
 
 
 def deepen(s: Searcher, compute: Callable[[int, int, float], T], ply: int,
@@ -179,11 +232,13 @@ def _deepen(s: Searcher, dog: Watchdog, compute: Callable[[int, int, float], T],
     return result, done, None
 
 
+@one_at_a_time
 def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None,
                       budget: float | None = None,
                       iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """The side on roll's chances before it rolls, at `ply` (with a time `budget` in
     seconds, at the deepest ply that fits it: see deepen)."""
+    ply, budget = check_search(ply, budget)
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -196,12 +251,14 @@ def evaluate_position(pos: Position, ply: int = 0, model: Model | None = None,
     return doc
 
 
+@one_at_a_time
 def evaluate_with_cube(pos: Position, state: CubeState, ply: int, model: Model | None,
                        method: str = DEFAULT_METHOD, budget: float | None = None,
                        iterative: bool = False) -> dict[str, Any]:  # fmt: skip
     """evaluate_position with the cube decision in `state` as its ``"cube"``
     (cube_document), the two sharing the time `budget`, half each: the engine's ``eval``
     reply, and ``doublet eval``'s, for a position with a cube or a score."""
+    ply, budget = check_search(ply, budget)
     half = None if budget is None else budget / 2
     doc = evaluate_position(pos, ply, model, half, iterative)
     doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
@@ -216,6 +273,7 @@ def _stopped_with_cube(doc: dict[str, Any]) -> None:
         doc["stopped"] = f"the cube decision: {doc['cube']['stopped']}"
 
 
+@one_at_a_time
 def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: Model | None = None,
                   method: str = DEFAULT_METHOD, budget: float | None = None,
                   iterative: bool = False, made: bool = False) -> dict[str, Any]:  # fmt: skip
@@ -223,6 +281,7 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
     ``cube`` command (see the module docstring). A dead cube (state.dead) has no decision
     unless `made`: a double that was made all the same (a match file's, judged by the
     review; one waiting for its answer) is valued as any other."""
+    ply, budget = check_search(ply, budget)
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -251,6 +310,7 @@ def cube_document(pos: Position, state: CubeState = MONEY, ply: int = 2, model: 
     return doc
 
 
+@one_at_a_time
 def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
                      model: Model | None = None, method: str = DEFAULT_METHOD,
                      budget: float | None = None,
@@ -258,6 +318,7 @@ def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
     """Without a roll: the side on roll's chances at `ply` (``evaluation``, as
     evaluate_position) and its cube decision (``cube``, as cube_document), each within
     half the time budget."""
+    ply, budget = check_search(ply, budget)
     half = None if budget is None else budget / 2
     doc = evaluate_position(pos, ply, model, half, iterative)
     doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
@@ -288,6 +349,7 @@ def play_equities(s: Searcher, boards: np.ndarray, again: np.ndarray, probs: np.
     return values / state.value, None
 
 
+@one_at_a_time
 def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
          model: Model | None = None, cubeful: bool | None = None) -> float:  # fmt: skip
     """The luck of rolling `dice` at `pos` for the side on roll, as GNU Backgammon measures
@@ -298,6 +360,10 @@ def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
     if pos.variant != B.STANDARD:
         raise DoubletError("luck is measured in standard backgammon only")
     check_in_play(pos.board, pos.variant)
+    if not isinstance(dice, (tuple, list)) or len(dice) != 2:
+        raise InvalidDiceError(f"dice are two numbers 1..6, got {dice!r}")
+    check_dice(*dice)  # a review found (0, 1) valued as 6-6
+    dice = (int(dice[0]), int(dice[1]))
     s = searcher(model, pos.variant)
     outs, again, probs, starts = s.all_rolls(np.array(pos.board))
     if cubeful is None:
@@ -324,11 +390,15 @@ class Ranked(NamedTuple):
     stopped: str | None
 
 
+@one_at_a_time
 def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
                state: CubeState = MONEY, budget: float | None = None,
                cubeful: bool | None = None, iterative: bool = False) -> Ranked:  # fmt: skip
     """Every legal play of d1-d2 searched (within the budget: deepen) and ranked as
     analyse_roll documents; nothing is formatted."""
+    ply, budget = check_search(ply, budget)
+    check_dice(d1, d2)
+    d1, d2 = int(d1), int(d2)  # numpy's too: they go into the document
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -393,6 +463,7 @@ def play_rows(pos: Position, d1: int, d2: int, r: Ranked,
     return rows
 
 
+@one_at_a_time
 def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
                  state: CubeState = MONEY, budget: float | None = None,
                  cubeful: bool | None = None, limit: int | None = None,
@@ -409,6 +480,9 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     doublet.search.choice.choose), False by the cubeless one. With `limit`, only the
     best `limit` plays are listed (and written out); ``"count"`` is then the number of
     legal plays."""
+    ply, budget = check_search(ply, budget)
+    check_dice(d1, d2)
+    d1, d2 = int(d1), int(d2)  # numpy's too: they go into the document
     r = rank_plays(pos, d1, d2, ply, model, state, budget, cubeful, iterative)
     doc = _base(pos, r.ply)
     if r.cubeful:
@@ -441,6 +515,7 @@ BEST_KEYS = ("play", "equity", "again", "probabilities", "ply", "board", "cubele
              "mwc")  # fmt: skip
 
 
+@one_at_a_time
 def best_play(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None = None,
               state: CubeState = MONEY, budget: float | None = None,
               cubeful: bool | None = None, iterative: bool = False) -> dict[str, Any]:  # fmt: skip
@@ -449,6 +524,9 @@ def best_play(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None
     short, and ``position_id`` (standard). Ranked by cubeless equity (money with the
     cube centred, or `cubeful` False), only the chosen play is copied out of the search
     (Searcher.chosen: the engine's hot path)."""
+    ply, budget = check_search(ply, budget)
+    check_dice(d1, d2)
+    d1, d2 = int(d1), int(d2)  # numpy's too: they go into the document
     if cubeful is None:
         cubeful = not state.is_default
     if cubeful:

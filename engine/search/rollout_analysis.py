@@ -63,7 +63,13 @@ from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play
 from doublet.formats.position import Position
 from doublet.nn.eval import N_OUTPUTS, Model, _terminal, default_model
-from doublet.search.analysis import NO_PLAY_ROW, analyse_roll, play_equities, searcher
+from doublet.search.analysis import (
+    NO_PLAY_ROW,
+    analyse_roll,
+    one_at_a_time,
+    play_equities,
+    searcher,
+)
 from doublet.search.cubeful import _other, _scale, leaf_values
 from doublet.search.rollout import (
     EQUITY_GRADIENT,
@@ -331,6 +337,7 @@ def plays_document(pos: Position, d1: int, d2: int, candidates: list[dict[str, A
 # -- what the front ends call -----------------------------------------------------------------
 
 
+@one_at_a_time
 def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
                      settings: RolloutSettings | None = None,
                      state: CubeState = MONEY, model: Model | None = None, top: int = 3,
