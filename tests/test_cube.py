@@ -345,3 +345,27 @@ def test_a_gnubg_match_id_gives_the_cube_and_score() -> None:
             assert not s.is_match and s.jacoby == bool(v["jacoby"])
     with pytest.raises(Exception, match="12 base64"):
         parse_position("4HPwATDgc/ABMA:cAkAAAAAAAA")
+
+
+def test_cube_state_edges_from_a_review_of_the_api() -> None:
+    """A match without the cube survives to_json and from_request (no_cube was dropped);
+    numpy integers are taken ("must be a power of 2 ..., got 2"); what is not a state is a
+    CubeError (TypeError, or money, before); and doubled() where the mover may not double
+    is refused (it gave the opponent's cube doubled to the opponent)."""
+    import dataclasses
+
+    nc = dataclasses.replace(CubeState.match(7, away=(3, 4)), no_cube=True)
+    assert nc.to_json()["match"]["no_cube"] is True
+    assert from_request(nc.to_json()) == nc
+    assert from_request({"match": None}, nc) == CubeState.money()
+    two = CubeState.money(np.int64(2), "mover")
+    assert two == CubeState.money(2, "mover") and type(two.value) is int
+    assert CubeState.match(np.int64(7), away=(np.int64(3), 4)).away == (3, 4)
+    for bad in (None, [1, 2], "money"):
+        with pytest.raises(CubeError, match="a cube state is an object"):
+            from_request(bad)  # type: ignore[arg-type]
+    with pytest.raises(CubeError, match="away is two whole numbers"):
+        CubeState(length=7, away=None)  # type: ignore[arg-type]
+    with pytest.raises(CubeError, match="may not double: the opponent owns the cube"):
+        CubeState.money(2, "opponent").doubled()
+    assert CubeState.money(2, "mover").doubled() == CubeState.money(4, "opponent")

@@ -285,3 +285,8 @@ def test_evaluate_and_choose_refuse_boards_the_kernels_would_misread(bad: str) -
     with pytest.raises(InvalidPositionError):
         Player(m).choose(board, 3, 1)
     assert evaluate(start, m).shape == (5,) and evaluate(start[None], m).shape == (1, 5)
+
+
+def test_default_model_of_an_unknown_variant_is_a_model_error() -> None:
+    with pytest.raises(ModelError, match="the variant is 0"):
+        default_model(2)

@@ -127,7 +127,8 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
              "the cube (default: an XGID's, else centered at 1)"),
     "match": ({"type": ["object", "null"], "properties": {
                "length": {"type": "integer"}, "away": {"type": "array"},
-               "score": {"type": "array"}, "crawford": {"type": "boolean"}},
+               "score": {"type": "array"}, "crawford": {"type": "boolean"},
+               "no_cube": {"type": "boolean"}},
                "additionalProperties": False},
               "the match (null: money play)"),
     "jacoby": ({"type": "boolean"}, "money play: gammons count once the cube has turned"),

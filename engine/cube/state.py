@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from doublet.core.doubling import MAX_CUBE, double_barred
 from doublet.core.errors import CubeError, key_list, shown
 from doublet.formats.ids import format_xgid
@@ -48,6 +50,14 @@ class CubeState:
     no_cube: bool = False  # match only: played without the cube (its games valued cubeless)
 
     def __post_init__(self) -> None:
+        # numpy's integers are taken as Python's (a review: "must be a power of 2 ..., got 2")
+        for name in ("value", "length"):
+            if isinstance(getattr(self, name), np.integer):
+                object.__setattr__(self, name, int(getattr(self, name)))
+        if not isinstance(self.away, (tuple, list)):
+            raise CubeError(f"away is two whole numbers (mover, opponent), got {shown(self.away)}")
+        object.__setattr__(self, "away", tuple(int(a) if isinstance(a, np.integer) else a
+                                               for a in self.away))  # fmt: skip
         v = self.value
         if not is_cube_value(v):
             raise CubeError(
@@ -239,7 +249,11 @@ class CubeState:
         return replace(self, owner=swap[self.owner], away=(self.away[1], self.away[0]))
 
     def doubled(self) -> CubeState:
-        """After the mover doubles and the opponent takes: twice the value, the opponent's."""
+        """After the mover doubles and the opponent takes: twice the value, the opponent's.
+        CubeError where the mover may not double (a review found a cube of 4 the opponent
+        owned doubled to the opponent's 4... of 8)."""
+        if not self.may_double():
+            raise CubeError(f"the mover may not double: {self.why_no_double()}")
         return replace(self, value=2 * self.value, owner="opponent")
 
     def xgid(self, board: Any, dice: tuple[int, int] | None = None) -> str:
@@ -258,6 +272,8 @@ class CubeState:
         if self.is_match:
             doc["match"] = {"length": self.length, "away": list(self.away),
                             "crawford": self.crawford}  # fmt: skip
+            if self.no_cube:  # (from_request reads it back: a review found it dropped)
+                doc["match"]["no_cube"] = True
         else:
             doc["match"] = None
             doc["jacoby"] = self.jacoby
@@ -304,6 +320,9 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     """A cube state from the documented JSON keys (``cube``: {value, owner}, ``match``:
     {length, away, crawford} or null, ``jacoby``, ``beavers``), each key given overriding
     `base` (an XGID's own state; default: money, centered)."""
+    if not isinstance(req, Mapping):
+        raise CubeError(f"a cube state is an object with the keys cube, match, jacoby and "
+                        f"beavers, got {shown(req)}")  # fmt: skip
     s = base if base is not None else MONEY
     fields: dict[str, Any] = {}
     if "cube" in req and req["cube"] is not None:
@@ -325,16 +344,16 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
     if "match" in req:
         m = req["match"]
         if m is None:
-            fields.update(length=0, away=(0, 0), crawford=False)
+            fields.update(length=0, away=(0, 0), crawford=False, no_cube=False)
         else:
             if not isinstance(m, Mapping):
                 raise CubeError(f"'match' is an object {{\"length\": 7, \"away\": [2, 4], "
                                 f"\"crawford\": false}} or null, got {shown(m)}")  # fmt: skip
-            unknown = set(m) - {"length", "away", "score", "crawford"}
+            unknown = set(m) - {"length", "away", "score", "crawford", "no_cube"}
             if unknown:
                 names = key_list(sorted(unknown, key=str))
                 raise CubeError(f"'match' has unknown keys {names}: use length, away (or "
-                                "score) and crawford")  # fmt: skip
+                                "score), crawford and no_cube")  # fmt: skip
             if "length" not in m:
                 raise CubeError("'match' needs a 'length'")
             length = m["length"]
@@ -352,8 +371,12 @@ def from_request(req: Mapping[str, Any], base: CubeState | None = None) -> CubeS
             crawford = m.get("crawford", False)
             if not isinstance(crawford, bool):
                 raise CubeError(f"'crawford' is true or false, got {shown(crawford)}")
+            no_cube = m.get("no_cube", False)
+            if not isinstance(no_cube, bool):
+                raise CubeError(f"'no_cube' is true or false, got {shown(no_cube)}")
             away = away_from_score(length, pair) if "score" in m else tuple(pair)
-            fields.update(length=length, away=away, crawford=crawford, jacoby=False, beavers=False)
+            fields.update(length=length, away=away, crawford=crawford, jacoby=False, beavers=False,
+                          no_cube=no_cube)  # fmt: skip
     for key in ("jacoby", "beavers"):
         if key in req and req[key] is not None:
             if not isinstance(req[key], bool):

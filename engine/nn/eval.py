@@ -240,6 +240,9 @@ def digest(model: Model) -> str:
 
 def default_model(variant: int = STANDARD) -> Model:
     """The shipped model for the variant (models/, or $DOUBLET_MODEL_DIR), loaded once."""
+    if variant not in _LOADED and variant not in DEFAULT_MODELS:  # (a review: KeyError)
+        raise ModelError(f"the variant is {STANDARD} (standard) or {ACEY_DEUCEY} (acey-deucey), "
+                         f"got {variant!r}")  # fmt: skip
     if variant not in _LOADED:
         path = Path(os.environ.get("DOUBLET_MODEL_DIR", MODELS_DIR)) / DEFAULT_MODELS[variant]
         model = load_model(path)
