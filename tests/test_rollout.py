@@ -807,3 +807,20 @@ def test_until_se_stops_on_the_errors_of_the_equities_shown() -> None:
                            select_ply=0)  # fmt: skip
     assert "standard error reached" in doc["stopped"]
     assert max(p["equity_se"] for p in doc["plays"]) <= 0.05
+
+
+def test_a_rollout_refuses_what_is_not_a_board_or_two_dice() -> None:
+    """A review found a (2, 2, 30) array rolled out as four empty boards ("win 1.0"), a
+    (29,) board a raw ValueError and dice (3,) an unpacking error."""
+    from doublet.core.errors import InvalidDiceError, InvalidPositionError
+    from doublet.nn.eval import default_model
+    from doublet.search.rollout import RolloutSettings, rollout
+    from doublet.search.rollout_analysis import rollout_document
+
+    s = RolloutSettings(trials=36, truncate=5)
+    mid = Position.from_id("sGfwATDgc/ABMA")
+    for bad in (np.zeros((2, 2, 30), np.int8), np.zeros(30, np.int8), np.asarray(mid.board)[:29]):
+        with pytest.raises(InvalidPositionError):
+            rollout(default_model(), bad, s)
+    with pytest.raises(InvalidDiceError):
+        rollout_document(mid, (3,), settings=s)  # type: ignore[arg-type]

@@ -84,8 +84,8 @@ from doublet.core.parallel import Executor, LocalExecutor
 from doublet.cube import bearoff as CB
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
-from doublet.formats.ids import check_in_play
-from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, equity
+from doublet.formats.ids import check_in_play, validate
+from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, board_array, equity
 from doublet.rules.bearoff import Tables as bearoff_tables_type
 from doublet.rules.bearoff import _small_pair, is_bearoff
 from doublet.search.rollout_cube import Record, walk
@@ -610,8 +610,9 @@ def rollout(model: Model, starts: np.ndarray, settings: RolloutSettings,
     (doublet.search.rollout_cube). `measure`: the standard errors (K,) until_se stops on,
     those of the equities the caller shows (default: Trials.running's)."""
     settings.check()
-    b = np.ascontiguousarray(starts, dtype=np.int8).reshape(-1, SIZE)
+    b = board_array(starts).reshape(-1, SIZE)  # (a review: a (2, 2, 30) array was rolled out)
     for row in b:
+        validate(row, STANDARD)
         check_in_play(row, STANDARD)
     ex = ex or Executor()
     if (deadline is not None and isinstance(ex, LocalExecutor) and not ex.started

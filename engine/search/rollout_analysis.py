@@ -55,7 +55,7 @@ import numpy as np
 
 from doublet.core import board as B
 from doublet.core.board import STANDARD
-from doublet.core.errors import DoubletError, shown
+from doublet.core.errors import DoubletError, InvalidDiceError, shown
 from doublet.core.parallel import Executor
 from doublet.cube import bearoff as CB
 from doublet.cube import equity as E
@@ -372,6 +372,8 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
         return position_document(pos, t, state)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise DoubletError(f"top must be an integer 1 or more, got {shown(top)}")
+    if not isinstance(dice, (tuple, list)) or len(dice) != 2:
+        raise InvalidDiceError(f"dice are two numbers 1..6, got {shown(dice)}")
     d1, d2 = dice
     if budget is not None:  # the trials keep at least half of the time
         found = analyse_roll(pos, d1, d2, select_ply, m, state, budget / 2, iterative=True)
