@@ -106,3 +106,12 @@ def test_an_acey_deucey_position_with_unentered_checkers_has_no_gnubg_id() -> No
     """id() wrote 'AAAAAAAAAAAAAA' for the Acey-Deucey start, which from_id refuses."""
     with pytest.raises(InvalidPositionError, match="unentered"):
         Position.start(ACEY_DEUCEY).id()
+
+
+def test_a_positions_board_cannot_be_made_writeable_again() -> None:
+    """A review set flags.writeable back to True and moved a checker: the Position's hash
+    changed under a dict that held it."""
+    p = Position.start()
+    for board in (p.board, p.plays(3, 1)[0].board, Position.checked(p.board, 0).board):
+        with pytest.raises(ValueError):
+            board.flags.writeable = True

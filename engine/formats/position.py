@@ -53,9 +53,8 @@ class Position:
             # (a cast to int8 first wrapped 256 + n to n: a review)
             raise InvalidPositionError(f"a board's entries are checker counts, -15..15; got "
                                        f"{int(raw.min())}..{int(raw.max())}")  # fmt: skip
-        b = raw.astype(np.int8)
+        b = _frozen(raw)
         validate(b, variant)
-        b.flags.writeable = False
         object.__setattr__(self, "board", b)
         object.__setattr__(self, "variant", variant)
 
@@ -82,9 +81,7 @@ class Position:
         """A board the parsers of doublet.formats.ids made (so validated already) as a
         Position, without validating it again (the engine protocol's hot path)."""
         pos = object.__new__(cls)
-        b = np.array(board, dtype=np.int8)
-        b.flags.writeable = False
-        object.__setattr__(pos, "board", b)
+        object.__setattr__(pos, "board", _frozen(board))
         object.__setattr__(pos, "variant", int(variant))
         return pos
 
@@ -98,9 +95,12 @@ class Position:
         return position_id(self.board)
 
     def xgid(self) -> str:
+        """The XGID of a standard position, the side on roll uppercase, money play with the
+        cube centred and no roll (an Acey-Deucey one: InvalidPositionError)."""
         return format_xgid(self.board)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON board: {"variant", "mover": [26 ints], "opponent": [26 ints]}."""
         return board_to_json(self.board, self.variant)
 
     def __repr__(self) -> str:
@@ -184,7 +184,7 @@ class Play:
         return f"Play({self.notation!r}{', again' if self.again else ''})"
 
 
-def _frozen(b: np.ndarray) -> Board:
-    c = np.array(b, dtype=np.int8)
-    c.flags.writeable = False
-    return c
+def _frozen(b: Any) -> Board:
+    """b as an int8 array over bytes of its own: read-only for good (a review set
+    flags.writeable back to True on a Position's board and changed its hash)."""
+    return np.frombuffer(np.asarray(b, dtype=np.int8).tobytes(), dtype=np.int8)
