@@ -115,3 +115,15 @@ def test_a_positions_board_cannot_be_made_writeable_again() -> None:
     for board in (p.board, p.plays(3, 1)[0].board, Position.checked(p.board, 0).board):
         with pytest.raises(ValueError):
             board.flags.writeable = True
+
+
+def test_a_finished_game_has_no_plays() -> None:
+    """Position.plays listed 1/off(4) for a 6-6 after the opponent had borne off all 15,
+    where the analysis refuses the position (a review)."""
+    b = np.zeros(30, np.int8)
+    b[1], b[26], b[27] = 4, 11, 15  # the mover: 4 on its 1 point, 11 off; the opponent: all off
+    over = Position(b)  # a legal board: the game is over
+    with pytest.raises(InvalidPositionError, match="over"):
+        over.plays(6, 6)
+    with pytest.raises(InvalidPositionError, match="over"):
+        over.play("1/off(4)", 6, 6)

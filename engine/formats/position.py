@@ -24,6 +24,7 @@ from doublet.core.errors import InvalidPositionError, shown
 from doublet.formats.ids import (
     board_from_position_id,
     board_to_json,
+    check_in_play,
     format_xgid,
     parse_position,
     position_id,
@@ -145,9 +146,11 @@ class Position:
         return shots(self.board, int(point), self.variant)
 
     def plays(self, d1: int, d2: int) -> list[Play]:
-        """Every distinct legal play of the roll (one empty play when none is legal)."""
+        """Every distinct legal play of the roll (one empty play when none is legal); a
+        finished game has none (InvalidPositionError, as the analysis gives)."""
 
         check_dice(d1, d2)
+        check_in_play(self.board, self.variant)  # (a review: '1/off(4)' after the game)
         boards, again = legal_outcomes(self.board, d1, d2, self.variant)
         texts = describe_outcomes(self.board, boards, again, d1, d2, self.variant)
         return [
@@ -156,9 +159,11 @@ class Position:
         ]
 
     def play(self, text: str, d1: int, d2: int) -> Play:
-        """The legal play that `text` means; NotationError or IllegalPlayError otherwise."""
+        """The legal play that `text` means; NotationError or IllegalPlayError otherwise
+        (InvalidPositionError in a finished game)."""
 
         check_dice(d1, d2)
+        check_in_play(self.board, self.variant)
         boards, again = legal_outcomes(self.board, d1, d2, self.variant)
         i = parse_play(self.board, d1, d2, text, self.variant)
         t = format_play(self.board, boards[i], d1, d2, self.variant, bool(again[i]))
