@@ -204,15 +204,33 @@ def test_analyses_from_two_threads_are_those_of_one() -> None:
 
 
 def test_a_program_that_loads_many_models_keeps_a_few_searchers() -> None:
+    import gc
+    import threading
+    import weakref
+
     from doublet.nn.eval import Model, default_model
     from doublet.search import analysis
 
     dm = default_model()
+    analysis.searcher(None, 0)  # the shipped model's: kept whatever follows
+    gone = []
+    threads = threading.active_count()
     for _ in range(analysis.KEPT_SEARCHERS + 4):
         m = Model(dm.contact, dm.race, dict(dm.meta), dm.prune)
         s = analysis.searcher(m, 0)
         assert s.model is m and analysis.searcher(m, 0) is s
-    assert len(analysis._SEARCHERS) == analysis.KEPT_SEARCHERS
+        # A 2-ply search arms the searcher's watchdog (a thread): a diff review found
+        # that it held the searcher, so that evicting it freed nothing.
+        analyse_roll(Position.start(), 3, 1, ply=2, model=m, budget=60.0)
+        gone.append(weakref.ref(s))
+        del s, m
+    kept = list(analysis._SEARCHERS.values())
+    assert len(kept) == analysis.KEPT_SEARCHERS
+    assert any(s.model is dm for s in kept)
+    del kept
+    gc.collect()
+    assert sum(r() is not None for r in gone) <= analysis.KEPT_SEARCHERS - 1
+    assert threading.active_count() <= threads + analysis.KEPT_SEARCHERS
 
 
 @pytest.mark.parametrize("call", [

@@ -1047,6 +1047,9 @@ def test_an_acey_deucey_game_from_a_json_board_ends_with_its_winning_chain(
     mover[11], mover[4] = 1, 2  # 12 off
     opponent[6] = 15
     board = {"variant": "acey-deucey", "mover": mover, "opponent": opponent}
+    r = client.post("/api/games", json={"ply": 0, "seed": 7, "position": board, "dice": [1, 2]})
+    assert r.status_code == 201, r.text  # the board's own variant (a diff review)
+    assert r.json()["variant"] == "acey-deucey"
     st = new(client, variant="acey-deucey", position=board, dice=[1, 2])
     assert st["game"]["phase"] == "move" and st["game"]["dice"] == [1, 2]
     r = act(client, st["id"], "play", play="11/8 then 4-4: 8/off 4/off(2)")

@@ -585,7 +585,8 @@ def series_at(body: dict[str, Any], variant: str, ply: int, seed: int | None) ->
     text = body["position"]
     if not isinstance(text, (str, dict)):  # a JSON board as text or as an object
         raise ApiError(400, POSITION_FIELD)
-    board, v, meta = parse_position(text, variant)
+    # A JSON board names its own variant; 'variant' left out does not contradict it.
+    board, v, meta = parse_position(text, variant if "variant" in body else None)
     check_in_play(board, v)
     st = position_state(body, meta)
     dice = _dice_field(body) or meta.get("roll")
@@ -992,7 +993,8 @@ def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
     ply = _int_field(body, "ply", min(default_ply, 2), 0, MAX_PLAY_PLY)
-    board, v, meta = parse_position(text, variant)
+    # A JSON board names its own variant; 'variant' left out does not contradict it.
+    board, v, meta = parse_position(text, variant if "variant" in body else None)
     check_in_play(board, v)
     state = position_state(body, meta)
     dice = _dice_field(body) or meta.get("roll")

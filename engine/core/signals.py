@@ -81,7 +81,12 @@ def signal_watcher(act: Callable[[int], None]) -> Iterator[None]:
             if not data:  # the write end closed: done
                 return
             for signum in data:
-                act(signum)
+                for _ in range(3):  # (act may meet a dict another thread is changing)
+                    try:
+                        act(signum)
+                        break
+                    except Exception:  # the watcher must outlive one failure
+                        continue
 
     thread = threading.Thread(target=run, name="doublet-signals", daemon=True)
     thread.start()
@@ -89,9 +94,10 @@ def signal_watcher(act: Callable[[int], None]) -> Iterator[None]:
         yield
     finally:
         signal.set_wakeup_fd(before)
-        os.close(w)
-        thread.join(1.0)
-        os.close(r)
+        os.close(w)  # the thread reads the end of it and returns
+        thread.join(5.0)
+        if not thread.is_alive():  # (else its fd is left open, not closed under it)
+            os.close(r)
 
 
 __all__ = [

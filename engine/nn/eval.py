@@ -238,6 +238,12 @@ def digest(model: Model) -> str:
     return h.hexdigest()
 
 
+def is_default_model(model: Model) -> bool:
+    """Whether `model` is a shipped model default_model has loaded (it lives as long as
+    the process)."""
+    return any(model is m for m in _LOADED.values())
+
+
 def default_model(variant: int = STANDARD) -> Model:
     """The shipped model for the variant (models/, or $DOUBLET_MODEL_DIR), loaded once."""
     if variant not in _LOADED and variant not in DEFAULT_MODELS:  # (a review: KeyError)
@@ -740,6 +746,7 @@ __all__ = [
     "default_model",
     "equity",
     "evaluate",
+    "is_default_model",
     "load_model",
     "prune_scores",
     "random_model",

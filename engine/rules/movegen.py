@@ -769,7 +769,7 @@ def chain_rolls_again(after: Board | tuple[int, ...], played: int) -> bool:
     """Acey-Deucey's 1-2 chain, its doublet played `played` times to `after`: the mover
     rolls again when all four were played, unless they bore off the last checker. The
     Python edges (notation, the browser's steps) read the rule here; the kernel
-    (_doublet) applies it before the moves."""
+    (_walk) applies it at the move that bears off the last checker."""
     return played == 4 and not all_off(after)
 
 

@@ -74,12 +74,12 @@ from doublet.cube.state import MONEY, CubeState
 from doublet.formats.ids import check_in_play, position_id
 from doublet.formats.notation import describe_outcomes, play_text
 from doublet.formats.position import Position
-from doublet.nn.eval import Model, default_model, equity
+from doublet.nn.eval import Model, default_model, equity, is_default_model
 from doublet.rules.movegen import check_dice, shots
 from doublet.search.choice import ranking
 from doublet.search.cubeful import DEFAULT_METHOD, cube_decision, play_values
 from doublet.search.searcher import MAX_PLY, BudgetExceeded, Limits, Searcher
-from doublet.search.watch import Watchdog, watchdog
+from doublet.search.watch import Watchdog, retire, watchdog
 
 T = TypeVar("T")
 
@@ -121,8 +121,10 @@ def searcher(model: Model | None, variant: int) -> Searcher:
         if s is None or s.model is not m:  # (an id can be reused once a model is gone)
             s = Searcher(m, variant)
         _SEARCHERS[key] = s
-        while len(_SEARCHERS) > KEPT_SEARCHERS:
-            _SEARCHERS.popitem(last=False)
+        # The oldest go first, the shipped models' never (they live as long as the process).
+        extra = [k for k, v in _SEARCHERS.items() if not is_default_model(v.model)]
+        for k in extra[: max(0, len(_SEARCHERS) - KEPT_SEARCHERS)]:
+            retire(_SEARCHERS.pop(k))  # its watchdog's thread too
     return s
 
 
@@ -259,7 +261,7 @@ def evaluate_with_cube(pos: Position, state: CubeState, ply: int, model: Model |
     (cube_document), the two sharing the time `budget`, half each: the engine's ``eval``
     reply, and ``doublet eval``'s, for a position with a cube or a score."""
     ply, budget = check_search(ply, budget)
-    half = None if budget is None else budget / 2
+    half = None if budget is None else max(budget / 2, 1e-6)  # (checked again inside)
     doc = evaluate_position(pos, ply, model, half, iterative)
     doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
     _stopped_with_cube(doc)
@@ -319,7 +321,7 @@ def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
     evaluate_position) and its cube decision (``cube``, as cube_document), each within
     half the time budget."""
     ply, budget = check_search(ply, budget)
-    half = None if budget is None else budget / 2
+    half = None if budget is None else max(budget / 2, 1e-6)  # (checked again inside)
     doc = evaluate_position(pos, ply, model, half, iterative)
     doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
     _stopped_with_cube(doc)

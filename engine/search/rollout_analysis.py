@@ -358,7 +358,7 @@ def rollout_document(pos: Position, dice: tuple[int, int] | None = None,
     check_in_play(pos.board, pos.variant)
     settings = settings or RolloutSettings()
     settings.check()
-    if isinstance(select_ply, bool) or not isinstance(select_ply, int) or not (
+    if isinstance(select_ply, bool) or not isinstance(select_ply, (int, np.integer)) or not (
             0 <= select_ply <= MAX_PLY):  # fmt: skip
         raise DoubletError(f"the depth that picks the plays (select_ply) must be an integer "
                            f"0..{MAX_PLY}, got {shown(select_ply)}")  # fmt: skip

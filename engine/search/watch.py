@@ -25,7 +25,10 @@ class Watchdog:
     progress line."""
 
     def __init__(self, s: Searcher) -> None:
-        self.s = s
+        # Weak: a strong one kept every searcher alive for good, its model and caches with
+        # it (a review found the searchers' cache evicting nothing); see retire.
+        self._s = weakref.ref(s)
+        self.closed = False
         self.cv = threading.Condition()
         self.deadline: float | None = None
         self.interrupted = False
@@ -57,9 +60,16 @@ class Watchdog:
             self.interrupted = True
         self.arm(0.0)
 
+    def close(self) -> None:
+        """End the thread (the searcher is retired: doublet.search.analysis.searcher)."""
+        with self.cv:
+            self.closed = True
+            self.deadline = None
+            self.cv.notify()
+
     def _run(self) -> None:
         with self.cv:
-            while True:
+            while not self.closed:
                 if self.deadline is None or self.deadline == float("inf"):
                     self.cv.wait()  # disarmed, or armed for an interrupt only
                     continue
@@ -67,10 +77,14 @@ class Watchdog:
                 if left > 0:
                     self.cv.wait(left)
                     continue
+                s = self._s()
+                if s is None:  # the searcher is gone: nothing to stop
+                    return
                 self.fired = True
-                self.s.stats[1] = 1
-                if self.s.stats[0] < 2:
-                    self.s.stats[0] = 2
+                s.stats[1] = 1
+                if s.stats[0] < 2:
+                    s.stats[0] = 2
+                del s
                 self.cv.wait(STOP_REPEAT)
 
 
@@ -83,6 +97,14 @@ def watchdog(s: Searcher) -> Watchdog:
     if dog is None:
         dog = _WATCHDOGS[s] = Watchdog(s)
     return dog
+
+
+def retire(s: Searcher) -> None:
+    """Forget the searcher's watchdog and end its thread (the searcher leaves the
+    cache of doublet.search.analysis; a search holding it may still stop it)."""
+    dog = _WATCHDOGS.pop(s, None)
+    if dog is not None:
+        dog.close()
 
 
 def interrupt_all() -> None:
