@@ -114,6 +114,7 @@ class CubeState:
     @classmethod
     def money(cls, value: int = 1, owner: str = "centered", jacoby: bool = False,
               beavers: bool = False) -> CubeState:  # fmt: skip
+        """Money play: the cube at `value` (its `owner`), the Jacoby rule and beavers."""
         return cls(value, owner, 0, (0, 0), False, bool(jacoby), bool(beavers))
 
     @classmethod
@@ -196,6 +197,7 @@ class CubeState:
     # -- views -------------------------------------------------------------------------------
     @property
     def is_match(self) -> bool:
+        """A match (a length), not money play."""
         return self.length > 0
 
     @property
@@ -268,6 +270,8 @@ class CubeState:
                            match_length=n)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
+        """The state as the protocol's keys (``cube``, ``match``, ``jacoby``, ``beavers``):
+        from_request reads it back."""
         doc: dict[str, Any] = {"cube": {"value": self.value, "owner": self.owner}}
         if self.is_match:
             doc["match"] = {"length": self.length, "away": list(self.away),
@@ -281,6 +285,7 @@ class CubeState:
         return doc
 
     def describe(self) -> str:
+        """The state in words: "7-point match, mover 2-away, opponent 4-away, ..."."""
         cube = (
             "cube centered"
             if self.owner == "centered"

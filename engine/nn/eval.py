@@ -80,6 +80,10 @@ Net = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 @dataclass(frozen=True, eq=False)
 class Model:
+    """A trained evaluator: the contact net, the race net (each (w1, b1, w2, b2), one
+    hidden layer, 5 sigmoid outputs), its meta (variant, training, lineage) and the
+    search's optional pruning net. load_model reads one, default_model the shipped one."""
+
     contact: Net
     race: Net
     meta: dict[str, Any] = field(default_factory=dict)
@@ -87,6 +91,7 @@ class Model:
 
     @property
     def variant(self) -> int:
+        """The variant it was trained for (0 standard, 1 Acey-Deucey)."""
         return int(self.meta.get("variant", STANDARD))
 
 
@@ -98,6 +103,7 @@ def random_net(hidden: int, seed: int = 0, n_inputs: int = N_INPUTS) -> Net:
 
 
 def random_model(hidden: int = 40, seed: int = 0, variant: int = STANDARD) -> Model:
+    """An untrained model of `hidden` units (seeded weights): training's start, tests."""
     net = random_net(hidden, seed)
     meta = {"encoder_version": ENCODER_VERSION, "hidden": hidden, "variant": variant, "games": 0}
     return Model(net, net, meta)

@@ -183,6 +183,7 @@ class RolloutSettings:
                                f"{'' if number else 'a number '}0 or more, got {got}")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
+        """The settings as the rollout document records them."""
         return {"ply": self.ply, "truncate": self.truncate, "bearoff": self.bearoff,
                 "luck": self.luck, "seed": int(self.seed), "quasi": self.quasi,
                 "until_se": self.until_se or None, "cubeful": self.cubeful,
@@ -514,6 +515,7 @@ class Trials:
 
     @property
     def n(self) -> int:
+        """The trials done."""
         return int(self.raw.shape[1])
 
     def columns(self) -> list[np.ndarray]:
