@@ -99,6 +99,22 @@ def variant_number(variant: object) -> int:
     )
 
 
+def board_array(boards: Any) -> np.ndarray:
+    """`boards` as int8: one board (SIZE,) or a batch (N, SIZE) of whole-number checker
+    counts -15..15; else InvalidPositionError. The kernels check no bounds, so a shorter
+    board was read past its end (a review) and a count of 300 wrapped to 44."""
+    bs = np.asarray(boards)
+    if bs.ndim not in (1, 2) or bs.shape[-1] != SIZE:
+        raise InvalidPositionError(f"a board is {SIZE} checker counts (a batch: N rows of "
+                                   f"{SIZE}), got an array of shape {bs.shape}")  # fmt: skip
+    if bs.dtype.kind not in "iu":
+        raise InvalidPositionError(f"a board holds whole numbers of checkers, got {bs.dtype}")
+    if bs.size and (int(bs.max()) > CHECKERS or int(bs.min()) < -CHECKERS):
+        raise InvalidPositionError("a board's entries are checker counts, -15..15; got "
+                                   f"{int(bs.min())}..{int(bs.max())}")  # fmt: skip
+    return np.ascontiguousarray(bs, dtype=np.int8)
+
+
 def validate(board: Board, variant: int | str = STANDARD) -> None:
     """Raise InvalidPositionError unless ``board`` is a position that can arise in ``variant``.
 
@@ -1185,6 +1201,7 @@ def _match_id_notes(fields: Mapping[str, Any]) -> list[str]:
 __all__ = [
     "XGID",
     "XGID_NO_LIMIT",
+    "board_array",
     "board_from_json",
     "board_from_position_id",
     "board_to_json",

@@ -22,6 +22,7 @@ from doublet.core import board as B
 from doublet.core.board import STANDARD, Board
 from doublet.core.errors import InvalidPositionError, shown
 from doublet.formats.ids import (
+    board_array,
     board_from_position_id,
     board_to_json,
     check_in_play,
@@ -44,16 +45,10 @@ class Position:
 
     def __post_init__(self) -> None:
         variant = variant_number(self.variant)  # 0 / 1 or its name; anything else refused
-        raw = None if isinstance(self.board, (str, bytes)) else np.asarray(self.board)
-        if raw is None or raw.dtype.kind not in "iu" or raw.ndim != 1:
-            raise InvalidPositionError(
-                f"a Position's board is {B.SIZE} whole-number checker counts (doublet.core.board),"
-                f" got {shown(self.board)}"
-            )
-        if raw.size and (int(raw.max()) > B.CHECKERS or int(raw.min()) < -B.CHECKERS):
-            # (a cast to int8 first wrapped 256 + n to n: a review)
-            raise InvalidPositionError(f"a board's entries are checker counts, -15..15; got "
-                                       f"{int(raw.min())}..{int(raw.max())}")  # fmt: skip
+        raw = board_array(self.board)  # (a cast to int8 first wrapped 256 + n to n: a review)
+        if raw.ndim != 1:
+            raise InvalidPositionError(f"a Position's board is one board of {B.SIZE} checker "
+                                       f"counts, got an array of shape {raw.shape}")  # fmt: skip
         b = _frozen(raw)
         validate(b, variant)
         object.__setattr__(self, "board", b)

@@ -55,6 +55,7 @@ from doublet.core.board import outcome as _outcome
 from doublet.core.errors import InvalidPositionError, ModelError, clipped
 from doublet.core.files import atomic_open
 from doublet.core.jit import NO_REFCOUNT, njit
+from doublet.formats.ids import board_array
 from doublet.nn.encode import (
     _RAW_PER_SIDE,
     ENCODER_VERSION,
@@ -670,22 +671,6 @@ def _choose(b, d1, d2, variant, contact, race, acc, tmp, scratch, probs):
 # --------------------------------------------------------------------------------------
 # Wrappers
 # --------------------------------------------------------------------------------------
-
-
-def board_array(boards: Any) -> np.ndarray:
-    """`boards` as int8: one board (SIZE,) or a batch (N, SIZE) of whole-number checker
-    counts -15..15; else InvalidPositionError. The kernels check no bounds, so a shorter
-    board was read past its end (a review) and a count of 300 wrapped to 44."""
-    bs = np.asarray(boards)
-    if bs.ndim not in (1, 2) or bs.shape[-1] != SIZE:
-        raise InvalidPositionError(f"a board is {SIZE} checker counts (a batch: N rows of "
-                                   f"{SIZE}), got an array of shape {bs.shape}")  # fmt: skip
-    if bs.dtype.kind not in "iu":
-        raise InvalidPositionError(f"a board holds whole numbers of checkers, got {bs.dtype}")
-    if bs.size and (int(bs.max()) > 15 or int(bs.min()) < -15):
-        raise InvalidPositionError("a board's entries are checker counts, -15..15; got "
-                                   f"{int(bs.min())}..{int(bs.max())}")  # fmt: skip
-    return np.ascontiguousarray(bs, dtype=np.int8)
 
 
 def evaluate(boards: Boards, model: Model) -> np.ndarray:

@@ -84,8 +84,8 @@ from doublet.core.parallel import Executor, LocalExecutor
 from doublet.cube import bearoff as CB
 from doublet.cube.met import to_money
 from doublet.cube.state import CubeState
-from doublet.formats.ids import check_in_play, validate
-from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, board_array, equity
+from doublet.formats.ids import board_array, check_in_play, validate
+from doublet.nn.eval import N_OUTPUTS, Model, _equity, _mover_probs, _terminal, equity
 from doublet.rules.bearoff import Tables as bearoff_tables_type
 from doublet.rules.bearoff import _small_pair, is_bearoff
 from doublet.search.rollout_cube import Record, walk
