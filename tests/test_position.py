@@ -127,3 +127,17 @@ def test_a_finished_game_has_no_plays() -> None:
         over.plays(6, 6)
     with pytest.raises(InvalidPositionError, match="over"):
         over.play("1/off(4)", 6, 6)
+
+
+def test_plays_compare_by_their_outcome() -> None:
+    # (a review: Play compared by identity, so a parsed play was never `in` plays())
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    plays = pos.plays(3, 1)
+    chosen = pos.play("6/5 8/5", 3, 1)  # another spelling of 8/5 6/5
+    assert chosen in plays and plays.index(chosen) == [p.notation for p in plays].index("8/5 6/5")
+    assert len(set(plays) | {chosen}) == len(plays)
+    assert chosen != pos.play("13/10 6/5", 3, 1)
+    ad = Position.start(ACEY_DEUCEY)
+    entering = ad.plays(2, 1)
+    assert all(p == q for p, q in zip(entering, ad.plays(2, 1), strict=True))
+    assert chosen != entering[0]

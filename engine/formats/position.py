@@ -183,6 +183,19 @@ class Play:
     def __repr__(self) -> str:
         return f"Play({self.notation!r}{', again' if self.again else ''})"
 
+    def __eq__(self, other: object) -> bool:
+        # the same outcome (board after the turn, rolling again or not) is the same play,
+        # however it was reached: `pos.play("13/8 13/10", 5, 3) in pos.plays(5, 3)`
+        return (
+            isinstance(other, Play)
+            and self.variant == other.variant
+            and self.again == other.again
+            and bool(np.array_equal(self.board, other.board))
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.variant, self.again, self.board.tobytes()))
+
 
 def _frozen(b: Any) -> Board:
     """b as an int8 array over bytes of its own: read-only for good (a review set
