@@ -741,3 +741,35 @@ def test_a_dead_cube_is_said_on_the_page(server: str, page: Any) -> None:
         title = page.get_attribute("#match-info", "title") or ""
         assert ("winning this game wins you the match" in title) == is_dead, title
     assert page.is_visible("#double")  # the live cube: roll or double
+
+
+def test_a_wrong_address_keeps_the_game_and_imports_open_their_review(
+    server: str, page: Any
+) -> None:
+    """(a review) A wrong #id cleared the stored game and left the old board with a bad
+    id behind every button; an imported match opened on the play page made the engine
+    play for the file's player 1; a game from a position offered a .mat it cannot be."""
+    body = {"position": RESIGN_ID, "state": {"jacoby": False}, "ply": 0}
+    gid = HTTP.post(f"{server}/api/games", json=body).json()["id"]
+    open_url(page, f"{server}/#{gid}")
+    page.wait_for_selector("#board .checker")
+    idle(page)
+    assert page.get_attribute("#mat-link", "href").endswith(f"/{gid}/export")  # not a .mat
+    page.evaluate("location.hash = 'noSuchGame0123456789'")
+    page.wait_for_function("document.getElementById('error').textContent.includes('no game')")
+    idle(page)
+    assert page.evaluate("location.hash") == f"#{gid}"
+    assert page.evaluate("localStorage.getItem('doublet-game')") == gid
+    page.click("#resign")  # the buttons still act on the game on the board
+    page.wait_for_selector("#ask-dialog[open]")
+    page.keyboard.press("Escape")
+    idle(page)
+    text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
+    cut = text.index("62: 13/11 24/18", text.index(" Game 5"))  # the file's player 1 next
+    imported = HTTP.post(f"{server}/api/import", json={"text": text[:cut] + "\n"}).json()
+    open_url(page, f"{server}/#{imported['id']}")
+    page.wait_for_url(f"{server}/review#{imported['id']}")
+    page.wait_for_selector("#entry-table tr[data-index]", timeout=120_000)
+    after = HTTP.get(f"{server}/api/games/{imported['id']}").json()
+    assert after["record"] == imported["record"]
+    assert page.evaluate("localStorage.getItem('doublet-game')") == gid

@@ -492,6 +492,7 @@ def test_ambiguous_hit_asks_for_a_mark() -> None:
         ("24/18 then: 13/7", "after 'then' write the doublet"),
         ("then 6-6: 24/18", "before 'then' comes the play"),
         ("24/18 then 6-6: 13/7 then 5-5: 8/3", "one 'then' at most"),
+        ("x" * 5000, r"at most 200 characters, got 'x{40}'\.\.\. \(5000 characters\)$"),
     ],
 )
 def test_notation_errors(text: str, fragment: str) -> None:
@@ -556,3 +557,14 @@ def test_boards_are_not_changed() -> None:
     describe_outcomes(board, outs, again, 6, 5)
     parse_play(board, 6, 5, "24/13")
     assert np.array_equal(board, STARTING)
+
+
+def test_the_longest_plays_written_longhand_fit_under_the_cap() -> None:
+    """MAX_PLAY_TEXT leaves room for a 1-2 chain written hop by hop and spaced out."""
+    from doublet.formats.notation import MAX_PLAY_TEXT
+
+    hops = " ".join(f"{p} / {p - 1}" for p in range(24, 20, -1))
+    text = f"bar / 24 , bar / 23  then 6-6 :  {hops} {hops} {hops}"
+    assert 120 < len(text) <= MAX_PLAY_TEXT
+    with pytest.raises(IllegalPlayError):  # parsed, then judged: not the length's error
+        parse_play(STARTING, 2, 1, text)

@@ -878,6 +878,24 @@ def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
     assert client.post("/api/import", json=big).status_code == 413
 
 
+def test_an_imported_match_file_is_a_record_never_played_on(client: TestClient) -> None:
+    """A file that ends with the file's player 1 to move: opening it made the engine
+    play a roll and a move of its own for that player, saved into the record (a review)."""
+    text = (ROOT / "tests" / "data" / "matches" / "match01.mat").read_text()
+    cut = text.index("62: 13/11 24/18", text.index(" Game 5"))
+    st = client.post("/api/import", json={"text": text[:cut] + "\n"}).json()
+    gid, record = st["id"], st["record"]
+    assert st["game"]["to_act"] == "engine" and record  # the file's player 1 is to roll
+    for _ in range(2):
+        again = client.get(f"/api/games/{gid}").json()
+        assert again["record"] == record and again["move"] == st["move"]
+    assert client.get(f"/api/games/{gid}/mat").text.rstrip().endswith("8/4 6/4")
+    for path in ("roll", "double", "resign", "next"):
+        r = client.post(f"/api/games/{gid}/{path}", json={"move": again["move"]})
+        assert r.status_code == 409 and "imported for its review" in r.json()["error"], path
+    assert client.get(f"/api/games/{gid}/review?game=4&ply=0").status_code == 200
+
+
 def test_an_imported_match_file_may_start_with_a_byte_order_mark(client: TestClient) -> None:
     """A file saved by a Windows editor starts with U+FEFF; an .sgf with it was taken for
     a .mat and refused."""

@@ -107,9 +107,11 @@ send one without the browser asking this server first.
   plays, "count" all of them) | null}``.
 - ``POST /api/import`` ``{"text": a .mat or .sgf file's text, "ply"}`` (up to 1 MiB):
   the match replayed through the rules (a move that does not fit is a 400 naming the
-  game, the move and the text) and stored as a finished series with the file's player
-  names (``"names"`` in its state), 201 with its state; the review page (``/review``,
-  "Review a match file") sends a file here and reviews its games.
+  game, the move and the text) and stored as a series with the file's player names
+  (``"names"`` in its state), 201 with its state; the review page (``/review``, "Review
+  a match file") sends a file here and reviews its games. It is a record, read-only: a
+  change is a 409, and the engine never plays for the file's player 1, even where the
+  file ends in the middle of a game.
 
 Depth (doublet.search.choice.engine_depth): the engine searches at the series' ply
 (0..3), but in Acey-Deucey a 1-2 (the roll and its chosen doublet: over 800,000 plays in
@@ -450,7 +452,9 @@ def state(gid: str, s: Series) -> dict[str, Any]:
         "games": s.games,
         "kind": "match" if s.length else "money" if s.cube else "series",
         "describe": s.describe(),
-        "names": list(s.names) if s.names else None,
+        "names": list(s.names) if s.names else None,  # set: an imported file, read-only
+        # /mat can write it (standard, every game from the opening); else /export
+        "mat_file": s.variant == STANDARD and not any(x.from_position for x in [*s.history, g]),
         "rules": {"cube": s.cube, "jacoby": s.jacoby, "beavers": s.beavers},
         "score": {"you": s.score[YOU], "engine": s.score[ENGINE]},
         "results": [_result_json(x) for x in s.results],
@@ -1151,6 +1155,9 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             if move is None:
                 why = "send the state's 'move' with a request that changes the game"
                 raise ApiError(400, why + ": a retried request is then not applied twice")
+            if s.names:  # (a review: opening one made the engine play the file's player 1)
+                raise ApiError(409, "this series is a match file imported for its review: "
+                                    "a record, not a game to play on")  # fmt: skip
             at_move(gid, s, move)
             try:
                 extra = change(s, doc)
@@ -1200,6 +1207,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
     def show(gid: str, _: Any) -> dict[str, Any]:
         s = store.get(gid)
         acting = to_act(s.game)
+        if s.names:  # an imported match file: a record, never played on (a review)
+            return state(gid, s)
         if acting == ENGINE or (s.game.over and len(s.results) == s.game.number):
             engine_acts(s)  # saved in the middle of the engine's turn
             store.save(gid)

@@ -70,7 +70,7 @@ from doublet.core.board import (
     Board,
     Boards,
 )
-from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError
+from doublet.core.errors import AmbiguousPlayError, IllegalPlayError, NotationError, clipped
 from doublet.core.jit import njit
 from doublet.rules.movegen import all_off, chain_rolls_again, check_dice, legal_outcomes
 from doublet.rules.paths import NOT_AN_OUTCOME, play_path
@@ -623,6 +623,9 @@ _WORDS = {"bar": MY_BAR, "b": MY_BAR, "off": _OFF, "o": _OFF, "in": MY_OUT}
 _PIECE = re.compile(r"([a-z]+|\d+)(\**)")
 _PART = re.compile(r"(.*?)(?:\((\d+)\))?")
 _THEN = re.compile(r"\bthen\b")
+# The longest play text read: a 1-2 chain written hop by hop, spaced out, is about 130
+# characters; longer text is refused before parsing, not echoed whole in an error.
+MAX_PLAY_TEXT = 200
 _DOUBLET = re.compile(r"\s*(\d)\s*-?\s*(\d)\s*:?(.*)", re.S)
 _NUMBER_WORDS = {1: "one die", 2: "two dice", 3: "three dice", 4: "four dice"}
 
@@ -731,6 +734,9 @@ def _parse(text: str) -> tuple[_Text, _Text | None, int]:
     'then k-k:' (None without one) and k (0 without one)."""
     if not isinstance(text, str):
         raise NotationError(f"a play is text, got {type(text).__name__}")
+    if len(text) > MAX_PLAY_TEXT:  # (a review: 5,000 characters echoed under the board)
+        raise NotationError(f"a play is at most {MAX_PLAY_TEXT} characters, got "
+                            f"{clipped(text, 40)}")  # fmt: skip
     low = text.lower()
     found = list(_THEN.finditer(low))
     if not found:

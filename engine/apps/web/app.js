@@ -54,11 +54,19 @@ async function run(work) {
 }
 
 async function loadGame(id) {
+  // S.id changes only once the game is read: a wrong #id keeps the game on the board.
+  const st = await api("GET", "/" + id);
+  if (st.names) {
+    // An imported match file is a record for its review, not a game to play on: its
+    // address opens the review; as the stored game (an older page's) it is forgotten.
+    if (localStorage.getItem("doublet-game") === id) localStorage.removeItem("doublet-game");
+    if (location.hash === "#" + id) location.assign(`/review#${id}`);
+    return;
+  }
   S.id = id;
-  S.state = await api("GET", "/" + id);
+  S.state = st;
   // The New game form starts from this game's settings.
   const f = document.getElementById("new-game-form");
-  const st = S.state;
   f.variant.value = st.variant;
   f.ply.value = String(st.ply);
   f.querySelector(`input[name="kind"][value="${st.kind}"]`).checked = true;
@@ -584,9 +592,9 @@ function renderSide() {
   review.href = `/review#${st.id}`;
   const mat = byId("mat-link");
   mat.hidden = st.record.length === 0 && st.results.length === 0;
-  const standard = st.variant === "standard";
-  mat.href = `/api/games/${st.id}/${standard ? "mat" : "export"}`;
-  mat.textContent = standard ? "Download .mat" : "Download record";
+  // A .mat file holds standard games from the opening: else the text record.
+  mat.href = `/api/games/${st.id}/${st.mat_file ? "mat" : "export"}`;
+  mat.textContent = st.mat_file ? "Download .mat" : "Download record";
 }
 
 function clearHints() {
@@ -675,9 +683,12 @@ function openFromHash() {
 }
 
 function openGame(id) {
-  // A game by its id (the page's address ends with #ID, so it can be bookmarked).
+  // A game by its id (the page's address ends with #ID, so it can be bookmarked). One
+  // that cannot be read is forgotten only if it is the stored one; the game on the
+  // board, if any, stays, and so does the address of it.
   run(() => loadGame(id).catch((e) => {
-    localStorage.removeItem("doublet-game");
+    if (localStorage.getItem("doublet-game") === id) localStorage.removeItem("doublet-game");
+    if (S.id) history.replaceState(null, "", "#" + S.id);
     throw e;
   }));
 }
