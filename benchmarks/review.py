@@ -12,7 +12,7 @@ A set is a folder of .mat files and a JSON of gnubg 1.07's `analyse match` of th
   benchmarks/data/gnubg2_noise11.json.
 
 For each match and ply: per player, Doublet's unforced moves and error rate (mEMG, over
-the unforced moves and the actual or wrong cube decisions; doublet.games.review) beside
+the unforced moves and the close, actual or wrong cube decisions; doublet.games.review) beside
 gnubg's (over the unforced moves and the close or actual cube decisions), whether the two
 rank the match's players alike, and the time per decision. Then over all players of the
 chosen sets, per ply: how often the order agrees, the mean absolute difference of the

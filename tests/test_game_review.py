@@ -151,7 +151,8 @@ def test_a_missed_double_loses_its_cube_error() -> None:
     eq = cube["equities"]
     loss = round(min(eq["double_take"], eq["double_pass"]) - eq["no_double"], 6)
     assert cube["double"] and loss > 0
-    assert e["cube"] == {"proper": cube["action"], "loss": loss, "verdict": words(loss)}
+    assert e["cube"] == {"proper": cube["action"], "loss": loss, "verdict": words(loss),
+                         "close": True}  # fmt: skip
     assert e["loss"] == 0.0  # the play after the roll is the engine's
 
 
@@ -181,8 +182,11 @@ def test_the_totals_add_up() -> None:
         actions = [e for e in mine if e["kind"] != "play"]
         rolls = [e["cube"] for e in mine if "cube" in e]
         missed = [c for c in rolls if c["proper"].startswith(("Double", "Redouble"))]
+        assert all(c["close"] for c in missed)  # a proper double is always close
+        counted = [c for c in rolls if c["close"] or c["loss"] > 0]  # gnubg's rule
         assert tot["unforced"] == len(plays)
-        assert tot["decisions"] == len(plays) + len(actions) + len(missed)
+        assert tot["decisions"] == len(plays) + len(actions) + len(counted)
+        assert len(counted) > len(missed)  # a close no-double is counted too
         assert tot["checker_error"] == pytest.approx(sum(e["loss"] for e in plays), abs=1e-6)
         cube = sum(e["loss"] for e in actions) + sum(c["loss"] for c in rolls)
         assert tot["cube_error"] == pytest.approx(cube, abs=1e-5)
@@ -375,3 +379,27 @@ def test_a_play_cut_by_the_search_is_judged_at_the_searchs_depth() -> None:
     assert j.played["equity"] == pytest.approx(eq[i], abs=1e-6)
     assert j.loss == pytest.approx(j.analysis["plays"][0]["equity"] - eq[i], abs=1e-6)
     assert j.loss < float(shallow["loss"])  # 0.185 against 0.281 at 0 ply
+
+
+def test_a_cube_decision_is_close_as_gnubg_counts_them() -> None:
+    """(a review) Rolls with the cube were counted only when wrong, so the cube error
+    rate was the mean loss of a wrong decision, twice gnubg's "close or actual" rate."""
+    from doublet.games.review import CLOSE_CUBE, PlayerStats, cube_close
+
+    def doc(nd: float, dt: float | None, dp: float = 1.0) -> dict[str, Any]:
+        return {"equities": {"no_double": nd, "double_take": dt, "double_pass": dp}}
+
+    assert cube_close(doc(0.5, 0.7))  # a proper double
+    assert cube_close(doc(1.1, 1.3))  # too good: doubling (1.0) 0.1 below playing on
+    assert not cube_close(doc(1.3, 1.5))  # too good by far
+    assert cube_close(doc(0.3, 0.3 - CLOSE_CUBE + 0.01))
+    assert not cube_close(doc(0.3, 0.3 - CLOSE_CUBE - 0.01))
+    assert not cube_close(doc(0.3, None))
+    st = PlayerStats("x")
+    st.add_cube(None, actual=False, close=True)  # counted, no error
+    st.add_cube(None, actual=False, close=False)  # not counted
+    st.add_cube(0.05, actual=False, close=True)
+    st.add_cube(None, actual=True)
+    doc_ = st.to_json()
+    assert doc_["cube_decisions"] == 4 and doc_["counted_cube_decisions"] == 3
+    assert doc_["cube_error_rate_memg"] == pytest.approx(50 / 3, abs=0.01)

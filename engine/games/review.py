@@ -21,9 +21,10 @@ costs twice the take's stake); a take where a beaver was better is not counted.
 Per player: unforced moves, checker errors (total, and mean per unforced move in mEMG:
 GNU Backgammon's error rate), cube decisions (every turn with access to a live cube, and
 the actual doubles, takes and passes), cube errors (total, and mean per counted cube
-decision: the actual ones and the wrong ones), and overall the error rate over the
-unforced moves and the cube decisions that were actual or wrong (gnubg counts its
-"close or actual" ones; this counts the actual and the wrong), and the performance
+decision: the actual ones, the close ones and the wrong ones), and overall the error
+rate over the unforced moves and the counted cube decisions (GNU Backgammon's "close or
+actual" ones: close where doubling loses less than CLOSE_CUBE, 0.16, against the best
+action, in equity normalised to the cube; a wrong one is counted too), and the performance
 rating PR = 500 x the mean error per such decision (eXtreme Gammon's definition, with
 Doublet's equities). Each roll's luck is measured too; `doublet review --html` draws the
 worst decisions' boards (doublet.apps.report); answers are kept in a cache that a
@@ -50,7 +51,8 @@ with it ranks the plays by cubeful equity, as its engine chooses them
         "best": "24/18 13/9",               # the best play (a cube action: the proper one)
         "loss": 0.012, "verdict": "",       # "", "doubtful", "bad", "very bad"
         "plays": [{"play": "24/18 13/9", "equity": 0.01, "loss": 0.0}, ...],  # top 5
-        "cube": {"proper": "No double, take", "loss": 0.0, "verdict": ""}},
+        "cube": {"proper": "No double, take", "loss": 0.0, "verdict": "",
+                 "close": false}},  # counted in the totals if close or wrong
                         # only where the player could have doubled before the roll
        {"index": 7, "side": 0, "kind": "double", "before": "...", "dice": null,
         "play": null, "forced": false, "best": "Double, take", "proper": "Double, take",
@@ -397,6 +399,22 @@ def judge_play(pos: Position, dice: tuple[int, int], play: str, state: CubeState
     return PlayJudgement(doc, row, False, float(row["loss"]))
 
 
+# A cube decision counts toward the error rates when it was made (a double, take, beaver
+# or pass) or was close: doubling loses less than this against the best action, in
+# equity normalised to the cube (GNU Backgammon's rule for its "close or actual" ones).
+CLOSE_CUBE = 0.16
+
+
+def cube_close(doc: dict[str, Any]) -> bool:
+    """Whether the cube decision (cube_document) is close: doubling, min(DT, DP), is
+    within CLOSE_CUBE of the better of it and no double (every proper double is)."""
+    eq = doc["equities"]
+    if eq["double_take"] is None:
+        return False
+    doubled = min(eq["double_take"], eq["double_pass"])
+    return bool(max(eq["no_double"], doubled) - doubled < CLOSE_CUBE)
+
+
 def cube_loss(doc: dict[str, Any], action: str) -> float | None:
     """The loss of `action` at a cube decision (cube_document of the doubler's position
     before its roll, at its cube): "roll" (it did not double), "double", or the other
@@ -433,7 +451,7 @@ class PlayerStats:
     unforced: int = 0
     checker_error: float = 0.0
     cube_decisions: int = 0
-    counted_cube: int = 0  # actual or wrong cube decisions
+    counted_cube: int = 0  # actual, close or wrong cube decisions
     cube_error: float = 0.0
     errors: list[dict[str, Any]] = field(default_factory=list)
     rolls: int = 0  # rolls whose luck was measured
@@ -449,11 +467,12 @@ class PlayerStats:
             if verdict(judged.loss):
                 self.checker_verdicts[verdict(judged.loss)] += 1
 
-    def add_cube(self, loss: float | None, actual: bool) -> None:
+    def add_cube(self, loss: float | None, actual: bool, close: bool = False) -> None:
         """A cube decision: an actual double, take or pass (`actual`), or a roll with
-        access to the cube; `loss` None where it was not wrong (cube_loss)."""
+        access to the cube (`close`: cube_close); `loss` None where it was not wrong
+        (cube_loss). The actual, close and wrong ones count toward the error rates."""
         self.cube_decisions += 1
-        if actual or loss is not None:
+        if actual or close or loss is not None:
             self.counted_cube += 1
         if loss is not None:
             self.cube_error += loss
@@ -634,7 +653,7 @@ def _review_match_game(match: MatMatch, g: ReplayedGame, analyst: Analyst) -> li
         if i > 0 and state.has_cube_decision() and (mv.number, mv.player) not in doubled_at:
             doc = analyst.cube(pos, state)
             loss = cube_loss(doc, "roll")
-            st.add_cube(loss, actual=False)
+            st.add_cube(loss, actual=False, close=cube_close(doc))
             if loss is not None:
                 st.errors.append({**where, "xgid": state.xgid(mv.board), "kind": "missed double",
                                   "loss": round(loss, 6), "proper": doc["action"]})  # fmt: skip
@@ -754,8 +773,9 @@ def review_game(game: Game, ply: int = 0, model: Model | None = None,
                           "luck": None if roll_luck is None else round(roll_luck, 6)})  # fmt: skip
             if cube_doc is not None:
                 loss = cube_loss(cube_doc, "roll")
-                st.add_cube(loss, actual=False)
-                entry["cube"] = _cube_entry(cube_doc["action"], loss)
+                close = cube_close(cube_doc)
+                st.add_cube(loss, actual=False, close=close)
+                entry["cube"] = {**_cube_entry(cube_doc["action"], loss), "close": close}
             turns.append(entry)
             continue
         if t.action == "double":
