@@ -83,10 +83,13 @@ def _write(tmp: Path, margin: float) -> Path:
     return path
 
 
-def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
+def test_a_tiny_recipe_runs_resumes_and_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     strict = _write(tmp_path, 1000.0)  # no candidate passes this gate
     assert recipe.main(["--recipe", str(strict), "--out", str(out)]) == 3
+    assert "(exit 3; the steps after it do not run)" in capsys.readouterr().err
     for name in ("td", "prune", "data", "fit", "gate"):
         assert json.loads((out / name / "done.json").read_text())["spec"]["name"] == name
     gate = json.loads((out / "gate" / "gate.json").read_text())
@@ -96,6 +99,7 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     assert "cube decisions" in gate["why"] and gate["cube"]["decisions"] == 957
     assert not (out / "final.npz").exists()
     assert recipe.main(["--recipe", str(strict), "--out", str(out)]) == 3  # still failed
+    assert f"and remove {str(out / 'gate')!r}" in capsys.readouterr().err  # how to gate again
 
     loose = _write(tmp_path, -1000.0)
     assert recipe.main(["--recipe", str(loose), "--out", str(out)]) == 2  # gate changed
@@ -125,6 +129,7 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "doublet.training", "--recipe", str(loose),
                         "--out", str(out)], capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 0 and r.stderr.count(": done (") == 6, r.stderr
+    assert "all 6 steps done (0 run now" in r.stderr
     # A step made again, differently: the steps made from it are stale, refused until
     # removed. (td above lost only its record: the same model, nothing stale.)
     shutil.rmtree(out / "prune")
@@ -194,6 +199,24 @@ def test_a_tiny_recipe_runs_resumes_and_gates(tmp_path: Path) -> None:
      "pubeval_min = 5.0\n", "pubeval_min needs pubeval_games"),
     (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = '.'\n",
      "step 'e': cannot export to"),
+    # Found by a review (session 47): a gate's data files were read only when the gate
+    # was reached, after its head to head, and a wrong one gave a bare KeyError.
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     f"cube = '{ROOT}/tests/data/gnubg_refset.jsonl'\n",
+     "is not a file of gnubg's cube decisions (gnubg_cube0.jsonl's lines): a line has no"),
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     f"judge = '{ROOT}/tests/data/gnubg_cube0.jsonl'\n"
+     f"refset = '{ROOT}/tests/data/gnubg_refset.jsonl'\n", "the refset judge cannot be read"),
+    (f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\nagainst = '{MODEL}'\n"
+     f"judge = '{ROOT}/benchmarks/data/gnubg2_all_refset.jsonl.gz'\n"
+     f"refset = '{ROOT}/tests/data/gnubg_cube0.jsonl'\n", "are not a refset judge"),
+    # an export onto what the run makes, what it reads, or another export's file
+    ("[[step]]\nname = 'p'\nkind = 'td'\nconfig = 'tiny'\n[[step]]\nname = 'e'\n"
+     "kind = 'export'\nmodel = 'p'\nto = 'p/model.npz'\n", "is inside step 'p''s folder"),
+    (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = '{MODEL}'\n",
+     "that the recipe reads"),
+    (f"[[step]]\nname = 'e'\nkind = 'export'\nmodel = '{MODEL}'\nto = 'x.npz'\n[[step]]\n"
+     f"name = 'f'\nkind = 'export'\nmodel = '{MODEL}'\nto = 'x.npz'\n", "is step 'e''s too"),
 ])  # fmt: skip
 def test_a_bad_recipe_gets_one_clear_error(tmp_path: Path, text: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
@@ -401,6 +424,26 @@ def test_a_stopped_td_step_goes_on_from_its_checkpoint(tmp_path: Path) -> None:
     assert run(32, seed=5) == 2
 
 
+def test_a_stopped_td_step_refuses_a_seed_taken_out(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]
+                                                    ) -> None:  # fmt: skip
+    """(a review) A seed taken out of a stopped td step was filled in from the run's
+    checkpoint, so its record said the config's seed and the model's meta another."""
+    from doublet.training import configs
+
+    path = tmp_path / "td.toml"
+    out = tmp_path / "run"
+    seed = configs.get("tiny").seed + 4
+    path.write_text(f'[[step]]\nname = "td"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+                    f"seed = {seed}\n")  # fmt: skip
+    assert recipe.main(["--recipe", str(path), "--out", str(out)]) == 0
+    (out / "td" / "done.json").unlink()  # stopped before its record
+    path.write_text('[[step]]\nname = "td"\nkind = "td"\nconfig = "tiny"\ngames = 16\n')
+    capsys.readouterr()
+    assert recipe.main(["--recipe", str(path), "--out", str(out)]) == 2
+    assert f"holds a run with seed {seed}, not {seed - 4}" in capsys.readouterr().err
+
+
 def test_a_td_step_does_not_go_on_from_an_init_made_again(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]
                                                           ) -> None:  # fmt: skip
@@ -565,7 +608,8 @@ def test_a_gate_of_acey_deucey_models_on_standard_judges_and_a_tie(
     acey = ROOT / "models" / "doublet-acey-deucey.npz"
     path = tmp_path / "g.toml"
     path.write_text(f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{acey}'\nagainst = '{acey}'\n"
-                    f"games = 2\njudge = '{MODEL}'\nrefset = '{MODEL}'\n")  # fmt: skip
+                    f"games = 2\njudge = '{ROOT}/benchmarks/data/gnubg2_all_refset.jsonl.gz'\n"
+                    f"refset = '{ROOT}/tests/data/gnubg_refset.jsonl'\n")  # fmt: skip
     assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "a")]) == 2
     assert "judge standard backgammon's decisions" in capsys.readouterr().err
     path.write_text(f"[[step]]\nname = 'g'\nkind = 'gate'\nmodel = '{MODEL}'\n"
@@ -575,3 +619,46 @@ def test_a_gate_of_acey_deucey_models_on_standard_judges_and_a_tie(
     assert gate["head_to_head"]["ppg"] == 0.0 and gate["passed"]
     path.write_text(path.read_text().replace("margin_se = -1.0", "margin_se = 0.0"))
     assert recipe.main(["--recipe", str(path), "--out", str(tmp_path / "z")]) == 3  # not ahead
+
+
+def test_a_done_step_and_the_files_it_read(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """(a review, session 47) workers changed on a done step forced everything to be
+    made again; the message did not name what changed; a model given by path and
+    replaced since went unnoticed; a step edited after the first to run was found only
+    when the run reached it."""
+    ext = tmp_path / "ext.npz"
+    shutil.copy(MODEL, ext)
+    path = tmp_path / "r.toml"
+    out = tmp_path / "run"
+
+    def run(workers: int = 1, games: int = 16, to: str = "x.npz") -> tuple[int, str]:
+        path.write_text(f'[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\n'
+                        f"games = {games}\nworkers = {workers}\n"
+                        '[[step]]\nname = "e"\nkind = "export"\nmodel = "ext.npz"\n'
+                        f'to = "{to}"\n')  # fmt: skip
+        code = recipe.main(["--recipe", str(path), "--out", str(out)])
+        return code, capsys.readouterr().err
+
+    assert run()[0] == 0
+    assert json.loads((out / "e" / "done.json").read_text())["files"]["ext.npz"]
+    code, err = run(workers=2)  # the speed only: still done
+    assert code == 0 and "a: done" in err and "e: done" in err, err
+    code, err = run(games=32)
+    assert code == 2 and "other settings (games 16 then, 32 now)" in err, err
+    code, err = run(to="y.npz")  # a later step's change is found before the first runs
+    assert code == 0 and "runs again" in err
+    code, err = run(games=32, to="z.npz")
+    assert code == 2 and "e: running" not in err, err
+    shutil.copy(ROOT / "models" / "lineage" / "standard-session17.npz", ext)
+    code, err = run(to="y.npz")
+    assert code == 2 and "was made from the file 'ext.npz'" in err, err
+
+
+def test_the_recipe_help_lists_every_kind_and_its_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        recipe.main(["--help"])
+    out = capsys.readouterr().out
+    for kind in recipe.KINDS:
+        assert f"  {kind} " in out
+    assert "3: a gate failed" in out and "rank_weight" in out

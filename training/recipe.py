@@ -66,12 +66,17 @@ run and what it gave. Run again, the pipeline skips the steps that are done, goe
 with a step that was interrupted from the files it left (td from its checkpoint, to the
 step's games, or only its export when it learned them all; data from its chunks; prune,
 fit and gate start again: they are short) and refuses a step
-whose settings changed after it was done, or whose input steps were made again since
-(remove its folder to redo it and the steps after it). A gate that fails stops the
-pipeline there, and is recorded as failed so that a rerun stops there again; the export
-after it never runs. An export recorded done whose model (or the record beside it) is
-missing, or is not the file it wrote, is exported again. Every step writes atomically
-(doublet.core.files), so a kill loses at most the step in progress.
+whose settings changed after it was done (naming them; `workers` aside, which changes
+only the speed), whose input steps were made again since, or whose input files (models,
+judges, data given by path: their sha256 is recorded) hold something else now; remove
+its folder to redo it and the steps after it. Every record is checked before any step
+runs, and so are the gate's judge and cube files and the exports' paths (none may write
+into a step's folder, over a file the recipe reads, or over another export's). A gate
+that fails stops the pipeline there (exit 3), and is recorded as failed so that a rerun
+stops there again; the export after it never runs. An export recorded done whose model
+(or the record beside it) is missing, or is not the file it wrote, is exported again.
+Every step writes atomically (doublet.core.files), so a kill loses at most the step in
+progress.
 """
 
 from __future__ import annotations
@@ -213,6 +218,17 @@ def load(path: Path) -> list[Step]:
                                    "file (paths are relative to the recipe)")  # fmt: skip
             elif why := _not_input(key, _under(path.resolve().parent, ref)):
                 raise DoubletError(f"{where}: {key} {ref!r} {why}")  # as a step's, above
+        base = path.resolve().parent
+        if kind == "gate" and t.get("judge") is not None:  # files only (refused as steps)
+            try:
+                read_judge(_under(base, t["judge"]), _under(base, t["refset"]))
+            except DoubletError as e:
+                raise DoubletError(f"{where}: {e}") from None
+        if kind == "gate" and t.get("cube") is not None:
+            try:
+                read_cube_decisions(_under(base, t["cube"]))
+            except DoubletError as e:
+                raise DoubletError(f"{where}: {e}") from None
         step = Step(name, kind, dict(t))
         steps.append(step)
         seen[name] = step
@@ -297,6 +313,24 @@ def _not_input(key: str, file: Path) -> str | None:
     return None
 
 
+# Keys that change a step's speed, never what it makes: a finished step run with other
+# workers (a bigger machine) is still done.
+SPEED_ONLY = {"workers"}
+
+
+def _differences(was: dict[str, Any], now: dict[str, Any]) -> str:
+    """The settings that differ between a step as it was done and as it is now ("" when
+    none does but SPEED_ONLY's), for a message: "epochs 1 then, 2 now, seed (none) then,
+    5 now"."""
+
+    def shown(spec: dict[str, Any], key: str) -> str:
+        return repr(spec[key]) if key in spec else "(none)"
+
+    keys = sorted(k for k in {*was, *now} - SPEED_ONLY if was.get(k) != now.get(k)
+                  or (k in was) != (k in now))  # fmt: skip
+    return ", ".join(f"{k} {shown(was, k)} then, {shown(now, k)} now" for k in keys)
+
+
 def _plain(value: Any) -> bool:
     if isinstance(value, list):
         return all(_plain(v) for v in value)
@@ -326,6 +360,7 @@ class Pipeline:
         self.names = {s.name: s for s in self.steps}
         self.log = log or command_log("recipe")
         self._digests: dict[str, str | None] = {}  # _digest's, by step name
+        self._paths: dict[str, str] = {}  # _file_stamp's, by the recipe's path
 
     # -- where things are ------------------------------------------------------------------
     def folder(self, step: Step) -> Path:
@@ -347,7 +382,10 @@ class Pipeline:
         """Where an export step writes its model (`to`, relative to the run's folder)."""
         return _under(self.out, step.get("to"))
 
-    def done(self, step: Step) -> dict[str, Any] | None:
+    def done(self, step: Step, early: bool = False) -> dict[str, Any] | None:
+        """The step's record if it is done and still stands (None: to run); DoubletError
+        where it was done with other settings or inputs. `early`: checked before the run
+        starts, where an input step not done yet is passed over (it may make the same)."""
         path = self.folder(step) / DONE
         if not path.exists():
             return None
@@ -376,12 +414,23 @@ class Pipeline:
             raise DoubletError(f"step {step.name!r} is recorded done, but what it made in "
                                f"{folder!r} is missing or was changed since: remove the "
                                "folder to run it again, and the steps after it")  # fmt: skip
-        if record.get("spec") != step.spec:
-            raise DoubletError(f"step {step.name!r} was done with other settings "
-                               f"({record.get('spec')}); remove {str(self.folder(step))!r} "
-                               "to run it again, and the steps after it")  # fmt: skip
+        was = record.get("spec") if isinstance(record.get("spec"), dict) else {}
+        if differ := _differences(was, step.spec):
+            raise DoubletError(f"step {step.name!r} was done with other settings ({differ}); "
+                               "set them back, or remove "
+                               f"{str(self.folder(step))!r} to run it again, and the steps "
+                               "after it")  # fmt: skip
+        for ref, stamp in record.get("files", {}).items():
+            if self._file_stamp(ref) != stamp:
+                raise DoubletError(f"step {step.name!r} was made from the file {ref!r} as it "
+                                   "was then, and it holds something else now (or is gone): "
+                                   f"put it back, or remove {folder!r} to run the step again, "
+                                   "and the steps after it")  # fmt: skip
         for name, stamp in record.get("inputs", {}).items():
-            if self._stamp(name) != stamp:
+            now = self._stamp(name)
+            if early and now is None:  # (before the run) not done yet: it may make the same
+                continue
+            if now != stamp:
                 raise DoubletError(f"step {step.name!r} was made from step {name!r} as it "
                                    "was then, and that step has made something else (or is "
                                    f"not done) since: remove {folder!r} to run it again, and "
@@ -394,6 +443,32 @@ class Pipeline:
         refs = [step.get(k) for k in ("model", "against", "init")]
         refs += data if isinstance(data, list) else [data]
         return [r for r in refs if isinstance(r, str) and r in self.names]
+
+    def _files(self, step: Step) -> list[str]:
+        """The files and folders (by the recipe's own words) that `step` reads, not made by
+        an earlier step: models, judges, data given by path."""
+        data = step.get("data")
+        refs = [step.get(k) for k in ("model", "against", "init", "judge", "refset", "cube")]
+        refs += data if isinstance(data, list) else [data]
+        return [r for r in refs if isinstance(r, str) and r not in self.names]
+
+    def _file_stamp(self, ref: str) -> str:
+        """sha256 of a file given by path (a folder: of its chunks), as `_digest` of a
+        step's result: a model replaced at the same path is another input (a review)."""
+        if ref not in self._paths:
+            path = _under(self.base, ref)
+            files = sorted(path.glob("chunk-*.npz")) if path.is_dir() else [path]
+            h = hashlib.sha256()
+            for f in files:
+                h.update(f.name.encode())
+                try:
+                    with open(f, "rb") as fh:
+                        for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                            h.update(block)
+                except OSError:
+                    h.update(b"\0missing")
+            self._paths[ref] = h.hexdigest()
+        return self._paths[ref]
 
     def _stamp(self, name: str) -> str | None:
         """The digest of step `name`'s result as its record holds it (None: not done, or a
@@ -437,16 +512,23 @@ class Pipeline:
     # -- running -----------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> int:
         """Every step not done yet, in order: 0, or 3 when a gate failed."""
-        for step in self.steps:  # before days of steps: where an export cannot be written
-            if step.kind == "export" and (why := file_path_error(self.exported(step))):
-                raise DoubletError(f"step {step.name!r}: cannot export to "
-                                   f"{str(self.exported(step))!r}: {why}")  # fmt: skip
+        self._check_exports()
+        # Every step's record is checked before any step runs (a review: a step renamed
+        # or edited past the first one to run was found only when the run reached it).
+        quiet, self.log = self.log, lambda *_: None
+        try:
+            for step in self.steps:
+                self.done(step, early=True)
+        finally:
+            self.log = quiet
+        t0, ran = time.time(), 0
         for step in self.steps:
             record = self.done(step)
             if record is not None:
                 if record.get("passed") is False:
                     self.log(f"{step.name}: the gate failed ({record['result']['why']}); "
-                             "the pipeline stops here")  # fmt: skip
+                             "the pipeline stops here (to gate again, change the gate or "
+                             f"its model and remove {str(self.folder(step))!r})")  # fmt: skip
                     return 3
                 self.log(f"{step.name}: done ({_summary(record)})")
                 continue
@@ -461,15 +543,50 @@ class Pipeline:
             record = {"spec": step.spec, "result": result, "seconds": round(time.time() - t, 1),
                       "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
                       "digest": self._digest(step),
-                      "inputs": {n: self._stamp(n) for n in self._inputs(step)}}  # fmt: skip
+                      "inputs": {n: self._stamp(n) for n in self._inputs(step)},
+                      "files": {r: self._file_stamp(r) for r in self._files(step)}}  # fmt: skip
             if step.kind == "gate":
                 record["passed"] = bool(result["passed"])
             atomic_write(self.folder(step) / DONE, json.dumps(record, indent=1) + "\n")
             if record.get("passed") is False:
-                self.log(f"{step.name}: the gate failed: {result['why']}")
+                self.log(f"{step.name}: the gate failed: {result['why']} (exit 3; the steps "
+                         "after it do not run)")  # fmt: skip
                 return 3
             self.log(f"{step.name}: done ({_summary(record)})")
+            ran += 1
+        if not dry_run:
+            self.log(f"all {len(self.steps)} steps done ({ran} run now, in "
+                     f"{time.time() - t0:.0f} s); the run's folder: {str(self.out)!r}")  # fmt: skip
         return 0
+
+    def _check_exports(self) -> None:
+        """Before days of steps: every export can be written, and none writes over what
+        the run makes or reads, nor over another export's file (a review: `to` inside a
+        step's folder changed that step's result under its record)."""
+        reads = {_under(self.base, r).resolve(): r for st in self.steps for r in self._files(st)}
+        seen: dict[Path, str] = {}
+        for step in self.steps:
+            if step.kind != "export":
+                continue
+            to = self.exported(step).resolve()
+            if why := file_path_error(to):
+                raise DoubletError(f"step {step.name!r}: cannot export to {str(to)!r}: {why}")
+            inside = next((st for st in self.steps
+                           if to.is_relative_to(self.folder(st).resolve())), None)  # fmt: skip
+            if inside is not None:
+                raise DoubletError(f"step {step.name!r}: 'to' {step.get('to')!r} is inside step "
+                                   f"{inside.name!r}'s folder, whose files are its result: "
+                                   "export next to the folders (e.g. 'final.npz')")  # fmt: skip
+            if to in reads or _trail_path(to) in reads:
+                read = reads.get(to, reads.get(_trail_path(to)))
+                raise DoubletError(f"step {step.name!r}: 'to' {step.get('to')!r} is the file "
+                                   f"{read!r} that the recipe reads: export elsewhere, then "
+                                   "copy it by hand")  # fmt: skip
+            if to in seen:
+                raise DoubletError(f"step {step.name!r}: 'to' {step.get('to')!r} is step "
+                                   f"{seen[to]!r}'s too: two exports would write one file "
+                                   "in turn")  # fmt: skip
+            seen[to] = step.name
 
     def _call(self, main: Any, argv: list[str], what: str) -> None:
         try:
@@ -504,12 +621,18 @@ class Pipeline:
             return {"model": str(model)}
         # A run that was stopped: it must be this step's run, then it goes on, or only
         # its export is missing (the model card is written last).
+        from doublet.training import configs
+
         t = train.Trainer.from_checkpoint(folder / checkpoint.FILENAME, folder, progress=False)
         cfg = t.cfg
         want = {"config": cfg.name, "seed": cfg.seed, "init": cfg.init}
-        have = {"config": step.get("config"), "seed": step.get("seed", cfg.seed),
+        # What the step says now; a key left out is the config's own (a review: a seed or
+        # init taken out of a stopped step was filled in from the run, and the records
+        # then told a recipe that makes another model).
+        named = configs.get(str(step.get("config")))
+        have = {"config": step.get("config"), "seed": step.get("seed", named.seed),
                 "init": str(self.model(step.get("init")).resolve()) if step.get("init")
-                else cfg.init}  # fmt: skip
+                else named.init}  # fmt: skip
         for key in want:
             if want[key] != have[key]:
                 raise DoubletError(f"step {step.name!r}: {str(folder)!r} holds a run with "
@@ -575,7 +698,17 @@ class Pipeline:
                 argv += ["--" + key.replace("_", "-"), str(step.get(key))]
         if step.get("only") is not None:
             argv += ["--only", ",".join(step.get("only"))]
-        self._call(distill.main, argv, f"step {step.name!r} (data)")
+        started = (self.folder(step) / "info.json").exists()  # a stopped run's data there
+        try:
+            self._call(distill.main, argv, f"step {step.name!r} (data)")
+        except DoubletError as e:
+            if not started:
+                raise
+            # distill's own words are a command line's ("give those, or another --out")
+            raise DoubletError(f"{e}; its folder holds the data of the step's earlier run, "
+                               "stopped: set the step's settings back as they were then, or "
+                               f"remove {str(self.folder(step))!r} to make its data "
+                               "again") from None  # fmt: skip
         chunks = sorted(self.folder(step).glob("chunk-*.npz"))
         return {"chunks": len(chunks)}
 
@@ -687,25 +820,13 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int,
     fair judge (benchmarks/fair_judge.py: gnubg 2 ply for every legal play), with the
     paired difference candidate - reference and its standard error. progress(done,
     total=decisions) after each decision (Progress.update)."""
-    import gzip
-
     from doublet.formats.position import Position
     from doublet.search.analysis import best_play
 
-    try:
-        cases = {c["case"]: c for c in map(json.loads, refset.read_text().splitlines())}
-        with gzip.open(judge_path, "rt") as f:
-            table = [json.loads(line) for line in f]
-    except (OSError, ValueError) as e:
-        raise DoubletError(
-            f"the refset judge cannot be read ({judge_path}, {refset}): {e}"
-        ) from None
+    cases, table = read_judge(judge_path, refset)
     losses = []
     for row in table:
-        c = cases.get(row["case"])
-        if c is None or len(c["legal"]) != len(row["equities"]):
-            raise DoubletError(f"the judge {str(judge_path)!r} is not of the refset "
-                               f"{str(refset)!r} (case {row['case']})")  # fmt: skip
+        c = cases[row["case"]]
         value = dict(zip(c["legal"], row["equities"], strict=True))
         best = max(row["equities"])
         pos = Position.from_id(c["pid"])
@@ -715,6 +836,58 @@ def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int,
         if progress is not None:
             progress(len(losses), total=len(table))
     return _paired(losses, ply)
+
+
+def read_judge(judge_path: Path, refset: Path) -> tuple[dict[Any, Any], list[Any]]:
+    """The refset's cases by number and the judge's rows (each a case's "equities", one a
+    legal play), checked to belong together: DoubletError naming what is wrong. Read when
+    the recipe is loaded too, so that a wrong file is found before days of steps."""
+    import gzip
+
+    try:
+        cases = {c["case"]: c for c in map(json.loads, refset.read_text().splitlines())}
+        with gzip.open(judge_path, "rt") as f:
+            table = [json.loads(line) for line in f]
+        for row in table:
+            c = cases.get(row["case"])
+            if c is None or len(c["legal"]) != len(row["equities"]):
+                raise DoubletError(f"the judge {str(judge_path)!r} is not of the refset "
+                                   f"{str(refset)!r} (case {row['case']})")  # fmt: skip
+            c["pid"], c["dice"]  # the refset's keys the judge reads
+    except (OSError, ValueError, EOFError) as e:  # EOFError: a cut gzip file
+        raise DoubletError(f"the refset judge cannot be read ({judge_path}, {refset}): "
+                           f"{e}") from None  # fmt: skip
+    except (KeyError, TypeError) as e:
+        raise DoubletError(f"{str(judge_path)!r} and {str(refset)!r} are not a refset "
+                           f"judge and its refset (gnubg2_all_refset.jsonl.gz, "
+                           f"gnubg_refset.jsonl): a line has no {e}") from None  # fmt: skip
+    if not table:
+        raise DoubletError(f"the judge {str(judge_path)!r} holds no decision")
+    return cases, table
+
+
+def read_cube_decisions(data: Path) -> tuple[list[Any], list[Any], list[Any]]:
+    """gnubg's 2-ply equities, the cube states and the boards of the cube decisions in
+    `data` (gnubg_cube.jsonl's lines, or tests/data/gnubg_cube0.jsonl's): DoubletError
+    naming what is wrong. Read when the recipe is loaded too."""
+    from doublet.cube.state import from_request
+    from doublet.formats.ids import board_from_position_id
+
+    try:
+        rows = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
+        judged = [r["gnubg"]["2"] if "gnubg" in r else r["gnubg2"] for r in rows]
+        for j in judged:
+            j["no_double"], j["double_take"], j["double_pass"]  # read by cube_judge
+        states = [from_request(r) for r in rows]
+        boards = [board_from_position_id(r["pid"]) for r in rows]
+    except (OSError, ValueError, DoubletError) as e:
+        raise DoubletError(f"the cube decisions cannot be read ({data}): {e}") from None
+    except (KeyError, TypeError) as e:
+        raise DoubletError(f"{str(data)!r} is not a file of gnubg's cube decisions "
+                           f"(gnubg_cube0.jsonl's lines): a line has no {e}") from None  # fmt: skip
+    if not rows:
+        raise DoubletError(f"{str(data)!r} holds no cube decision")
+    return judged, states, boards
 
 
 def _paired(losses: list[list[float]], ply: int) -> dict[str, Any]:
@@ -737,19 +910,11 @@ def cube_judge(cand: Any, ref: Any, data: Path, ply: int,
     (doublet.games.review.cube_loss), with the paired difference candidate - reference
     and its standard error. progress(done, total=decisions) after each decision."""
 
-    from doublet.cube.state import from_request
-    from doublet.formats.ids import board_from_position_id
     from doublet.games.review import cube_loss
     from doublet.search.cubeful import cube_decision
     from doublet.search.searcher import Searcher
 
-    try:
-        rows = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
-        judged = [r["gnubg"]["2"] if "gnubg" in r else r["gnubg2"] for r in rows]
-        states = [from_request(r) for r in rows]
-        boards = [board_from_position_id(r["pid"]) for r in rows]
-    except (OSError, ValueError, KeyError, TypeError, DoubletError) as e:
-        raise DoubletError(f"the cube decisions cannot be read ({data}): {e}") from None
+    judged, states, boards = read_cube_decisions(data)
     searchers = [Searcher(m) for m in (cand, ref)]
     errors = []
     for j, state, board in zip(judged, states, boards, strict=True):
@@ -765,7 +930,7 @@ def cube_judge(cand: Any, ref: Any, data: Path, ply: int,
                        + (cube_loss(doc, "take" if take else "pass") or 0.0))  # fmt: skip
         errors.append(row)
         if progress is not None:
-            progress(len(errors), total=len(rows))
+            progress(len(errors), total=len(judged))
     return _paired(errors, ply)
 
 
@@ -779,10 +944,34 @@ def _summary(record: dict[str, Any]) -> str:
     return str(r.get("model", r.get("onesided", ""))) + f", {record.get('seconds', 0)} s"
 
 
+def _recipe_help() -> str:
+    """The recipe's format, for --help: the kinds of step and the keys each takes."""
+    lines = [
+        "A recipe is a TOML file of [[step]] tables, run in order, each with a 'name'",
+        "(its folder in --out, and how later steps name its result) and a 'kind':",
+        "",
+    ]
+    import textwrap
+
+    for kind, keys in KINDS.items():
+        need = ", ".join(sorted(REQUIRED[kind])) or "nothing"
+        rest = ", ".join(sorted(keys - REQUIRED[kind]))
+        text = f"{kind:<9} needs {need}" + (f"; also takes {rest}" if rest else "")
+        lines += textwrap.wrap(text, 78, initial_indent="  ", subsequent_indent=" " * 12)
+    lines += ["", "A model or data is an earlier step's name or a path (relative to the "
+              "recipe).", "Run the same command again to go on after a stop; a step done is "
+              "skipped, one", "whose settings or inputs changed is refused until its folder "
+              "is removed. Exit 0:", "every step done; 2: an error; 3: a gate failed; 130: "
+              "interrupted.", "recipes/standard.toml is the shipped model's recipe; "
+              "training/recipe.py describes", "every key."]  # fmt: skip
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="doublet train", description="Run a model's recipe (training/recipe.py)."
-    )
+        prog="doublet train", description="Run a model's recipe (training/recipe.py).",
+        epilog=_recipe_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     p.add_argument("--recipe", required=True, type=Path, help="the recipe (TOML)")
     p.add_argument("--out", required=True, type=Path, help="the run's folder (a folder a step)")
     p.add_argument("--dry-run", action="store_true", help="say which steps would run")
