@@ -662,3 +662,24 @@ def test_the_recipe_help_lists_every_kind_and_its_keys(capsys: pytest.CaptureFix
     for kind in recipe.KINDS:
         assert f"  {kind} " in out
     assert "3: a gate failed" in out and "rank_weight" in out
+
+
+def test_a_stopped_data_step_edited_says_how_to_mend_it_in_the_recipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(a review) distill's refusal of a folder holding other settings' data says "give
+    those, or another --out", which a recipe has no way to do."""
+    path = tmp_path / "d.toml"
+    out = tmp_path / "run"
+
+    def run(ply: int) -> tuple[int, str]:
+        path.write_text(f'[[step]]\nname = "data"\nkind = "data"\nmodel = "{MODEL}"\n'
+                        f"chunks = 1\nply = {ply}\nworkers = 1\n")  # fmt: skip
+        code = recipe.main(["--recipe", str(path), "--out", str(out)])
+        return code, capsys.readouterr().err
+
+    assert run(0)[0] == 0
+    (out / "data" / "done.json").unlink()  # stopped before its record
+    code, err = run(1)
+    assert code == 2 and "ply 0 there, 1 now" in err, err
+    assert "set the step's settings back as they were then, or remove" in err, err
