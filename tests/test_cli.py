@@ -497,8 +497,35 @@ def test_review_refuses_a_file_with_no_game(tmp_path: Path) -> None:
     path.write_text(" 5 point match\n")
     r = run("review", str(path), "--no-cache")
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.endswith("doublet: error: no game in the file: no ' Game 1' line after "
-                             "' 5 point match', so nothing to review\n"), r.stderr  # fmt: skip
+    want = (
+        f"doublet: error: {str(path)!r}: no game in the file: no ' Game 1' line after "
+        "' 5 point match', so nothing to review\n"
+    )
+    assert r.stderr.endswith(want), r.stderr
+
+
+def test_review_says_the_money_rules_it_assumed_and_takes_them(tmp_path: Path) -> None:
+    """(a review) A money .mat from gnubg has no Jacoby tag: it was reviewed with Jacoby
+    off without a word, so its .sgf (which says on) gave other figures; the errors of a
+    move named no file."""
+    text = (ROOT / "tests" / "data" / "handmade" / "money_session.mat").read_text()
+    path = tmp_path / "money.mat"
+    path.write_text(text.replace('; [Jacoby "On"]\n', ""))
+    r = run("review", str(path), "--no-cache", "--top", "0")
+    assert r.returncode == 0, r.stderr
+    assert "money rules: Jacoby off (the file does not say), beavers on (the file's)" in r.stdout
+    on = run("review", str(path), "--no-cache", "--top", "0", "--jacoby", "on", "--json")
+    off = run("review", str(path), "--no-cache", "--top", "0", "--json")
+    assert json.loads(on.stdout)["players"] != json.loads(off.stdout)["players"]
+    listed = ROOT / "tests" / "data" / "handmade" / "money_session.mat"
+    same = run("review", str(listed), "--no-cache", "--top", "0", "--json")
+    assert json.loads(same.stdout)["players"] == json.loads(on.stdout)["players"]
+    r = run("review", str(ROOT / "tests" / "data" / "matches" / "match01.mat"), "--jacoby", "on")
+    assert r.returncode == 2 and "is a 5-point match" in r.stderr
+    bad = tmp_path / "bad.mat"
+    bad.write_text(text.replace("64: 24/18 13/9", "64: 24/14 13/9", 1))
+    r = run("review", str(bad), "--no-cache")
+    assert r.returncode == 2 and f"{str(bad)!r}: game 1, move 1" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize(

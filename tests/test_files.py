@@ -86,3 +86,22 @@ def test_file_path_error_says_why_before_the_work(tmp_path: Path, monkeypatch) -
     assert files.file_path_error(locked / "r.html") == f"{str(locked)!r} is not writable"
     assert files.file_path_error(locked / "sub" / "r.html") == f"{str(locked)!r} is not writable"
     assert files.file_path_error(tmp_path / "r.html") is None
+
+
+def test_a_pipe_is_written_through_not_replaced(tmp_path: Path) -> None:
+    """(a review) `--html FIFO` (or /dev/null, as root) replaced the pipe or the device
+    by a regular file, and the reader got nothing."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    atomic_write(fifo, b"<html>page</html>")
+    reader.join(10)
+    assert got == [b"<html>page</html>"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary left

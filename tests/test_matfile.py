@@ -734,3 +734,33 @@ def test_a_match_file_that_is_not_utf8_is_read() -> None:
     assert decode_match_file(text.encode("utf-8")) == text
     with pytest.raises(MatchFileError, match="NUL bytes"):
         decode_match_file(b"\x00\x01\xff\xfe binary")
+
+
+@pytest.mark.parametrize("path", MATCHES, ids=lambda p: p.stem)
+def test_a_file_with_narrower_columns_reads_as_gnubgs(path) -> None:  # type: ignore[no-untyped-def]
+    """(a review) A .mat written with player 1's column nearer than gnubg's (offset 28)
+    had both players' entries read as player 0's: a merged entry, refused far from the
+    cause. The column is now found from the lines with two entries."""
+    narrow = []
+    for line in path.read_text().splitlines():
+        m = re.fullmatch(r"(\s*\d+\))(.*)", line)
+        if m:
+            rest = m.group(2)
+            starts = [e.start() for e in re.finditer(r"\d\d:|Doubles|Takes|Drops|Beavers|Wins",
+                                                     rest) if e.start() >= 28]  # fmt: skip
+            cut = starts[0] if starts else len(rest)
+            left, right = rest[:cut].strip(), rest[cut:].strip()
+            if right.lower().startswith("wins") or not right:
+                narrow.append(line)  # a Wins in the other column keeps its place
+                continue
+            narrow.append(m.group(1) + " " + (left.ljust(22) + "  " + right).rstrip())
+        else:
+            narrow.append(line)
+    text = "\n".join(narrow) + "\n"
+    assert text != path.read_text()
+    got, want = parse_mat(text), parse_mat(path.read_text())
+
+    def entries(m):  # type: ignore[no-untyped-def]
+        return [[(a.player, a.kind, a.dice, a.play, a.value) for a in g.actions] for g in m.games]
+
+    assert entries(got) == entries(want)

@@ -37,7 +37,7 @@ from doublet.core.parallel import MAX_WORKERS
 from doublet.core.signals import interrupt_status, signal_watcher, sigterm_interrupts, stop_word
 from doublet.cube.state import MAX_CUBE, MAX_LENGTH, CubeState, from_request, is_cube_value
 from doublet.formats.ids import check_in_play, parse_position
-from doublet.formats.matfile import decode_match_file, read_match
+from doublet.formats.matfile import decode_match_file, money_rules, read_match
 from doublet.formats.position import Position
 from doublet.games.review import review
 from doublet.nn.eval import default_model, model_for
@@ -675,7 +675,15 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
         text = decode_match_file(data)
     except DoubletError as e:
         raise DoubletError(f"{args.file!r}: {e}") from None
-    match, games = read_match(text, unfinished=True, need_game=True)
+    said = {"Jacoby": args.jacoby, "Beaver": args.beavers}
+    tags = {k: v.capitalize() for k, v in said.items() if v is not None}
+    try:  # (a review: a move's error named no file)
+        match, games = read_match(text, unfinished=True, need_game=True, tags=tags)
+    except DoubletError as e:
+        raise DoubletError(f"{args.file!r}: {e}") from None
+    if tags and match.length:
+        raise DoubletError(f"--jacoby and --beavers are money play's rules, and "
+                           f"{args.file!r} is a {match.length}-point match")  # fmt: skip
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
     _in_range("--workers", args.workers, 1, MAX_WORKERS)
@@ -711,6 +719,13 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     going = ", the last one unfinished" if games and games[-1].winner < 0 else ""
     count = f"{len(games)} game{'s' * (len(games) != 1)}"
     out.write(f"{args.file}: {kind}, {count}{going}, reviewed at {args.ply} ply\n")
+    if not match.length:  # a .mat does not say (gnubg writes no tag): say what is assumed
+        jacoby, beavers = money_rules(match)
+        whose = {k: "" if k in tags else " (the file's)" if k in match.tags else
+                 " (the file does not say)" for k in ("Jacoby", "Beaver")}  # fmt: skip
+        out.write(f"money rules: Jacoby {'on' if jacoby else 'off'}{whose['Jacoby']}, beavers "
+                  f"{'on' if beavers else 'off'}{whose['Beaver']}; --jacoby / --beavers "
+                  "on|off set them\n")  # fmt: skip
     names = [p["name"] for p in doc["players"]]
     width = max(14, *(_cells(n) + 2 for n in names))  # a long or wide name widens both
 
@@ -1069,6 +1084,10 @@ def build_parser() -> _Parser:
     r.add_argument("--html", metavar="OUT",
                    help="also write the review as one self-contained HTML page, each listed "
                    "error with its board")  # fmt: skip
+    for rule, tag in (("--jacoby", "Jacoby"), ("--beavers", "Beaver")):
+        r.add_argument(rule, choices=("on", "off"),
+                       help=f"a money session's {tag} rule, over the file's [{tag}] tag (a "
+                       ".mat from gnubg has none: off; its .sgf says)")  # fmt: skip
     r.set_defaults(func=cmd_review)
 
     play.add_parser(sub)

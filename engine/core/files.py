@@ -26,12 +26,19 @@ from doublet.core.errors import DoubletError
 def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
     """``with atomic_open(path) as f: ...`` writes f to path atomically (mode "wb" or
     "w", the latter UTF-8 text). The folder is created if needed; a symbolic link is
-    written through (the file it names is replaced, the link kept)."""
+    written through (the file it names is replaced, the link kept), and so is a device or
+    a pipe (nothing to replace)."""
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_open writes whole files: mode 'wb' or 'w', not {mode!r}")
     target = Path(path)
     if target.is_symlink():  # write the file the link names, and keep the link
         target = target.resolve()
+    if target.exists() and not target.is_file() and not target.is_dir():
+        # A device or a pipe (`--html /dev/null`, a FIFO): written through, never replaced
+        # by a file (a review: run as root, /dev/null became an HTML page).
+        with open(target, mode, encoding=None if "b" in mode else "utf-8") as f:
+            yield f
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".", suffix=".tmp")
     try:

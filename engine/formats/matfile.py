@@ -51,7 +51,7 @@ same winners and points (tests/test_matfile.py, tests/test_selfplay_matches.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -165,6 +165,7 @@ def parse_mat(text: str) -> MatMatch:
     tags: dict[str, str] = {}
     length: int | None = None
     games: list[MatGame] = []
+    right = _right_column(text.removeprefix(BOM).splitlines())
     for k, raw in enumerate(text.removeprefix(BOM).splitlines(), 1):
         line = raw.rstrip()
         if not line.strip():
@@ -198,7 +199,7 @@ def parse_mat(text: str) -> MatMatch:
         m = _NUMBERED.fullmatch(line)
         if m:
             number, rest = int(m.group(1)), m.group(2)
-            columns = _columns(rest)
+            columns = _columns(rest, right)
             if rest.strip() and (not columns or rest[: columns[0][0]].strip()):
                 # text that is no entry ("51 3/0 1/0" without its colon, "31" cut short):
                 # refused, not dropped (the game would then end by a resignation)
@@ -212,7 +213,7 @@ def parse_mat(text: str) -> MatMatch:
         m = _WINS.fullmatch(line)
         if m:
             indent = len(line) - len(line.lstrip())
-            player = 0 if indent < RIGHT_COLUMN else 1
+            player = 0 if indent < right else 1
             g.actions.append(MatAction(g.number, 0, player, "wins", value=int(m.group(1)),
                                        text=line.strip()))  # fmt: skip
             continue
@@ -227,14 +228,31 @@ def parse_mat(text: str) -> MatMatch:
     return MatMatch(length, tags, games)
 
 
-def _columns(rest: str) -> list[tuple[int, int]]:
-    """(offset, player) of the column entries of a move line's text after 'NN)'. A Wins
+def _right_column(lines: list[str]) -> int:
+    """Where player 1's column starts in this file's move lines (offset after 'NN)'):
+    RIGHT_COLUMN, or less in a file written with narrower columns than gnubg's, as the
+    lines with two entries (neither a Wins) show (a review: a file with the columns 4
+    spaces apart had both players' entries read as player 0's)."""
+    seconds = []
+    for line in lines:
+        m = _NUMBERED.fullmatch(line.rstrip())
+        if m is None:
+            continue
+        starts = [e.start() for e in _ENTRY.finditer(m.group(2))]
+        if len(starts) >= 2 and "wins" not in m.group(2).lower():
+            seconds.append(starts[1])
+    return min([RIGHT_COLUMN, *seconds])
+
+
+def _columns(rest: str, right: int = RIGHT_COLUMN) -> list[tuple[int, int]]:
+    """(offset, player) of the column entries of a move line's text after 'NN)', player
+    1's column starting at offset `right`. A Wins
     is an entry of its own even in the column of the entry before it: gnubg writes a
     roll and the Wins of the same player in one column ("54:       Wins 2 points", the
     other player having resigned after that roll)."""
     out: list[tuple[int, int]] = []
     for m in _ENTRY.finditer(rest):
-        player = 0 if m.start() < RIGHT_COLUMN else 1
+        player = 0 if m.start() < right else 1
         if not out or out[-1][1] != player or m.group(1).lower() == "wins":
             out.append((m.start(), player))
     return out
@@ -1007,14 +1025,19 @@ def decode_match_file(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def read_match(text: str, unfinished: bool = False,
-               need_game: bool = False) -> tuple[MatMatch, list[ReplayedGame]]:  # fmt: skip
+def read_match(
+    text: str,
+    unfinished: bool = False,
+    need_game: bool = False,
+    tags: Mapping[str, str] | None = None,
+) -> tuple[MatMatch, list[ReplayedGame]]:
     """A .mat or a gnubg .sgf file's text (told apart by its first characters, after a
     byte-order mark), read and replayed; with `unfinished` its last game may stop before
     anyone has won (a match still being played, as `doublet play`'s export writes one:
     its winner is -1). A file with no game yet (a header alone) reads as a match with
     none; with `need_game` it is refused (doublet review, the server's import: there is
-    nothing to review)."""
+    nothing to review). `tags` replace the file's own before the replay (doublet review's
+    --jacoby and --beavers: "Jacoby" and "Beaver", "On" or "Off")."""
     text = text.removeprefix(BOM)
     if not text.strip():
         raise MatchFileError("the file is empty: no match in it")
@@ -1030,6 +1053,7 @@ def read_match(text: str, unfinished: bool = False,
     if need_game and not m.games:
         raise MatchFileError(f"no game in the file: no ' Game 1' line after ' {m.length} point "
                              "match', so nothing to review")  # fmt: skip
+    m.tags.update(tags or {})
     return m, replay(m, unfinished)
 
 
