@@ -444,6 +444,7 @@ def test_sigkill_loses_only_games_after_the_checkpoint(tmp_path: Path) -> None:
     proc = _cli(out, "--resume", "--games", str(done + 200), "--no-export")
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
+    assert f"{done + 200} games learned; the checkpoint is" in err, err  # its last line
     resumed = Trainer.from_checkpoint(out / checkpoint.FILENAME, out, progress=False)
     whole = Trainer(configs.get("tiny"), tmp_path / "whole", progress=False)
     whole.run(done + 200)

@@ -818,6 +818,10 @@ def _main(args: Any) -> int:
                                    "the run is kept: --resume (with another --export) exports "
                                    "it") from None  # fmt: skip
             log(f"exported {path} ({t.games} games): {s.line()}")
+        else:  # (a review: it ended without a word)
+            log(f"{t.cfg.name}: {t.games} games learned; the checkpoint is "
+                f"{out / checkpoint.FILENAME} (not exported: --resume without --no-export "
+                "exports it)")  # fmt: skip
         return 0
     except DoubletError as e:
         print(f"train: error: {e}", file=sys.stderr)
