@@ -865,6 +865,8 @@ def test_a_match_file_is_imported_for_review(client: TestClient) -> None:
     r = client.post("/api/import", json={"text": going})  # a match still being played
     assert r.status_code == 201, r.text
     doc = client.get(f"/api/games/{gid}/review?game=2&ply=0").json()
+    r = client.get(f"/api/games/{gid}/review?gmae=2")  # a typo reviewed the latest game
+    assert r.status_code == 400 and "takes no 'gmae'" in r.json()["error"]
     assert doc["game"]["number"] == 2 and doc["turns"] and len(doc["totals"]) == 2
     sgf = (ROOT / "tests" / "data" / "matches" / "match01.sgf").read_text()
     again = client.post("/api/import", json={"text": sgf}).json()

@@ -1215,6 +1215,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return state(gid, s)
 
     def reviewed(gid: str, query: dict[str, Any]) -> dict[str, Any]:
+        # ("?gmae=2" reviewed the latest game without a word)
+        protocol.check_keys(query, {"game", "ply"}, "a review's query")
         s = store.get(gid)
         depth = _int_field({"ply": _query_int(query, "ply", s.ply)}, "ply", s.ply, 0,
                            MAX_PLAY_PLY)  # fmt: skip
