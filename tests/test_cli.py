@@ -522,6 +522,8 @@ def test_review_says_the_money_rules_it_assumed_and_takes_them(tmp_path: Path) -
     assert json.loads(same.stdout)["players"] == json.loads(on.stdout)["players"]
     r = run("review", str(ROOT / "tests" / "data" / "matches" / "match01.mat"), "--jacoby", "on")
     assert r.returncode == 2 and "is a 5-point match" in r.stderr
+    r = run("review", str(listed), "--beavers", "off")  # a beaver is played in it
+    assert r.returncode == 2 and "a beaver is played" in r.stderr
     bad = tmp_path / "bad.mat"
     bad.write_text(text.replace("64: 24/18 13/9", "64: 24/14 13/9", 1))
     r = run("review", str(bad), "--no-cache")

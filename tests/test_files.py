@@ -86,6 +86,11 @@ def test_file_path_error_says_why_before_the_work(tmp_path: Path, monkeypatch) -
     assert files.file_path_error(locked / "r.html") == f"{str(locked)!r} is not writable"
     assert files.file_path_error(locked / "sub" / "r.html") == f"{str(locked)!r} is not writable"
     assert files.file_path_error(tmp_path / "r.html") is None
+    # a pipe in a folder that takes no files: written through, so only its own access
+    pipe = locked / "pipe"
+    os.mkfifo(pipe)
+    assert files.file_path_error(pipe) is None
+    assert files.file_path_error("/dev/null") is None  # (its folder, /dev, is root's)
 
 
 def test_a_pipe_is_written_through_not_replaced(tmp_path: Path) -> None:

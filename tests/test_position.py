@@ -141,3 +141,7 @@ def test_plays_compare_by_their_outcome() -> None:
     entering = ad.plays(2, 1)
     assert all(p == q for p, q in zip(entering, ad.plays(2, 1), strict=True))
     assert chosen != entering[0]
+    from doublet.formats.position import Play
+
+    wide = Play(chosen.notation, np.array(chosen.board, np.int64), chosen.again)  # (a review)
+    assert wide == chosen and hash(wide) == hash(chosen) and wide in set(plays)

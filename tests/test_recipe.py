@@ -625,8 +625,7 @@ def test_a_done_step_and_the_files_it_read(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     """(a review, session 47) workers changed on a done step forced everything to be
     made again; the message did not name what changed; a model given by path and
-    replaced since went unnoticed; a step edited after the first to run was found only
-    when the run reached it."""
+    replaced since went unnoticed."""
     ext = tmp_path / "ext.npz"
     shutil.copy(MODEL, ext)
     path = tmp_path / "r.toml"
@@ -683,3 +682,74 @@ def test_a_stopped_data_step_edited_says_how_to_mend_it_in_the_recipe(
     code, err = run(1)
     assert code == 2 and "ply 0 there, 1 now" in err, err
     assert "set the step's settings back as they were then, or remove" in err, err
+
+
+def test_a_later_steps_change_is_found_before_an_earlier_step_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(a review) Every record is checked before any step runs: a done step edited
+    behind one that must run again was found only once the run reached it (hours on)."""
+    path = tmp_path / "r.toml"
+    out = tmp_path / "run"
+
+    def run(b_games: int) -> tuple[int, str]:
+        path.write_text('[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+                        '[[step]]\nname = "b"\nkind = "td"\nconfig = "tiny"\n'
+                        f"games = {b_games}\n")  # fmt: skip
+        code = recipe.main(["--recipe", str(path), "--out", str(out)])
+        return code, capsys.readouterr().err
+
+    assert run(16)[0] == 0
+    shutil.rmtree(out / "a")  # a to run again
+    code, err = run(32)  # and b, done, edited
+    assert code == 2 and "step 'b' was done with other settings" in err, err
+    assert "a: running" not in err and not (out / "a").exists()
+
+
+def test_a_gates_reference_replaced_by_the_export_is_said_not_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(a review) recipes/standard.toml gates against models/doublet-standard.npz and
+    says to copy the export over it once the gate passes: the gate's record of that
+    file then refused every later run of the recipe."""
+    ref = tmp_path / "ref.npz"
+    shutil.copy(MODEL, ref)
+    path = tmp_path / "r.toml"
+    path.write_text(
+        '[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+        '[[step]]\nname = "g"\nkind = "gate"\nmodel = "a"\nagainst = "ref.npz"\n'
+        "games = 20\nmargin_se = -1000.0\n"
+        '[[step]]\nname = "e"\nkind = "export"\nmodel = "a"\nto = "final.npz"\n'
+    )
+    out = tmp_path / "run"
+    assert recipe.main(["--recipe", str(path), "--out", str(out)]) == 0
+    shutil.copy(out / "final.npz", ref)  # as the recipe says, once the gate has passed
+    capsys.readouterr()
+    assert recipe.main(["--recipe", str(path), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "'ref.npz' holds something else now than when the gate ran" in err, err
+
+
+def test_a_stopped_td_step_goes_on_from_its_init_moved_elsewhere(tmp_path: Path) -> None:
+    """(a review) The init is compared by its weights where the paths differ: a run
+    started from a model at one path (another clone's lineage folder, say) goes on from
+    the same model at another; other weights there are refused."""
+    path = tmp_path / "r.toml"
+    out = tmp_path / "run"
+
+    def run(init: str) -> int:
+        path.write_text('[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+                        '[[step]]\nname = "b"\nkind = "td"\nconfig = "tiny"\ngames = 32\n'
+                        f'init = "{init}"\n')  # fmt: skip
+        return recipe.main(["--recipe", str(path), "--out", str(out)])
+
+    path.write_text('[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n')
+    assert recipe.main(["--recipe", str(path), "--out", str(out)]) == 0
+    for name in ("x1.npz", "x2.npz"):
+        shutil.copy(out / "a" / "model.npz", tmp_path / name)
+    assert run("x1.npz") == 0
+    (out / "b" / "done.json").unlink()  # b stopped before its record
+    assert run("x2.npz") == 0  # the same weights at another path: b goes on
+    (out / "b" / "done.json").unlink()
+    shutil.copy(out / "b" / "model.npz", tmp_path / "x2.npz")  # other weights there
+    assert run("x2.npz") == 2

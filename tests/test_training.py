@@ -1448,6 +1448,7 @@ def test_an_export_over_the_runs_own_files_is_refused(tmp_path: Path,
     out = tmp_path / "run"
     base = ["--out", str(out), "--no-progress"]
     assert main(["--config", "tiny", "--games", "16", *base, "--no-export"]) == 0
+    assert "tiny: 16 games learned; the checkpoint is" in capsys.readouterr().err
     before = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
     assert {"checkpoint.pt", "curve.csv"} <= set(before)
     (tmp_path / "link.npz").symlink_to(out / "checkpoint.pt")

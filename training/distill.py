@@ -379,15 +379,15 @@ def make_data(model_path: str, out: Path, chunks: int, ply: int, seed: int, work
                 f"{k} {old.get(k, blank.get(k))!r} there, {info.get(k, blank.get(k))!r} now"
                 for k in differ
             )
-            raise TrainingError(f"{out} holds data made with other settings ({what}): "
-                             "give those, or another --out")  # fmt: skip
+            raise OtherData(f"{out} holds data made with other settings ({what})",
+                            "give those, or another --out")  # fmt: skip
     else:
         atomic_write(info_path, json.dumps(info, indent=1))
     beyond = sorted(f.name for f in out.glob("chunk-*.npz") if f.name >= f"chunk-{chunks:05d}")
     if beyond:  # a fit reads every chunk of the folder: more than asked would be fitted
-        raise TrainingError(f"{out} holds {len(beyond)} chunk(s) past the {chunks} asked "
-                         f"for ({beyond[0]} ...), made by an earlier, longer run: ask for "
-                         "that many chunks, or give another --out")  # fmt: skip
+        raise OtherData(f"{out} holds {len(beyond)} chunk(s) past the {chunks} asked for "
+                        f"({beyond[0]} ...), made by an earlier, longer run",
+                        "ask for that many chunks, or give another --out")  # fmt: skip
     todo = [c for c in range(chunks) if not (out / f"chunk-{c:05d}.npz").exists()]
     positions = 0
     what = f"{ply}-ply targets"
@@ -719,12 +719,30 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+class OtherData(TrainingError):
+    """A data folder holding chunks of other settings, or more than asked for: the
+    command line's advice (`cli`) is added where distill's own command says it (a recipe
+    step, which has no --out of its own, says its own: doublet.training.recipe)."""
+
+    def __init__(self, what: str, cli: str) -> None:
+        super().__init__(what)
+        self.cli = cli
+
+
+def main(argv: Sequence[str] | None = None, raising: tuple[type[BaseException], ...] = ()
+         ) -> int:  # fmt: skip
+    """The command; errors of the types in `raising` are raised, not printed (a caller
+    that words them: the recipe's data step, OtherData)."""
     ap = build_parser()
     args = ap.parse_args(argv)
     args.command = command_line("python -m doublet.training.distill", argv)
     try:
         return _run(args)
+    except raising:
+        raise
+    except OtherData as e:
+        print(f"distill: error: {e}: {e.cli}", file=sys.stderr)
+        return 2
     except DoubletError as e:  # a refused argument, data or model (TrainingError, ModelError)
         print(f"distill: error: {e}", file=sys.stderr)
         return 2

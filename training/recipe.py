@@ -421,7 +421,14 @@ class Pipeline:
                                f"{str(self.folder(step))!r} to run it again, and the steps "
                                "after it")  # fmt: skip
         for ref, stamp in record.get("files", {}).items():
-            if self._file_stamp(ref) != stamp:
+            if self._file_stamp(ref) != stamp and step.kind == "gate":
+                # A gate's verdict feeds no later step, and its `against` is the file the
+                # export is copied over once the gate passes (recipes/standard.toml): said,
+                # not refused (a review: the recipe's own workflow ended in a refusal).
+                self.log(f"{step.name}: the file {ref!r} holds something else now than "
+                         "when the gate ran; its verdict stands (remove "
+                         f"{folder!r} to gate again)")  # fmt: skip
+            elif self._file_stamp(ref) != stamp:
                 raise DoubletError(f"step {step.name!r} was made from the file {ref!r} as it "
                                    "was then, and it holds something else now (or is gone): "
                                    f"put it back, or remove {folder!r} to run the step again, "
@@ -633,8 +640,20 @@ class Pipeline:
         have = {"config": step.get("config"), "seed": step.get("seed", named.seed),
                 "init": str(self.model(step.get("init")).resolve()) if step.get("init")
                 else named.init}  # fmt: skip
+
+        def same_init(ran: str, now: str) -> bool:
+            """The run's init and the step's are one model: the same path, or (a run
+            started in another clone, its path another) the weights the run recorded."""
+            if ran == now or not ran or not now:
+                return ran == now
+            if t.parent is not None and Path(now).is_file():
+                from doublet.nn.eval import digest, load_model
+
+                return bool(digest(load_model(now)) == t.parent["digest"])
+            return Path(ran).name == Path(now).name
+
         for key in want:
-            if want[key] != have[key]:
+            if want[key] != have[key] and not (key == "init" and same_init(want[key], have[key])):
                 raise DoubletError(f"step {step.name!r}: {str(folder)!r} holds a run with "
                                    f"{key} {want[key]!r}, not {have[key]!r}; remove the "
                                    "folder to start it again")  # fmt: skip
@@ -698,16 +717,13 @@ class Pipeline:
                 argv += ["--" + key.replace("_", "-"), str(step.get(key))]
         if step.get("only") is not None:
             argv += ["--only", ",".join(step.get("only"))]
-        started = (self.folder(step) / "info.json").exists()  # a stopped run's data there
         try:
-            self._call(distill.main, argv, f"step {step.name!r} (data)")
-        except DoubletError as e:
-            if not started:
-                raise
-            # distill's own words are a command line's ("give those, or another --out")
-            raise DoubletError(f"{e}; its folder holds the data of the step's earlier run, "
-                               "stopped: set the step's settings back as they were then, or "
-                               f"remove {str(self.folder(step))!r} to make its data "
+            self._call(lambda a: distill.main(a, raising=(distill.OtherData,)), argv,
+                       f"step {step.name!r} (data)")  # fmt: skip
+        except distill.OtherData as e:  # distill's own advice is a command line's (--out)
+            raise DoubletError(f"step {step.name!r}: {e}: the step's earlier run, stopped, "
+                               "made them; set the step's settings back as they were then, "
+                               f"or remove {str(self.folder(step))!r} to make its data "
                                "again") from None  # fmt: skip
         chunks = sorted(self.folder(step).glob("chunk-*.npz"))
         return {"chunks": len(chunks)}

@@ -684,6 +684,9 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     if tags and match.length:
         raise DoubletError(f"--jacoby and --beavers are money play's rules, and "
                            f"{args.file!r} is a {match.length}-point match")  # fmt: skip
+    if args.beavers == "off" and money_rules(match)[1]:  # (a review: silently on)
+        raise DoubletError(f"--beavers off, but a beaver is played in {args.file!r}: the "
+                           "session was played with beavers")  # fmt: skip
     if args.top < 0:
         raise DoubletError(f"--top is the number of errors listed, 0 or more, got {args.top}")
     _in_range("--workers", args.workers, 1, MAX_WORKERS)

@@ -87,6 +87,8 @@ def file_path_error(path: str | os.PathLike[str]) -> str | None:
     p = Path(path).expanduser()
     if p.is_dir():
         return "it is a folder"
+    if p.exists() and not p.is_file():  # a device or a pipe: written through (atomic_open)
+        return None if os.access(p, os.W_OK) else f"{str(p)!r} is not writable"
     up = _nearest_existing(p.absolute())  # it must take files
     if up is None:
         return None

@@ -193,8 +193,8 @@ class Play:
             and bool(np.array_equal(self.board, other.board))
         )
 
-    def __hash__(self) -> int:
-        return hash((self.variant, self.again, self.board.tobytes()))
+    def __hash__(self) -> int:  # as __eq__ compares: the counts, whatever the array's dtype
+        return hash((self.variant, self.again, np.asarray(self.board, np.int8).tobytes()))
 
 
 def _frozen(b: Any) -> Board:

@@ -60,7 +60,7 @@ async function loadGame(id) {
     // An imported match file is a record for its review, not a game to play on: its
     // address opens the review; as the stored game (an older page's) it is forgotten.
     if (localStorage.getItem("doublet-game") === id) localStorage.removeItem("doublet-game");
-    if (location.hash === "#" + id) location.assign(`/review#${id}`);
+    if (location.hash === "#" + id) location.replace(`/review#${id}`);
     return;
   }
   S.id = id;
