@@ -977,6 +977,16 @@ def test_eval_of_an_xgid_gives_its_cube_decision_in_money_play_too() -> None:
     assert got[0]["cube"]["action"] == "No double, take" and "cube" not in got[1]
 
 
+def test_eval_says_when_its_cube_decision_stopped_short() -> None:
+    """(a review) The text said the evaluation stopped short, not its cube decision,
+    which the JSON said was answered at a lower ply."""
+    xgid = "XGID=a--aBBC-C---dD---c-db---A-:0:0:1:00:0:0:0:0:10"
+    r = run("eval", xgid, "--ply", "4", "--time", "0.05")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if "cube decision stopped short" in x)
+    assert "of the 4 asked for" in line
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -248,6 +248,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  Stopped short: {doc['stopped']}\n")
     if "cube" in doc:
         out.write(f"  {state.describe()}\n")
+        if doc["cube"].get("stopped"):  # (a review: only the evaluation's was said)
+            out.write(f"  The cube decision stopped short: {doc['cube']['stopped']}\n")
         out.write("\n".join("  " + line for line in render_cube(doc["cube"])) + "\n")
     if "note" in doc:
         out.write(f"Note: {doc['note']}\n")
