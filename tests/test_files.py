@@ -110,3 +110,16 @@ def test_a_pipe_is_written_through_not_replaced(tmp_path: Path) -> None:
     assert got == [b"<html>page</html>"]
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary left
+
+
+def test_a_name_too_long_for_the_os_is_said_not_raised(tmp_path: Path) -> None:
+    """(a review) `export` to a 300-character name ended the session: the message about
+    the failed write asked is_dir() of the name, and that raised ENAMETOOLONG itself."""
+    import doublet.core.files as files
+
+    long = tmp_path / ("a" * 300 + ".mat")
+    assert files.missing_folder(long) is None and files.file_path_error(long) is None
+    with pytest.raises(OSError) as e:
+        atomic_write(long, "x")
+    assert files.write_error(long, e.value) == "File name too long"
+    assert files.missing_folder(tmp_path / ("b" * 300) / "x.txt") is not None

@@ -194,9 +194,10 @@ def test_a_whole_game_against_the_engine(env: dict[str, str], tmp_path: Path) ->
     forgiving = " ".join(reversed(hinted[0].split()))  # parts in another order
     t.type(other)
     t.expect(rf"You play {re.escape(other)}\.\nEnter confirms, undo takes it back: ")
-    t.type("yy")  # a slip: asked again, the play kept
-    t.expect(r"Press Enter to confirm your play, type undo to take it back, or type another "
-             r"play\.\nEnter confirms, undo takes it back: ")  # fmt: skip
+    t.type("yy")  # a slip: said why, asked again, the play kept
+    t.expect(rf"Malformed play: 'yy' is not a move.*Press Enter to confirm {re.escape(other)}, "
+             r"type undo to take it back, or type another play\.\n"
+             r"Enter confirms, undo takes it back: ")  # fmt: skip
     t.type("help")  # answered, and asked again
     t.expect(r"After your play, Enter confirms it[\s\S]*?Enter confirms, undo takes it back: ")
     t.type(forgiving)  # another play at the confirmation: the first is taken back
@@ -702,7 +703,10 @@ def test_the_engine_doubles_and_the_person_takes_with_a_hint(
     save, t = resumed_at(tmp_path, env, DOUBLE_TAKE, 1)
     t.expect(DOUBLED)
     t.type("hint")
-    t.expect(r"Hint \(0 ply\): take\. For you, taking is worth -\d\.\d{3} and passing -1\.000")
+    t.expect(
+        r"Hint \(0 ply\): take\. For you, taking is worth -\d\.\d{3} and passing -1\.000 "
+        r"\(in units of the cube now\): passing loses \d\.\d{3}\."
+    )  # its loss (a review)
     t.type("maybe")
     t.expect(r"Type take or pass \(drop\)\.")
     t.type("take")
@@ -999,3 +1003,67 @@ def test_a_hint_at_a_double_to_beaver_says_beaver(env: dict[str, str], tmp_path:
     assert float(m[1]) == pytest.approx(2 * float(m[2]), abs=0.0015)
     t.type("quit")
     assert t.wait() == 0
+
+
+def test_input_the_locale_cannot_read_is_no_crash(env: dict[str, str], tmp_path: Path) -> None:
+    """(a review) One byte that is not UTF-8 on a strict UTF-8 stdin (en_US.UTF-8) ended
+    the session with an internal error, and the game was not saved."""
+    done = subprocess.run(
+        [sys.executable, "-m", "doublet", "play", "--seed", "7", "--first", "you", "--ply",
+         "0", "--no-cube", "--save", str(tmp_path / "g.json")],
+        input=b"\xff\n24/18 24/20\n\nquit\n", capture_output=True, cwd=ROOT, timeout=60,
+        env={**env, "PYTHONIOENCODING": "utf-8:strict"},
+    )  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "Malformed play" in out and "You play 24/20 24/18." in out
+    assert "Game saved to" in out
+
+
+def test_the_seed_is_said_only_when_chosen_or_at_the_end(env: dict[str, str],
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """(a review) The first line told a random seed, which gives every roll to come."""
+    args = ["--first", "you", "--ply", "0", "--no-cube", "--save", str(tmp_path / "g.json")]
+    done = run_doublet(args, env, "resign\nyes\n")
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("Doublet: standard backgammon") and "seed" not in first
+    seed = int(re.search(r"The dice's seed was (\d+) \(--seed \1 plays them again\)\.",
+                         done.stdout).group(1))  # type: ignore[union-attr]  # fmt: skip
+    again = run_doublet([*args, "--seed", str(seed)], env, "resign\nyes\n")
+    assert f", seed {seed};" in again.stdout.splitlines()[0]
+    assert "The dice's seed was" not in again.stdout
+    assert re.search(r"You rolled (\d-\d)", done.stdout).group(1) == re.search(  # type: ignore[union-attr]
+        r"You rolled (\d-\d)", again.stdout).group(1)  # type: ignore[union-attr]  # fmt: skip
+
+
+def test_an_export_onto_the_save_is_refused(env: dict[str, str], tmp_path: Path) -> None:
+    """(a review) `export SAVE` wrote the text record over the saved game; `--save F
+    --export F` deleted the match file when the series ended."""
+    save = tmp_path / "g.json"
+    done = run_doublet(["--save", str(save), "--export", str(save)], env, "")
+    assert done.returncode == 2 and "this game's save file" in done.stderr, done.stderr
+    done = run_doublet(["--seed", "7", "--first", "you", "--ply", "0", "--no-cube", "--save",
+                        str(save)], env, f"export {save}\nquit\n")  # fmt: skip
+    assert f"Cannot write {save}: it is this game's save file" in done.stdout, done.stdout
+    assert Series.load(save).game.record == []
+
+
+def test_the_confirmation_says_why_a_play_typed_there_is_refused(tmp_path: Path) -> None:
+    """(a review) An illegal or malformed play typed at "Enter confirms" got only "Press
+    Enter to confirm"; a mistyped resign took the play back before it was refused."""
+    import io
+
+    from doublet.apps.terminal import Session
+
+    series = Series.new(seed=1, starter=0)  # the person on roll with 3-4
+    out = io.StringIO()
+    lines = "24/21 24/20\n24/18\n13/x\nresign foo\n\n"
+    s = Session(series, 0, tmp_path / "game.json", None, io.StringIO(lines), out)
+    s.person_turn()
+    screen = out.getvalue()
+    assert "Illegal play:" in screen and "Malformed play:" in screen, screen
+    assert "Press Enter to confirm 24/21 24/20, type undo" in screen
+    assert "resign, resign gammon or resign backgammon" in screen
+    assert "Taken back" not in screen
+    assert series.game.record[-1].play == "24/21 24/20"

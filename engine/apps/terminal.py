@@ -75,6 +75,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
+import io
 import os
 import re
 import shlex
@@ -205,8 +206,10 @@ class Session:
         inp: TextIO,
         out: TextIO,
         resumed: bool = False,
+        seed_given: bool = True,
     ) -> None:
         self.series = series
+        self.seed_given = seed_given  # --seed: the first line says it (else the end does)
         self.ply = ply
         self.save_path = save_path
         self.export_path = export_path
@@ -330,9 +333,12 @@ class Session:
             if s.cube:
                 what += " for money with the cube" + (", Jacoby" if s.jacoby else "") + (
                     ", beavers" if s.beavers else "")  # fmt: skip
+        # The seed gives every roll to come: said when the person chose it, else at the
+        # end (a review: a random seed on the first line told the dice in advance).
+        seed = f", seed {s.seed}" if self.seed_given else ""
         self.say(
             f"Doublet: {'Acey-Deucey' if s.variant == ACEY_DEUCEY else 'standard backgammon'}, "
-            f"{what}, seed {s.seed}; the engine plays at {depth}. Type help for the commands."
+            f"{what}{seed}; the engine plays at {depth}. Type help for the commands."
         )
         if self.owns_save:
             self.say(f"Resuming the game saved in {self.save_path}: {self.score_text()}.")
@@ -379,11 +385,13 @@ class Session:
             g.roll()
         assert g.dice is not None
         d = g.dice
-        self.say(f"Doublet rolls {max(d)}-{min(d)}: ", end="")
+        # The line is written whole once the play is chosen: a compile notice (stderr)
+        # printed while it searched cut it in two (a review).
         play = engine_play(g, engine_depth(g.variant, self.ply, d))
         g.play(play)
         again = " and rolls again" if play.again else ""
-        self.say(f"{other_side(play.notation) or 'no legal play'}{again}.")
+        self.say(f"Doublet rolls {max(d)}-{min(d)}: "
+                 f"{other_side(play.notation) or 'no legal play'}{again}.")  # fmt: skip
 
     def cube_ply(self) -> int:
         """The depth of the engine's cube decisions (Acey-Deucey: at most 1 ply)."""
@@ -542,15 +550,22 @@ class Session:
                 self.say(f"Taken back: {play.notation}.")
                 return False
             word = (answer.split() or [""])[0]
-            other = None if word == "resign" else _parsed(g, line)
-            if word == "resign" or other is not None:
-                self.say(f"Taken back: {play.notation}.")
-                return line if other is None else other
+            if word == "resign" and " ".join(answer.split()[1:]) not in RESIGN:
+                self.command(line)  # says what resign takes; the play stays (a review)
+                continue
             if word in ("help", "?", "hint", "board", "export", "quit", "exit"):
                 self.command(line)  # quit and exit leave: the save is from before the play
                 continue
-            self.say("Press Enter to confirm your play, type undo to take it back, or type "
-                     "another play.")  # fmt: skip
+            try:
+                other = None if word == "resign" else g.position().play(line, *g.dice)
+            except DoubletError as e:  # as at "Your play:" (a review: it was not said)
+                kind = ("Ambiguous" if "ambiguous" in str(e) else "Illegal"
+                        if isinstance(e, IllegalPlayError) else "Malformed")  # fmt: skip
+                self.say(f"{kind} play: {e}. Press Enter to confirm {play.notation}, type "
+                         "undo to take it back, or type another play.")  # fmt: skip
+                continue
+            self.say(f"Taken back: {play.notation}.")
+            return line if other is None else other
 
     def pass_turn(self) -> None:
         g = self.game
@@ -656,9 +671,10 @@ class Session:
                          f"{-dt:+.3f}, taking {-dt / 2:+.3f} and passing {-dp:+.3f} (in "
                          "units of the cube now).")  # fmt: skip
                 return
-            right = "take" if doc["take"] else "pass"
+            right, wrong = ("take", "passing") if doc["take"] else ("pass", "taking")
             self.say(f"Hint ({doc['ply']} ply): {right}. For you, taking is worth "
-                     f"{-dt:+.3f} and passing {-dp:+.3f} (in units of the cube now).")  # fmt: skip
+                     f"{-dt:+.3f} and passing {-dp:+.3f} (in units of the cube now): "
+                     f"{wrong} loses {abs(dp - dt):.3f}.")  # fmt: skip
             return
         self.say(f"Hint ({doc['ply']} ply): {doc['action']}.")
         if eq["double_take"] is None:
@@ -708,7 +724,7 @@ class Session:
                      "file)")  # fmt: skip
             return
         path = Path(name).expanduser()
-        if (why := missing_folder(path)) is not None:  # as --export
+        if (why := _onto_save(path, self.save_path) or missing_folder(path)) is not None:
             self.say(f"Cannot write {name}: {why}")
             return
         try:
@@ -716,8 +732,8 @@ class Session:
                 self.write_match(path)
                 self.say(f"The match file of this {self.series.describe()} is in {name}.")
                 return
-            with atomic_open(path, "w") as f:
-                f.write(self.game.export(RECORD_NAMES))
+            with atomic_open(path, "w") as f:  # the seed only once the series is over
+                f.write(self.game.export(RECORD_NAMES, seed=self.series.over))
         except OSError as e:
             self.say(f"Cannot write {name}: {write_error(path, e)}")
             return
@@ -747,7 +763,7 @@ class Session:
                     self.write_match(self.export_path)
                     what = f"The match file, {len(s.history) + 1} game(s), is in"
                 else:
-                    self.add_record(g.export(RECORD_NAMES) + "\n")
+                    self.add_record(g.export(RECORD_NAMES, seed=s.over) + "\n")
                     what = f"The record of game {g.number + 1} is added to"
             except OSError as e:
                 why = write_error(self.export_path, e)
@@ -786,6 +802,8 @@ class Session:
             if mine != theirs:
                 who = "You win the series" if mine > theirs else "Doublet wins the series"
             self.say(f"Final score: {NAMES[PERSON]} {mine}, {NAMES[ENGINE]} {theirs}. {who}.")
+        if not self.seed_given:
+            self.say(f"The dice's seed was {s.seed} (--seed {s.seed} plays them again).")
         if self.owns_save:
             self.save_path.unlink(missing_ok=True)
         return 0
@@ -937,6 +955,18 @@ def _check_save_target(path: Path) -> None:
                            "give --save another path")  # fmt: skip
 
 
+def _onto_save(path: Path, save_path: Path) -> str | None:
+    """Why an export may not go to `path`: it is the save file or its lock (a review:
+    `export` over the save left a text record where the game was saved), else None."""
+
+    def key(p: Path) -> Path:
+        return p.expanduser().resolve()
+
+    if key(path) in (key(save_path), key(save_path.with_name(save_path.name + ".lock"))):
+        return "it is this game's save file (or its lock): give the export another name"
+    return None
+
+
 def _set_aside(path: Path) -> Path | None:
     """Move the saved game at `path` out of a new series' way, to NAME.previous.json or,
     when that holds a game already, the first free NAME.previous-N.json, so that no saved
@@ -1028,14 +1058,20 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         series.export = str(Path(args.export).expanduser().absolute())
     export_path = Path(series.export) if series.export else None
     if export_path is not None:  # checked now, written when a game ends
-        why = missing_folder(export_path) or file_path_error(export_path)
+        why = (_onto_save(export_path, save_path) or missing_folder(export_path)
+               or file_path_error(export_path))  # fmt: skip
         if (why is None and export_path.suffix.lower() in MATCH_FILES
                 and series.variant != STANDARD):  # fmt: skip
             why = f"{MAT_IS_STANDARD} (--export FILE.txt)"
         if why is not None:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
     announce_compile(*SEARCH_KERNELS)
-    session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
+    if isinstance(sys.stdin, io.TextIOWrapper):  # a byte the locale cannot read is no crash
+        sys.stdin.reconfigure(errors="replace")  # (a review: UnicodeDecodeError)
+    # A resumed series' seed is in its save file already; a new one's only if chosen.
+    seed_given = args.resume or args.seed is not None
+    session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume,
+                      seed_given)  # fmt: skip
     # Each waits while a turn is being applied (held_while_changing), so that the save
     # it leads to holds whole turns.
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit

@@ -33,7 +33,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     target = Path(path)
     if target.is_symlink():  # write the file the link names, and keep the link
         target = target.resolve()
-    if target.exists() and not target.is_file() and not target.is_dir():
+    if _exists(target) and not target.is_file() and not target.is_dir():
         # A device or a pipe (`--html /dev/null`, a FIFO): written through, never replaced
         # by a file (a review: run as root, /dev/null became an HTML page).
         with open(target, mode, encoding=None if "b" in mode else "utf-8") as f:
@@ -64,12 +64,12 @@ def write_error(path: str | os.PathLike[str], e: OSError, folder: bool = False) 
     file where a folder must be reads "File exists" or "Not a directory" in the OS's
     words, so say which one it is."""
     p = Path(path).expanduser()
-    if folder and p.exists() and not p.is_dir():
+    if folder and _exists(p) and not _is_dir(p):
         return "it is a file, not a folder"
-    if not folder and p.is_dir():
+    if not folder and _is_dir(p):
         return "it is a folder"
     up = _nearest_existing(p)
-    if up is not None and not up.is_dir():
+    if up is not None and not _is_dir(up):
         return f"{str(up)!r} is a file, not a folder"
     return e.strerror or str(e)
 
@@ -77,7 +77,24 @@ def write_error(path: str | os.PathLike[str], e: OSError, folder: bool = False) 
 def _nearest_existing(p: Path) -> Path | None:
     """The nearest of p's parents that exists (a file in the way, or the folder that must
     take the new ones), or None."""
-    return next((up for up in p.parents if up.exists()), None)
+    return next((up for up in p.parents if _exists(up)), None)
+
+
+def _exists(p: Path) -> bool:
+    """p.exists(), False where the OS cannot even look (a name over 255 bytes: Python
+    3.11 raises ENAMETOOLONG there, and a message about a write then failed itself)."""
+    try:
+        return p.exists()
+    except OSError:
+        return False
+
+
+def _is_dir(p: Path) -> bool:
+    """p.is_dir(), False where the OS cannot look (as _exists)."""
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
 
 
 def file_path_error(path: str | os.PathLike[str]) -> str | None:
@@ -85,14 +102,14 @@ def file_path_error(path: str | os.PathLike[str]) -> str | None:
     writing it, or None: a folder in its place, a file where a folder must be, or a
     nearest existing folder that cannot take files (atomic_open makes the missing ones)."""
     p = Path(path).expanduser()
-    if p.is_dir():
+    if _is_dir(p):
         return "it is a folder"
-    if p.exists() and not p.is_file():  # a device or a pipe: written through (atomic_open)
+    if _exists(p) and not p.is_file():  # a device or a pipe: written through (atomic_open)
         return None if os.access(p, os.W_OK) else f"{str(p)!r} is not writable"
     up = _nearest_existing(p.absolute())  # it must take files
     if up is None:
         return None
-    if not up.is_dir():
+    if not _is_dir(up):
         return f"{str(up)!r} is a file, not a folder"
     return None if os.access(up, os.W_OK | os.X_OK) else f"{str(up)!r} is not writable"
 
@@ -102,7 +119,7 @@ def missing_folder(path: str | os.PathLike[str]) -> str | None:
     the folders of an output a person names are not made on the way (a mistyped folder
     would otherwise be created without a word)."""
     p = Path(path).expanduser()
-    if p.parent.is_dir():
+    if _is_dir(p.parent):
         return None
     return write_error(p, FileNotFoundError(2, "its folder does not exist"))
 
