@@ -985,6 +985,7 @@ def test_eval_says_when_its_cube_decision_stopped_short() -> None:
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "cube decision stopped short" in x)
     assert "of the 4 asked for" in line
+    assert "Stopped short: the cube decision:" not in r.stdout  # said once, as the cube's
 
 
 @pytest.mark.parametrize(

@@ -1067,3 +1067,40 @@ def test_the_confirmation_says_why_a_play_typed_there_is_refused(tmp_path: Path)
     assert "resign, resign gammon or resign backgammon" in screen
     assert "Taken back" not in screen
     assert series.game.record[-1].play == "24/21 24/20"
+
+
+def test_a_resumed_series_keeps_its_drawn_seed_to_the_end(env: dict[str, str],
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    """(a diff review) A resumed series counted as one whose seed was chosen: its first
+    line told the drawn seed, and its end did not."""
+    save = tmp_path / "g.json"
+    args = ["--games", "2", "--first", "you", "--ply", "0", "--no-cube", "--save", str(save)]
+    done = run_doublet(args, env, "resign\nyes\nquit\n")
+    assert done.returncode == 0, done.stderr
+    saved = Series.load(save)
+    assert saved.seed_chosen is False
+    resumed = run_doublet(["--resume", "--save", str(save)], env, "resign\nyes\nresign\nyes\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "seed" not in resumed.stdout.splitlines()[0]
+    assert f"The dice's seed was {saved.seed} (--seed {saved.seed} plays" in resumed.stdout
+
+
+def test_commands_and_a_declined_resignation_at_the_confirmation_keep_the_play(
+    tmp_path: Path,
+) -> None:
+    """(a diff review) "double" typed at the confirmation was called a malformed play;
+    a resignation declined there took the pending play back."""
+    import io
+
+    from doublet.apps.terminal import Session
+
+    series = Series.new(seed=1, starter=0, cube=True)  # the person on roll with 3-4
+    out = io.StringIO()
+    lines = "24/21 24/20\ndouble\nno\nresign\nno\n\n"
+    s = Session(series, 0, tmp_path / "game.json", None, io.StringIO(lines), out)
+    s.person_turn()
+    screen = out.getvalue()
+    assert "Malformed" not in screen and "Taken back" not in screen, screen
+    assert "Your dice are rolled already" in screen or "You cannot double now" in screen
+    assert "Not resigned: the game goes on." in screen
+    assert series.game.record[-1].play == "24/21 24/20"

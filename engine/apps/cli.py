@@ -244,8 +244,9 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  {label:<16}{100 * p:6.2f} %\n")
     out.write(f"  {'Equity':<16}{doc['evaluation']['equity']:+7.3f}  (cubeless)\n")
     out.write(f"  {'Pips':<16}{doc['pips']['mover']} vs {doc['pips']['opponent']}\n")
-    if doc.get("stopped"):
-        out.write(f"  Stopped short: {doc['stopped']}\n")
+    cube_stop = doc.get("cube", {}).get("stopped")
+    if doc.get("stopped") and doc["stopped"] != f"the cube decision: {cube_stop}":
+        out.write(f"  Stopped short: {doc['stopped']}\n")  # (the cube's own: said below)
     if "cube" in doc:
         out.write(f"  {state.describe()}\n")
         if doc["cube"].get("stopped"):  # (a review: only the evaluation's was said)

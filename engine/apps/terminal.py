@@ -206,10 +206,11 @@ class Session:
         inp: TextIO,
         out: TextIO,
         resumed: bool = False,
-        seed_given: bool = True,
     ) -> None:
         self.series = series
-        self.seed_given = seed_given  # --seed: the first line says it (else the end does)
+        # --seed: the first line says it; a drawn one only the series' end (a resumed
+        # series too: the save records which it was)
+        self.seed_given = series.seed_chosen
         self.ply = ply
         self.save_path = save_path
         self.export_path = export_path
@@ -385,13 +386,18 @@ class Session:
             g.roll()
         assert g.dice is not None
         d = g.dice
-        # The line is written whole once the play is chosen: a compile notice (stderr)
-        # printed while it searched cut it in two (a review).
-        play = engine_play(g, engine_depth(g.variant, self.ply, d))
+        depth = engine_depth(g.variant, self.ply, d)
+        # The line is written whole once the play is chosen (a compile notice on stderr
+        # cut it in two: a review), but the dice first where the search takes seconds.
+        slow = depth >= 3
+        rolls = f"Doublet rolls {max(d)}-{min(d)}: "
+        if slow:
+            self.say(rolls, end="")
+        play = engine_play(g, depth)
         g.play(play)
         again = " and rolls again" if play.again else ""
-        self.say(f"Doublet rolls {max(d)}-{min(d)}: "
-                 f"{other_side(play.notation) or 'no legal play'}{again}.")  # fmt: skip
+        self.say(f"{'' if slow else rolls}{other_side(play.notation) or 'no legal play'}"
+                 f"{again}.")  # fmt: skip
 
     def cube_ply(self) -> int:
         """The depth of the engine's cube decisions (Acey-Deucey: at most 1 ply)."""
@@ -493,15 +499,13 @@ class Session:
         if not g.has_play():
             self.pass_turn()
             return
-        # What was typed at the confirmation of a play: another play (read there, and
-        # confirmed next), or a resignation's line, taken here as if typed.
-        typed: Play | str | None = None
+        # Another play typed at the confirmation of a play: read there, confirmed next.
+        typed: Play | None = None
         while True:
-            if isinstance(typed, Play):
+            if typed is not None:
                 play, typed = typed, None
             else:
-                line = self.ask("Your play: ") if typed is None else typed
-                typed = None
+                line = self.ask("Your play: ")
                 if self.command(line):
                     if g.over:
                         return
@@ -519,6 +523,8 @@ class Session:
                     self.say(f"{kind} play: {e}")
                     continue
             answer = self.confirm(play)
+            if g.over:  # resigned at the confirmation, and accepted
+                return
             if answer is True:
                 g.play(play)
                 if play.again and not g.over:
@@ -527,16 +533,14 @@ class Session:
             if isinstance(answer, Play):  # another play: confirmed next, its board shown
                 typed = answer
                 continue
-            if isinstance(answer, str):  # resign: done as typed here
-                typed = answer
             self.show(g.board, g.dice)  # the board before the play taken back
 
-    def confirm(self, play: Play) -> bool | Play | str:
-        """Show the board after `play` and ask; True: play it, False: undo. Another play
-        typed there takes this one back and is returned (the Play, to be confirmed in
-        turn), as is a resign line (to be done as typed at "Your play:"); a command that
-        changes nothing (help, hint, board, export) is answered and the question asked
-        again, as is anything else."""
+    def confirm(self, play: Play) -> bool | Play:
+        """Show the board after `play` and ask; True: play it, False: undo (or the game
+        ended there: a resignation accepted). Another play typed there takes this one
+        back and is returned (the Play, to be confirmed in turn); a command is answered
+        as at "Your play:" and the question asked again, as is anything else, with what
+        is wrong with it."""
         self.show(play.board)
         self.say(f"You play {play.notation}{' and roll again' if play.again else ''}.")
         g = self.game
@@ -549,23 +553,27 @@ class Session:
             if answer == "undo":
                 self.say(f"Taken back: {play.notation}.")
                 return False
-            word = (answer.split() or [""])[0]
-            if word == "resign" and " ".join(answer.split()[1:]) not in RESIGN:
-                self.command(line)  # says what resign takes; the play stays (a review)
+            again = (f"Press Enter to confirm {play.notation}, type undo to take it back, "
+                     "or type another play.")  # fmt: skip
+            if answer in ("n", "no"):
+                self.say(again)
                 continue
-            if word in ("help", "?", "hint", "board", "export", "quit", "exit"):
-                self.command(line)  # quit and exit leave: the save is from before the play
+            # A command is answered as at "Your play:" and the play stays pending (quit
+            # and exit leave: the save is from before the play); a resignation the engine
+            # accepts ends the game, one declined or refused leaves the play as it was.
+            if self.command(line):
+                if g.over:
+                    return False
                 continue
             try:
-                other = None if word == "resign" else g.position().play(line, *g.dice)
+                other = g.position().play(line, *g.dice)
             except DoubletError as e:  # as at "Your play:" (a review: it was not said)
                 kind = ("Ambiguous" if "ambiguous" in str(e) else "Illegal"
                         if isinstance(e, IllegalPlayError) else "Malformed")  # fmt: skip
-                self.say(f"{kind} play: {e}. Press Enter to confirm {play.notation}, type "
-                         "undo to take it back, or type another play.")  # fmt: skip
+                self.say(f"{kind} play: {e}. {again}")
                 continue
             self.say(f"Taken back: {play.notation}.")
-            return line if other is None else other
+            return other
 
     def pass_turn(self) -> None:
         g = self.game
@@ -960,7 +968,10 @@ def _onto_save(path: Path, save_path: Path) -> str | None:
     `export` over the save left a text record where the game was saved), else None."""
 
     def key(p: Path) -> Path:
-        return p.expanduser().resolve()
+        try:
+            return p.expanduser().resolve()
+        except (OSError, RuntimeError):  # a symbolic link loop (Python 3.11: RuntimeError)
+            return p.expanduser().absolute()
 
     if key(path) in (key(save_path), key(save_path.with_name(save_path.name + ".lock"))):
         return "it is this game's save file (or its lock): give the export another name"
@@ -1066,12 +1077,14 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
         if why is not None:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
     announce_compile(*SEARCH_KERNELS)
-    if isinstance(sys.stdin, io.TextIOWrapper):  # a byte the locale cannot read is no crash
-        sys.stdin.reconfigure(errors="replace")  # (a review: UnicodeDecodeError)
-    # A resumed series' seed is in its save file already; a new one's only if chosen.
-    seed_given = args.resume or args.seed is not None
-    session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume,
-                      seed_given)  # fmt: skip
+    # A byte the locale cannot read is no crash (a review: UnicodeDecodeError), and a
+    # character the terminal cannot show neither (only strict streams: the C locale's
+    # surrogateescape keeps bytes as they were).
+    for stream in (sys.stdin, out):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            with contextlib.suppress(io.UnsupportedOperation, ValueError):
+                stream.reconfigure(errors="replace")
+    session = Session(series, ply, save_path, export_path, sys.stdin, out, args.resume)
     # Each waits while a turn is being applied (held_while_changing), so that the save
     # it leads to holds whole turns.
     if hasattr(signal, "SIGHUP"):  # the terminal closed: save, as on quit

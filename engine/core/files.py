@@ -13,6 +13,7 @@ from working on the same files at once (a saved game, a training run's folder).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -32,7 +33,10 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
         raise ValueError(f"atomic_open writes whole files: mode 'wb' or 'w', not {mode!r}")
     target = Path(path)
     if target.is_symlink():  # write the file the link names, and keep the link
-        target = target.resolve()
+        try:
+            target = target.resolve()
+        except RuntimeError:  # a loop of links (Python 3.11 says so by RuntimeError)
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
     if _exists(target) and not target.is_file() and not target.is_dir():
         # A device or a pipe (`--html /dev/null`, a FIFO): written through, never replaced
         # by a file (a review: run as root, /dev/null became an HTML page).
@@ -81,20 +85,35 @@ def _nearest_existing(p: Path) -> Path | None:
 
 
 def _exists(p: Path) -> bool:
-    """p.exists(), False where the OS cannot even look (a name over 255 bytes: Python
-    3.11 raises ENAMETOOLONG there, and a message about a write then failed itself)."""
+    """p.exists(), False for a name too long to look up (Python 3.11 raises ENAMETOOLONG
+    there, and a message about a failed write then failed itself)."""
     try:
         return p.exists()
-    except OSError:
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
         return False
 
 
 def _is_dir(p: Path) -> bool:
-    """p.is_dir(), False where the OS cannot look (as _exists)."""
+    """p.is_dir(), False for a name too long to look up (as _exists)."""
     try:
         return p.is_dir()
-    except OSError:
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
         return False
+
+
+def _too_long(p: Path) -> str | None:
+    """The OS's words (File name too long) where p, or a part of it, is longer than the
+    OS takes; else None."""
+    try:
+        os.lstat(p)
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return os.strerror(e.errno)
+    return None
 
 
 def file_path_error(path: str | os.PathLike[str]) -> str | None:
@@ -102,6 +121,8 @@ def file_path_error(path: str | os.PathLike[str]) -> str | None:
     writing it, or None: a folder in its place, a file where a folder must be, or a
     nearest existing folder that cannot take files (atomic_open makes the missing ones)."""
     p = Path(path).expanduser()
+    if why := _too_long(p):  # (said now, not after a game: a review)
+        return why
     if _is_dir(p):
         return "it is a folder"
     if _exists(p) and not p.is_file():  # a device or a pipe: written through (atomic_open)
@@ -119,6 +140,8 @@ def missing_folder(path: str | os.PathLike[str]) -> str | None:
     the folders of an output a person names are not made on the way (a mistyped folder
     would otherwise be created without a word)."""
     p = Path(path).expanduser()
+    if why := _too_long(p.parent):
+        return why
     if _is_dir(p.parent):
         return None
     return write_error(p, FileNotFoundError(2, "its folder does not exist"))

@@ -744,6 +744,9 @@ class Series:
     history: list[Game] = field(default_factory=list)  # the finished games before `game`
     names: tuple[str, str] | None = None  # the players' names (a series read from a file)
     export: str | None = None  # where doublet play writes the record (kept for --resume)
+    # The seed was chosen (--seed), not drawn: it may be shown before the series ends (it
+    # gives every roll to come). Saves from before it was recorded: True.
+    seed_chosen: bool = True
 
     @classmethod
     def new(cls, variant: int | str = STANDARD, games: int = 1, seed: int | None = None,
@@ -760,12 +763,15 @@ class Series:
             raise GameError("the Jacoby rule and beavers are for money play, not matches")
         if beavers and not cube:
             raise GameError("beavers need the cube")
+        chosen = seed is not None
         seed = secrets.randbits(63) if seed is None else int(seed)
         jacoby = bool(jacoby) and bool(cube)
         first = Rules(bool(cube), length, (0, 0), False, jacoby, bool(beavers))
-        return cls(v, 0 if length else games, seed, [0, 0], [],
-                   Game.new(v, seed, 0, starter, first), ply, starter, length, bool(cube),
-                   jacoby, bool(beavers))  # fmt: skip
+        s = cls(v, 0 if length else games, seed, [0, 0], [],
+                Game.new(v, seed, 0, starter, first), ply, starter, length, bool(cube),
+                jacoby, bool(beavers))  # fmt: skip
+        s.seed_chosen = chosen
+        return s
 
     def _rules(self, number: int) -> Rules:
         """The rules of game `number`, played at the current score; a match's Crawford
@@ -876,6 +882,7 @@ class Series:
             "history": [g.to_dict() for g in self.history],
             "names": list(self.names) if self.names else None,
             "export": self.export,
+            "seed_chosen": self.seed_chosen,
             "game": self.game.to_dict(),
         }
 
@@ -912,6 +919,7 @@ class Series:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, DoubletError) as e:
             raise SaveFileError(f"damaged saved game ({_damage(e)})") from None
+        s.seed_chosen = d.get("seed_chosen", True) is not False
         if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH or min(s.score) < 0:
             raise SaveFileError("the saved series' score or match length is not valid")
         if s.games < 0 or not 0 <= s.ply <= MAX_PLAY_PLY:
