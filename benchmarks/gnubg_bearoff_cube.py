@@ -11,8 +11,15 @@ against.
 import json
 import os
 import random
+import sys
 
-import gnubg
+# Run inside GNU Backgammon 1.07 (gnubg -t -q -r -p THIS): --help, or a missing
+# variable, says so instead of a traceback (a review).
+_NEED = ("GNUBG_BEAROFF_OUT",)
+if {"-h", "--help"} & set(sys.argv[1:]) or any(k not in os.environ for k in _NEED):
+    sys.exit(f"{__doc__}\n(it needs the environment variables {', '.join(_NEED)})")
+
+import gnubg  # noqa: E402
 
 rng = random.Random(44)
 n = int(os.environ.get("GNUBG_BEAROFF_N", "120"))

@@ -8,9 +8,16 @@ per decision in the same run) and to make tests/data/gnubg_cube0.jsonl.
 
 import json
 import os
+import sys
 import time
 
-import gnubg
+# Run inside GNU Backgammon 1.07 (gnubg -t -q -r -p THIS): --help, or a missing
+# variable, says so instead of a traceback (a review).
+_NEED = ("GNUBG_CUBE_IN", "GNUBG_CUBE_OUT")
+if {"-h", "--help"} & set(sys.argv[1:]) or any(k not in os.environ for k in _NEED):
+    sys.exit(f"{__doc__}\n(it needs the environment variables {', '.join(_NEED)})")
+
+import gnubg  # noqa: E402
 
 src, dst = os.environ["GNUBG_CUBE_IN"], os.environ["GNUBG_CUBE_OUT"]
 plies = [int(p) for p in os.environ.get("GNUBG_CUBE_PLIES", "0,1,2").split(",")]

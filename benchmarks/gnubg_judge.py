@@ -9,8 +9,15 @@ was stopped continues (benchmarks/fair_judge.py skips the cases OUT holds).
 
 import json
 import os
+import sys
 
-import gnubg
+# Run inside GNU Backgammon 1.07 (gnubg -t -q -r -p THIS): --help, or a missing
+# variable, says so instead of a traceback (a review).
+_NEED = ("GNUBG_JUDGE_IN", "GNUBG_JUDGE_OUT")
+if {"-h", "--help"} & set(sys.argv[1:]) or any(k not in os.environ for k in _NEED):
+    sys.exit(f"{__doc__}\n(it needs the environment variables {', '.join(_NEED)})")
+
+import gnubg  # noqa: E402
 
 CUBE = gnubg.cubeinfo(1, -1, 0, 0, (0, 0), 0, 0)
 PLY = int(os.environ.get("GNUBG_JUDGE_PLY", "2"))

@@ -15,6 +15,11 @@ import json
 import os
 import sys
 
+# Run inside GNU Backgammon 1.07 (gnubg -t -q -r -p THIS): --help, or a missing
+# variable, says so instead of a traceback (a review).
+if {"-h", "--help"} & set(sys.argv[1:]):
+    sys.exit(__doc__)
+
 import gnubg
 
 gnubg.command("set threads 1")  # before "ready": its words go to stdout

@@ -14,8 +14,15 @@ cube decisions), the marked plays and the luck. Written as JSON to OUT.
 
 import json
 import os
+import sys
 
-import gnubg  # GNU Backgammon's embedded module
+# Run inside GNU Backgammon 1.07 (gnubg -t -q -r -p THIS): --help, or a missing
+# variable, says so instead of a traceback (a review).
+_NEED = ("MATCHES", "OUT")
+if {"-h", "--help"} & set(sys.argv[1:]) or any(k not in os.environ for k in _NEED):
+    sys.exit(f"{__doc__}\n(it needs the environment variables {', '.join(_NEED)})")
+
+import gnubg  # noqa: E402  # GNU Backgammon's embedded module
 
 ply = int(os.environ.get("PLY", "2"))
 for what in ("chequerplay", "cubedecision"):

@@ -402,4 +402,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from doublet.core.errors import DoubletError
+
+    try:
+        main()
+    except DoubletError as e:  # a bad --data or model: one line, not a traceback (a review)
+        sys.exit(f"{Path(__file__).name}: error: {e}")

@@ -128,7 +128,10 @@ def main() -> None:
         return max(36, round(trials * args.scale / 36) * 36)
 
     model = default_model()
-    print(f"# benchmarks/rollout.py --scale {args.scale:g} --workers {args.workers}")
+    print(
+        f"# benchmarks/rollout.py {' '.join(sys.argv[1:])} (--scale {args.scale:g}, "
+        f"--workers {args.workers})"
+    )  # as typed (a review: --sections was left out)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f} at the start")  # fmt: skip
     with executor(args.workers) as ex:
