@@ -416,6 +416,9 @@ def test_a_stopped_td_step_goes_on_from_its_checkpoint(tmp_path: Path) -> None:
     (folder / "done.json").unlink()
     assert run(32) == 0
     assert checkpoint.load(folder / checkpoint.FILENAME)["games"] == 32
+    # its record gives the run's training time over both sessions (a review: the last's)
+    result = json.loads((folder / "done.json").read_text())["result"]
+    assert result["train_seconds"] == load_model(folder / "model.npz").meta["train_seconds"] >= 0
     for name in ("done.json", "model.npz", "model.md"):
         (folder / name).unlink()
     assert run(32) == 0 and (folder / "model.md").exists()

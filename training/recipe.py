@@ -625,7 +625,7 @@ class Pipeline:
             if step.get("init") is not None:
                 argv += ["--init", str(self.model(step.get("init")))]
             self._call(train.main, argv, f"step {step.name!r} (td)")
-            return {"model": str(model)}
+            return self._td_result(model)
         # A run that was stopped: it must be this step's run, then it goes on, or only
         # its export is missing (the model card is written last).
         from doublet.training import configs
@@ -679,7 +679,16 @@ class Pipeline:
         if step.get("workers") is not None:
             argv += ["--workers", str(step.get("workers"))]
         self._call(train.main, argv, f"step {step.name!r} (td)")
-        return {"model": str(model)}
+        return self._td_result(model)
+
+    @staticmethod
+    def _td_result(model: Path) -> dict[str, Any]:
+        """A td step's result: its model, and the run's training time over all its
+        sessions (a resumed step's record's seconds are its last session's alone)."""
+        from doublet.nn.eval import load_model
+
+        seconds = load_model(model).meta.get("train_seconds")
+        return {"model": str(model), **({} if seconds is None else {"train_seconds": seconds})}
 
     def _prune(self, step: Step) -> dict[str, Any]:
         from doublet.training import prune
@@ -957,7 +966,9 @@ def _summary(record: dict[str, Any]) -> str:
         return f"head to head {h['ppg']:+.4f} ± {h['se']:.4f} over {h['games']} games"
     if "chunks" in r:
         return f"{r['chunks']} chunks"
-    return str(r.get("model", r.get("onesided", ""))) + f", {record.get('seconds', 0)} s"
+    trained = f", {r['train_seconds']} s training in all" if "train_seconds" in r else ""
+    return (str(r.get("model", r.get("onesided", ""))) + f", {record.get('seconds', 0)} s"
+            + trained)  # fmt: skip
 
 
 def _recipe_help() -> str:
