@@ -756,3 +756,22 @@ def test_a_stopped_td_step_goes_on_from_its_init_moved_elsewhere(tmp_path: Path)
     (out / "b" / "done.json").unlink()
     shutil.copy(out / "b" / "model.npz", tmp_path / "x2.npz")  # other weights there
     assert run("x2.npz") == 2
+
+
+def test_a_run_folder_copied_elsewhere_names_its_own_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(a review) The records held absolute paths: a run folder copied elsewhere went on
+    naming the old folder's files in its summaries."""
+    path = tmp_path / "r.toml"
+    path.write_text('[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+                    '[[step]]\nname = "e"\nkind = "export"\nmodel = "a"\nto = "final.npz"\n')
+    first = tmp_path / "run"
+    assert recipe.main(["--recipe", str(path), "--out", str(first)]) == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    shutil.copy(first / "final.npz", copy / "final.npz")
+    capsys.readouterr()
+    assert recipe.main(["--recipe", str(path), "--out", str(copy)]) == 0
+    err = capsys.readouterr().err
+    assert "a: done (a/model.npz, " in err and str(first) not in err, err

@@ -681,14 +681,22 @@ class Pipeline:
         self._call(train.main, argv, f"step {step.name!r} (td)")
         return self._td_result(model)
 
-    @staticmethod
-    def _td_result(model: Path) -> dict[str, Any]:
+    def _td_result(self, model: Path) -> dict[str, Any]:
         """A td step's result: its model, and the run's training time over all its
         sessions (a resumed step's record's seconds are its last session's alone)."""
         from doublet.nn.eval import load_model
 
         seconds = load_model(model).meta.get("train_seconds")
-        return {"model": str(model), **({} if seconds is None else {"train_seconds": seconds})}
+        return {"model": self._shown(model),
+                **({} if seconds is None else {"train_seconds": seconds})}  # fmt: skip
+
+    def _shown(self, path: Path) -> str:
+        """A path a record holds: relative to the run's folder where it is inside it (a
+        run folder copied elsewhere then names its own files: a review), else as is."""
+        try:
+            return str(path.resolve().relative_to(self.out))
+        except ValueError:
+            return str(path)
 
     def _prune(self, step: Step) -> dict[str, Any]:
         from doublet.training import prune
@@ -699,7 +707,7 @@ class Pipeline:
             if step.get(key) is not None:
                 argv += [f"--{key}", str(step.get(key))]
         self._call(prune.main, argv, f"step {step.name!r} (prune)")
-        return {"model": str(out)}
+        return {"model": self._shown(out)}
 
     def _onesided(self, step: Step) -> dict[str, Any]:
         """The one-sided race net (doublet.training.onesided), resumed round by round."""
@@ -713,7 +721,7 @@ class Pipeline:
             if step.get(key) is not None:
                 argv += [f"--{key}", str(step.get(key))]
         self._call(onesided.main, argv, f"step {step.name!r} (onesided)")
-        return {"onesided": str(out)}
+        return {"onesided": self._shown(out)}
 
     def _data(self, step: Step) -> dict[str, Any]:
         from doublet.training import distill
@@ -749,7 +757,7 @@ class Pipeline:
         if step.get("race"):
             argv.append("--race")
         self._call(distill.main, argv, f"step {step.name!r} (fit)")
-        return {"model": str(out)}
+        return {"model": self._shown(out)}
 
     def _gate(self, step: Step) -> dict[str, Any]:
         from doublet.games.duplicate import net_player, play_match
@@ -836,7 +844,7 @@ class Pipeline:
         record = {"recipe": self.recipe.read_text(), "model": str(to), "sha256": digest,
                   "steps": trail}  # fmt: skip
         atomic_write(_trail_path(to), json.dumps(record, indent=1) + "\n")
-        return {"model": str(to), "sha256": record["sha256"]}
+        return {"model": self._shown(to), "sha256": record["sha256"]}
 
 
 def judge(cand: Any, ref: Any, judge_path: Path, refset: Path, ply: int,
