@@ -764,8 +764,10 @@ def test_a_run_folder_copied_elsewhere_names_its_own_files(
     """(a review) The records held absolute paths: a run folder copied elsewhere went on
     naming the old folder's files in its summaries."""
     path = tmp_path / "r.toml"
-    path.write_text('[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
-                    '[[step]]\nname = "e"\nkind = "export"\nmodel = "a"\nto = "final.npz"\n')
+    path.write_text(
+        '[[step]]\nname = "a"\nkind = "td"\nconfig = "tiny"\ngames = 16\n'
+        '[[step]]\nname = "e"\nkind = "export"\nmodel = "a"\nto = "final.npz"\n'
+    )
     first = tmp_path / "run"
     assert recipe.main(["--recipe", str(path), "--out", str(first)]) == 0
     copy = tmp_path / "copy"
