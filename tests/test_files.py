@@ -124,3 +124,33 @@ def test_a_name_too_long_for_the_os_is_said_not_raised(tmp_path: Path) -> None:
         atomic_write(long, "x")
     assert files.write_error(long, e.value) == "File name too long"
     assert files.missing_folder(tmp_path / ("b" * 300) / "x.txt") == "File name too long"
+
+
+def test_a_folder_that_may_not_be_searched_is_said_not_raised(tmp_path: Path,
+                                                              monkeypatch) -> None:  # fmt: skip
+    """(a diff review) A folder without search permission made is_dir() raise
+    PermissionError: an internal error where "not writable" was said before."""
+    import errno as errno_
+
+    import doublet.core.files as files
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_is_dir, real_exists = Path.is_dir, Path.exists
+
+    def refused(real):  # type: ignore[no-untyped-def]
+        def look(self: Path) -> bool:
+            if locked in self.parents:
+                raise PermissionError(errno_.EACCES, "Permission denied", str(self))
+            return bool(real(self))
+
+        return look
+
+    monkeypatch.setattr(Path, "is_dir", refused(real_is_dir))
+    monkeypatch.setattr(Path, "exists", refused(real_exists))
+    real_access = os.access
+    monkeypatch.setattr(files.os, "access", lambda p, m: Path(p) != locked and real_access(p, m))
+    assert files.file_path_error(locked / "x.txt") == f"{str(locked)!r} is not writable"
+    assert files.missing_folder(locked / "sub" / "x.txt") is not None
+    assert files.write_error(locked / "x.txt", PermissionError(13, "Permission denied")) == (
+        "Permission denied")  # fmt: skip

@@ -1096,11 +1096,35 @@ def test_commands_and_a_declined_resignation_at_the_confirmation_keep_the_play(
 
     series = Series.new(seed=1, starter=0, cube=True)  # the person on roll with 3-4
     out = io.StringIO()
-    lines = "24/21 24/20\ndouble\nno\nresign\nno\n\n"
+    lines = "24/21 24/20\ndouble\nno\nresign\nno\nexport a\0b.txt\n\n"
     s = Session(series, 0, tmp_path / "game.json", None, io.StringIO(lines), out)
     s.person_turn()
     screen = out.getvalue()
     assert "Malformed" not in screen and "Taken back" not in screen, screen
     assert "Your dice are rolled already" in screen or "You cannot double now" in screen
     assert "Not resigned: the game goes on." in screen
+    assert "a file name holds no NUL character" in screen  # (a ValueError ended it)
     assert series.game.record[-1].play == "24/21 24/20"
+    other = Series.new(seed=1, starter=0)
+    out = io.StringIO()
+    s2 = Session(other, 0, tmp_path / "g2.json", None,
+                 io.StringIO("24/21 24/20\nundo it\n24/20 13/10\n\n"), out)  # fmt: skip
+    s2.person_turn()
+    assert "Taken back: 24/21 24/20." in out.getvalue() and "Nothing to undo" not in out.getvalue()
+    assert other.game.record[-1].play == "24/20 13/10"
+
+
+def test_a_saves_seed_chosen_is_true_or_false(tmp_path: Path) -> None:
+    """(a diff review) "seed_chosen": "false" or null was read as a chosen seed, and the
+    drawn seed was shown; a save from before the key is read as chosen, as it was."""
+    from doublet.core.errors import SaveFileError
+
+    s = Series.new(seed=None)
+    doc = s.to_dict()
+    assert doc["seed_chosen"] is False and Series.from_dict(doc).seed_chosen is False
+    for bad in ("false", None, 0):
+        with pytest.raises(SaveFileError, match="seed_chosen is true or false"):
+            Series.from_dict({**doc, "seed_chosen": bad})
+    old = dict(doc)
+    del old["seed_chosen"]
+    assert Series.from_dict(old).seed_chosen is True

@@ -161,8 +161,9 @@ Commands:
                                 any other name this game's text
   help                          this text
   quit                          save the game and leave (doublet play --resume goes on)
-After your play, Enter confirms it and undo takes it back; another play, or resign,
-typed then takes it back too and is done."""
+After your play, Enter confirms it and undo takes it back; another play typed then
+replaces it; a command is answered and the play waits (a resignation accepted ends
+the game)."""
 
 
 def default_save_path() -> Path:
@@ -550,7 +551,7 @@ class Session:
             answer = line.lower()
             if answer in CONFIRM:
                 return True
-            if answer == "undo":
+            if answer.split()[:1] == ["undo"]:  # ("undo it": said "nothing to undo")
                 self.say(f"Taken back: {play.notation}.")
                 return False
             again = (f"Press Enter to confirm {play.notation}, type undo to take it back, "
@@ -730,6 +731,9 @@ class Session:
         if not name:
             self.say("export needs a file name: export FILE (FILE.mat or FILE.sgf: the match "
                      "file)")  # fmt: skip
+            return
+        if "\0" in name:  # (the OS takes no NUL in a name: a ValueError ended the session)
+            self.say(f"Cannot write {name!r}: a file name holds no NUL character")
             return
         path = Path(name).expanduser()
         if (why := _onto_save(path, self.save_path) or missing_folder(path)) is not None:

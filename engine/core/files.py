@@ -84,23 +84,29 @@ def _nearest_existing(p: Path) -> Path | None:
     return next((up for up in p.parents if _exists(up)), None)
 
 
+# What a look at a path may meet that says only "cannot look" (Python 3.11's exists()
+# and is_dir() raise them): a name too long (a message about a failed write then failed
+# itself: a review), or a folder the user may not search (said as "not writable" by the
+# nearest folder that can be looked at).
+_CANNOT_LOOK = (errno.ENAMETOOLONG, errno.EACCES, errno.EPERM)
+
+
 def _exists(p: Path) -> bool:
-    """p.exists(), False for a name too long to look up (Python 3.11 raises ENAMETOOLONG
-    there, and a message about a failed write then failed itself)."""
+    """p.exists(), False where the OS will not look (_CANNOT_LOOK)."""
     try:
         return p.exists()
     except OSError as e:
-        if e.errno != errno.ENAMETOOLONG:
+        if e.errno not in _CANNOT_LOOK:
             raise
         return False
 
 
 def _is_dir(p: Path) -> bool:
-    """p.is_dir(), False for a name too long to look up (as _exists)."""
+    """p.is_dir(), False where the OS will not look (as _exists)."""
     try:
         return p.is_dir()
     except OSError as e:
-        if e.errno != errno.ENAMETOOLONG:
+        if e.errno not in _CANNOT_LOOK:
             raise
         return False
 

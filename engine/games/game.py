@@ -919,7 +919,11 @@ class Series:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, DoubletError) as e:
             raise SaveFileError(f"damaged saved game ({_damage(e)})") from None
-        s.seed_chosen = d.get("seed_chosen", True) is not False
+        chosen = d.get("seed_chosen", True)  # missing: a save from before it was kept
+        if not isinstance(chosen, bool):  # (a review: "false" or null read as chosen)
+            raise SaveFileError(f"damaged saved game (seed_chosen is true or false, got "
+                                f"{shown(chosen, 20)})")  # fmt: skip
+        s.seed_chosen = chosen
         if len(s.score) != 2 or not 0 <= s.length <= MAX_LENGTH or min(s.score) < 0:
             raise SaveFileError("the saved series' score or match length is not valid")
         if s.games < 0 or not 0 <= s.ply <= MAX_PLAY_PLY:
