@@ -96,7 +96,7 @@ from doublet.core.files import (
     remove_temps,
     write_error,
 )
-from doublet.core.jit import SEARCH_KERNELS, announce_compile
+from doublet.core.jit import EVAL_KERNELS, SEARCH_KERNELS, announce_compile
 from doublet.formats.notation import format_play, other_side
 from doublet.formats.position import Play, Position
 from doublet.games.game import (
@@ -1080,7 +1080,7 @@ def _play(args: argparse.Namespace, out: TextIO, save_path: Path) -> int:
             why = f"{MAT_IS_STANDARD} (--export FILE.txt)"
         if why is not None:
             raise DoubletError(f"cannot write {args.export or series.export!r}: {why}")
-    announce_compile(*SEARCH_KERNELS)
+    announce_compile(*SEARCH_KERNELS, *EVAL_KERNELS)  # the cube decisions evaluate too
     # A byte the locale cannot read is no crash (a review: UnicodeDecodeError), and a
     # character the terminal cannot show neither (only strict streams: the C locale's
     # surrogateescape keeps bytes as they were).
