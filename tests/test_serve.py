@@ -1078,3 +1078,28 @@ def test_an_acey_deucey_game_from_a_json_board_ends_with_its_winning_chain(
     r = client.post("/api/games", json={"variant": "acey-deucey", "ply": 0, "seed": 7,
                                         "position": 3, "dice": [1, 2]})  # fmt: skip
     assert r.status_code == 400 and "JSON board" in r.json()["error"]
+
+
+def test_the_version_does_not_wait_for_a_search_and_a_405_says_what_is_allowed(
+    client: TestClient,
+) -> None:
+    """(a review) /api/version and /api/openapi.json waited behind a 10-s search (the
+    engine's lock); a 405 carried no Allow header; a UTF-16 body was read as JSON."""
+    import threading
+
+    import doublet.apps.serve as serve
+
+    got: list[int] = []
+    with serve._ENGINE:  # a search running
+        for path in ("/api/version", "/api/openapi.json"):
+            t = threading.Thread(target=lambda p=path: got.append(client.get(p).status_code))
+            t.start()
+            t.join(20)
+            assert not t.is_alive(), path
+    assert got == [200, 200]
+    r = client.get("/api/best")
+    assert r.status_code == 405 and "POST" in r.headers.get("allow", ""), r.headers
+    body = json.dumps({"id": 1, "position": "4HPwATDgc/ABMA", "dice": [3, 1]})
+    r = client.post("/api/best", content=body.encode("utf-16-le"),
+                    headers={"Content-Type": "application/json"})  # fmt: skip
+    assert r.status_code == 400 and "not JSON" in r.json()["error"], r.text  # (was a 200)

@@ -532,6 +532,8 @@ def loads(text: str | bytes) -> Any:
     refused (DoubletError), since a reply echoing them (an "id") would not be JSON; so is
     a lone surrogate in a string (an "id" echoed would not be Unicode text) and a key
     given twice in one object (JSON would keep the last silently)."""
+    if isinstance(text, (bytes, bytearray)):  # UTF-8 alone: json.loads guessed UTF-16 and
+        text = bytes(text).decode("utf-8")  # took a BOM (a review); UnicodeDecodeError
     doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite,
                      object_pairs_hook=_no_twice)  # fmt: skip
     _no_surrogate(doc)

@@ -1058,7 +1058,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             return
         origin = request.headers.get("origin")
         if origin is not None and origin.split("://", 1)[-1] != host:
-            raise ApiError(403, f"a request from {origin} may not change games on {host}")
+            raise ApiError(403, f"a request from a page of {origin} is refused by {host}: "
+                                "only its own pages may send requests")  # fmt: skip
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise ApiError(415, "send the request body as JSON (Content-Type: application/json)")
@@ -1103,9 +1104,10 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return doc
 
     def endpoint(work: Callable[..., Any], status: int = 200, *, body: bool = False,
-                 ids: bool = False) -> Any:  # fmt: skip
-        """An endpoint that runs work(gid, body) under the engine lock, off the event loop
-        (a GET's work gets the query's parameters as its body); `ids`: body_of's."""
+                 ids: bool = False, lock: bool = True) -> Any:  # fmt: skip
+        """An endpoint that runs work(gid, body) under the engine lock (unless `lock` is
+        False: work that searches nothing, such as the version), off the event loop (a
+        GET's work gets the query's parameters as its body); `ids`: body_of's."""
 
         async def handle(request: Request) -> Response:
             try:
@@ -1114,6 +1116,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
                 gid = request.path_params.get("gid", "")
 
                 def locked() -> Any:
+                    if not lock:  # (a review: the version waited 10 s for a search)
+                        return work(gid, doc)
                     with _ENGINE:
                         return work(gid, doc)
 
@@ -1297,8 +1301,12 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
             for alias, cmd in protocol.ALIASES.items()
             if cmd in HTTP_COMMANDS
         ),
-        Route("/api/version", endpoint(lambda _, __: HTTP_SESSION.version()), methods=["GET"]),
-        Route("/api/openapi.json", endpoint(lambda _, __: openapi()), methods=["GET"]),
+        Route(
+            "/api/version",
+            endpoint(lambda _, __: HTTP_SESSION.version(), lock=False),
+            methods=["GET"],
+        ),
+        Route("/api/openapi.json", endpoint(lambda _, __: openapi(), lock=False), methods=["GET"]),
         Route("/api/import", endpoint(importing, 201, body=True), methods=["POST"]),
         *(
             Route(f"/api/games{path}", endpoint(work, status, body=body), methods=[method])
@@ -1313,7 +1321,9 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
         return PlainTextResponse("not found", 404)
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"error": f"{request.method} is not allowed here"}, 405)
+        headers = getattr(exc, "headers", None) or {}  # Allow: what is (RFC 9110; a review)
+        return JSONResponse({"error": f"{request.method} is not allowed here"}, 405,
+                            headers=headers)  # fmt: skip
 
     return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
 
