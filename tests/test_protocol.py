@@ -297,7 +297,11 @@ def test_openapi_describes_each_commands_keys(client: Any) -> None:
             "application/json"]["schema"]  # fmt: skip
         assert set(schema["properties"]) == KEYS[cmd] - {"cmd", "model"}
         assert schema["additionalProperties"] is False
-        props = schema["properties"]
+        # each key's own schema, or null (its default); the position is never null
+        props = {k: v["anyOf"][0] for k, v in schema["properties"].items()}
+        assert all(v["anyOf"][1:] == [{"type": "null"}] for k, v in
+                   schema["properties"].items() if k not in ("position", "id"))  # fmt: skip
+        assert schema["properties"]["position"]["anyOf"] == [props["position"]]
         assert "time" not in props or props["time"]["maximum"] == 10  # the server's bound
         for key in ("cube", "match"):  # unknown keys inside them are refused too
             if key in props:

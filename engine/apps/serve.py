@@ -228,7 +228,10 @@ def openapi() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for cmd in HTTP_COMMANDS:
         keys = sorted(protocol.KEYS[cmd] - {"cmd", "model"})
-        props = {k: {**protocol.KEY_SCHEMAS[k][0], **http.get(k, {}),
+        # null is any key's default but the position's (a review: "ply": null, taken,
+        # was outside the schema)
+        props = {k: {"anyOf": [{**protocol.KEY_SCHEMAS[k][0], **http.get(k, {})},
+                               *([] if k in ("position", "id") else [{"type": "null"}])],
                      "description": protocol.KEY_SCHEMAS[k][1]} for k in keys}  # fmt: skip
         body = {"type": "object", "properties": props, "required": ["position"],
                 "additionalProperties": False}  # fmt: skip
