@@ -98,8 +98,15 @@ DEFAULTS: dict[str, Any] = {"ply": ANALYSIS_PLY, "time": None, "model": None, "v
 
 # Each key's JSON schema and meaning (engine/apps/protocol.md says more; the HTTP API's OpenAPI
 # description is built from these).
+_COUNTS = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 15},
+           "minItems": 26, "maxItems": 26}  # fmt: skip
 _BOARD = {"type": "object", "description": 'a JSON board: {"variant", "mover": [26 counts], '
-          '"opponent": [26 counts]}'}  # fmt: skip
+          '"opponent": [26 counts]}',
+          "properties": {"variant": {"type": "string", "enum": sorted(VARIANTS)},
+                         "mover": _COUNTS, "opponent": _COUNTS},
+          "required": ["mover", "opponent"]}  # fmt: skip
+_PAIR = {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2,
+         "maxItems": 2}  # fmt: skip
 KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
     "cmd": ({"type": "string", "enum": sorted(KEYS)}, "the command"),
     "id": ({}, "any JSON value, returned as the reply's first key"),
@@ -126,9 +133,11 @@ KEY_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
               "additionalProperties": False},
              "the cube (default: an XGID's, else centered at 1)"),
     "match": ({"type": ["object", "null"], "properties": {
-               "length": {"type": "integer"}, "away": {"type": "array"},
-               "score": {"type": "array"}, "crawford": {"type": "boolean"},
+               "length": {"type": "integer"}, "away": _PAIR,
+               "score": _PAIR, "crawford": {"type": "boolean"},
                "no_cube": {"type": "boolean"}},
+               "required": ["length"], "anyOf": [{"required": ["away"]},
+                                                 {"required": ["score"]}],
                "additionalProperties": False},
               "the match (null: money play)"),
     "jacoby": ({"type": "boolean"}, "money play: gammons count once the cube has turned"),
