@@ -16,7 +16,7 @@ import contextlib
 import errno
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,9 +37,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
             target = target.resolve()
         except RuntimeError:  # a loop of links (Python 3.11 says so by RuntimeError)
             raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
-    if _exists(target) and not target.is_file() and not target.is_dir():
-        # A device or a pipe (`--html /dev/null`, a FIFO): written through, never replaced
-        # by a file (a review: run as root, /dev/null became an HTML page).
+    if _special(target):  # `--html /dev/null`, a FIFO (a review: run as root, /dev/null
+        # became an HTML page)
         with open(target, mode, encoding=None if "b" in mode else "utf-8") as f:
             yield f
         return
@@ -91,24 +90,29 @@ def _nearest_existing(p: Path) -> Path | None:
 _CANNOT_LOOK = (errno.ENAMETOOLONG, errno.EACCES, errno.EPERM)
 
 
-def _exists(p: Path) -> bool:
-    """p.exists(), False where the OS will not look (_CANNOT_LOOK)."""
+def _looked(look: Callable[[], bool]) -> bool:
+    """look() (a Path's exists or is_dir), False where the OS will not look
+    (_CANNOT_LOOK)."""
     try:
-        return p.exists()
+        return look()
     except OSError as e:
         if e.errno not in _CANNOT_LOOK:
             raise
         return False
+
+
+def _exists(p: Path) -> bool:
+    return _looked(p.exists)
 
 
 def _is_dir(p: Path) -> bool:
-    """p.is_dir(), False where the OS will not look (as _exists)."""
-    try:
-        return p.is_dir()
-    except OSError as e:
-        if e.errno not in _CANNOT_LOOK:
-            raise
-        return False
+    return _looked(p.is_dir)
+
+
+def _special(p: Path) -> bool:
+    """p is there and is neither a file nor a folder: a device or a pipe, written through
+    (atomic_open), never replaced by a file."""
+    return _exists(p) and not p.is_file() and not _is_dir(p)
 
 
 def _too_long(p: Path) -> str | None:
@@ -131,7 +135,7 @@ def file_path_error(path: str | os.PathLike[str]) -> str | None:
         return why
     if _is_dir(p):
         return "it is a folder"
-    if _exists(p) and not p.is_file():  # a device or a pipe: written through (atomic_open)
+    if _special(p):
         return None if os.access(p, os.W_OK) else f"{str(p)!r} is not writable"
     up = _nearest_existing(p.absolute())  # it must take files
     if up is None:
