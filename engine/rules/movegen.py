@@ -753,10 +753,13 @@ class Workspace:
 _WORKSPACE: Workspace | None = None
 
 
-def check_dice(d1: int, d2: int) -> None:
+def check_dice(d1: int, d2: int) -> tuple[int, int]:
+    """(d1, d2) as Python ints (numpy's too: they go into documents), else
+    InvalidDiceError."""
     for d in (d1, d2):
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
             raise InvalidDiceError(f"each die must be an integer from 1 to 6, got {d!r}")
+    return int(d1), int(d2)
 
 
 def all_off(board: Board | tuple[int, ...]) -> bool:

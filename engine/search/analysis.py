@@ -320,11 +320,7 @@ def analyse_position(pos: Position, state: CubeState = MONEY, ply: int = 2,
     """Without a roll: the side on roll's chances at `ply` (``evaluation``, as
     evaluate_position) and its cube decision (``cube``, as cube_document), each within
     half the time budget."""
-    ply, budget = check_search(ply, budget)
-    half = None if budget is None else max(budget / 2, 1e-6)  # (checked again inside)
-    doc = evaluate_position(pos, ply, model, half, iterative)
-    doc["cube"] = cube_document(pos, state, ply, model, method, half, iterative)
-    _stopped_with_cube(doc)
+    doc = evaluate_with_cube(pos, state, ply, model, method, budget, iterative)
     doc["state_text"] = state.describe()
     return doc
 
@@ -364,8 +360,7 @@ def luck(pos: Position, dice: tuple[int, int], state: CubeState = MONEY,
     check_in_play(pos.board, pos.variant)
     if not isinstance(dice, (tuple, list)) or len(dice) != 2:
         raise InvalidDiceError(f"dice are two numbers 1..6, got {dice!r}")
-    check_dice(*dice)  # a review found (0, 1) valued as 6-6
-    dice = (int(dice[0]), int(dice[1]))
+    dice = check_dice(*dice)  # a review found (0, 1) valued as 6-6
     s = searcher(model, pos.variant)
     outs, again, probs, starts = s.all_rolls(np.array(pos.board))
     if cubeful is None:
@@ -399,8 +394,7 @@ def rank_plays(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | Non
     """Every legal play of d1-d2 searched (within the budget: deepen) and ranked as
     analyse_roll documents; nothing is formatted."""
     ply, budget = check_search(ply, budget)
-    check_dice(d1, d2)
-    d1, d2 = int(d1), int(d2)  # numpy's too: they go into the document
+    d1, d2 = check_dice(d1, d2)
     check_in_play(pos.board, pos.variant)
     s = searcher(model, pos.variant)
     b = np.array(pos.board)
@@ -483,8 +477,7 @@ def analyse_roll(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | N
     best `limit` plays are listed (and written out); ``"count"`` is then the number of
     legal plays."""
     ply, budget = check_search(ply, budget)
-    check_dice(d1, d2)
-    d1, d2 = int(d1), int(d2)  # numpy's too: they go into the document
+    d1, d2 = check_dice(d1, d2)
     r = rank_plays(pos, d1, d2, ply, model, state, budget, cubeful, iterative)
     doc = _base(pos, r.ply)
     if r.cubeful:
@@ -527,8 +520,7 @@ def best_play(pos: Position, d1: int, d2: int, ply: int = 0, model: Model | None
     cube centred, or `cubeful` False), only the chosen play is copied out of the search
     (Searcher.chosen: the engine's hot path)."""
     ply, budget = check_search(ply, budget)
-    check_dice(d1, d2)
-    d1, d2 = int(d1), int(d2)  # numpy's too: they go into the document
+    d1, d2 = check_dice(d1, d2)
     if cubeful is None:
         cubeful = not state.is_default
     if cubeful:
