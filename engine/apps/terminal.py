@@ -182,13 +182,13 @@ class Quit(Exception):
         self.status = status
 
 
-def _parsed(game: Any, line: str) -> Play | None:
-    """The play `line` is of the game's roll, None if it is not a legal play (a play
-    typed at the confirmation of another)."""
-    try:
-        return game.position().play(line, *game.dice)
-    except DoubletError:
-        return None
+def _refused(e: DoubletError) -> str:
+    """A typed play's refusal as said at "Your play:" and at the confirmation: Malformed,
+    Illegal or Ambiguous play, and why."""
+    kind = "Malformed"
+    if isinstance(e, IllegalPlayError):
+        kind = "Ambiguous" if "ambiguous" in str(e) else "Illegal"
+    return f"{kind} play: {e}"
 
 
 def _hang_up(signum: int, frame: Any) -> None:
@@ -209,9 +209,6 @@ class Session:
         resumed: bool = False,
     ) -> None:
         self.series = series
-        # --seed: the first line says it; a drawn one only the series' end (a resumed
-        # series too: the save records which it was)
-        self.seed_given = series.seed_chosen
         self.ply = ply
         self.save_path = save_path
         self.export_path = export_path
@@ -336,8 +333,9 @@ class Session:
                 what += " for money with the cube" + (", Jacoby" if s.jacoby else "") + (
                     ", beavers" if s.beavers else "")  # fmt: skip
         # The seed gives every roll to come: said when the person chose it, else at the
-        # end (a review: a random seed on the first line told the dice in advance).
-        seed = f", seed {s.seed}" if self.seed_given else ""
+        # end, resumed or not (the save records which it was; a review: a random seed on
+        # the first line told the dice in advance).
+        seed = f", seed {s.seed}" if s.seed_chosen else ""
         self.say(
             f"Doublet: {'Acey-Deucey' if s.variant == ACEY_DEUCEY else 'standard backgammon'}, "
             f"{what}{seed}; the engine plays at {depth}. Type help for the commands."
@@ -516,12 +514,8 @@ class Session:
                     continue
                 try:
                     play = g.position().play(line, *g.dice)
-                except NotationError as e:
-                    self.say(f"Malformed play: {e}")
-                    continue
-                except IllegalPlayError as e:
-                    kind = "Ambiguous" if "ambiguous" in str(e) else "Illegal"
-                    self.say(f"{kind} play: {e}")
+                except (NotationError, IllegalPlayError) as e:
+                    self.say(_refused(e))
                     continue
             answer = self.confirm(play)
             if g.over:  # resigned at the confirmation, and accepted
@@ -569,9 +563,7 @@ class Session:
             try:
                 other = g.position().play(line, *g.dice)
             except DoubletError as e:  # as at "Your play:" (a review: it was not said)
-                kind = ("Ambiguous" if "ambiguous" in str(e) else "Illegal"
-                        if isinstance(e, IllegalPlayError) else "Malformed")  # fmt: skip
-                self.say(f"{kind} play: {e}. {again}")
+                self.say(f"{_refused(e)}. {again}")
                 continue
             self.say(f"Taken back: {play.notation}.")
             return other
@@ -814,7 +806,7 @@ class Session:
             if mine != theirs:
                 who = "You win the series" if mine > theirs else "Doublet wins the series"
             self.say(f"Final score: {NAMES[PERSON]} {mine}, {NAMES[ENGINE]} {theirs}. {who}.")
-        if not self.seed_given:
+        if not s.seed_chosen:
             self.say(f"The dice's seed was {s.seed} (--seed {s.seed} plays them again).")
         if self.owns_save:
             self.save_path.unlink(missing_ok=True)

@@ -767,11 +767,9 @@ class Series:
         seed = secrets.randbits(63) if seed is None else int(seed)
         jacoby = bool(jacoby) and bool(cube)
         first = Rules(bool(cube), length, (0, 0), False, jacoby, bool(beavers))
-        s = cls(v, 0 if length else games, seed, [0, 0], [],
-                Game.new(v, seed, 0, starter, first), ply, starter, length, bool(cube),
-                jacoby, bool(beavers))  # fmt: skip
-        s.seed_chosen = chosen
-        return s
+        return cls(v, 0 if length else games, seed, [0, 0], [],
+                   Game.new(v, seed, 0, starter, first), ply, starter, length, bool(cube),
+                   jacoby, bool(beavers), seed_chosen=chosen)  # fmt: skip
 
     def _rules(self, number: int) -> Rules:
         """The rules of game `number`, played at the current score; a match's Crawford
