@@ -160,6 +160,7 @@ def load(path: Path) -> list[Step]:
         raise DoubletError("the recipe has no steps: each is a [[step]] table")
     steps: list[Step] = []
     seen: dict[str, Step] = {}
+    base = path.resolve().parent  # the recipe's paths are relative to it
     for i, t in enumerate(raw, 1):
         if not isinstance(t, dict):  # step = [1, 2], not [[step]] tables
             raise DoubletError(f"step {i} is {t!r}: each step is a [[step]] table of keys")
@@ -213,22 +214,18 @@ def load(path: Path) -> list[Step]:
             elif ref in later:
                 raise DoubletError(f"{where}: {key} {ref!r} is this step or a later one: a "
                                    "step uses what the steps before it made")  # fmt: skip
-            elif not _under(path.resolve().parent, ref).exists():
+            elif not _under(base, ref).exists():
                 raise DoubletError(f"{where}: {key} {ref!r} is neither an earlier step nor a "
                                    "file (paths are relative to the recipe)")  # fmt: skip
-            elif why := _not_input(key, _under(path.resolve().parent, ref)):
+            elif why := _not_input(key, _under(base, ref)):
                 raise DoubletError(f"{where}: {key} {ref!r} {why}")  # as a step's, above
-        base = path.resolve().parent
-        if kind == "gate" and t.get("judge") is not None:  # files only (refused as steps)
-            try:
+        try:  # a gate's data files (files only: refused as steps above)
+            if kind == "gate" and t.get("judge") is not None:
                 read_judge(_under(base, t["judge"]), _under(base, t["refset"]))
-            except DoubletError as e:
-                raise DoubletError(f"{where}: {e}") from None
-        if kind == "gate" and t.get("cube") is not None:
-            try:
+            if kind == "gate" and t.get("cube") is not None:
                 read_cube_decisions(_under(base, t["cube"]))
-            except DoubletError as e:
-                raise DoubletError(f"{where}: {e}") from None
+        except DoubletError as e:
+            raise DoubletError(f"{where}: {e}") from None
         step = Step(name, kind, dict(t))
         steps.append(step)
         seen[name] = step
@@ -344,6 +341,21 @@ def _under(base: Path, ref: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
+def _sha256(files: list[Path]) -> str:
+    """sha256 over the files, each by its name and bytes (a missing one by a mark: a
+    digest no record holds); read a MB at a time (a data step's chunks run to GBs)."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode())
+        try:
+            with open(f, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(block)
+        except OSError:  # gone
+            h.update(b"\0missing")
+    return h.hexdigest()
+
+
 def _trail_path(model: Path) -> Path:
     """The record an export step writes beside the model it exports."""
     return model.with_name(model.stem + ".recipe.json")
@@ -385,7 +397,9 @@ class Pipeline:
     def done(self, step: Step, early: bool = False) -> dict[str, Any] | None:
         """The step's record if it is done and still stands (None: to run); DoubletError
         where it was done with other settings or inputs. `early`: checked before the run
-        starts, where an input step not done yet is passed over (it may make the same)."""
+        starts, quietly, where an input step not done yet is passed over (it may make the
+        same)."""
+        say = (lambda _: None) if early else self.log
         path = self.folder(step) / DONE
         if not path.exists():
             return None
@@ -397,38 +411,39 @@ class Pipeline:
         if not isinstance(record, dict):
             raise DoubletError(f"step {step.name!r}'s record {str(path)!r} is damaged: remove "
                                f"{folder!r} to run the step again")  # fmt: skip
+        was = record.get("spec") if isinstance(record.get("spec"), dict) else {}
         if step.kind == "export" and self._digest(step) != record.get("digest"):
             # Its output (outside the folder, as a rule) is gone, is not the file it wrote,
             # or is to go elsewhere now: nothing was made from it, so it is exported again.
             # (A record made before exports were hashed has no digest: exported again too.)
-            was = record.get("spec") if isinstance(record.get("spec"), dict) else {}
             if was.get("to") not in (None, step.get("to")):
-                self.log(f"{step.name}: the export's 'to' is {step.get('to')!r} now, not "
+                say(f"{step.name}: the export's 'to' is {step.get('to')!r} now, not "
                          f"{was['to']!r}: the step runs again (what it wrote there "
                          "stays)")  # fmt: skip
             else:
-                self.log(f"{step.name}: {str(self.exported(step))!r} or its record is missing "
+                say(f"{step.name}: {str(self.exported(step))!r} or its record is missing "
                          "or is not what the step wrote: the step runs again")  # fmt: skip
             return None
         if record.get("digest") is not None and self._digest(step) != record["digest"]:
             raise DoubletError(f"step {step.name!r} is recorded done, but what it made in "
                                f"{folder!r} is missing or was changed since: remove the "
                                "folder to run it again, and the steps after it")  # fmt: skip
-        was = record.get("spec") if isinstance(record.get("spec"), dict) else {}
         if differ := _differences(was, step.spec):
             raise DoubletError(f"step {step.name!r} was done with other settings ({differ}); "
-                               "set them back, or remove "
-                               f"{str(self.folder(step))!r} to run it again, and the steps "
-                               "after it")  # fmt: skip
+                               f"set them back, or remove {folder!r} to run it again, and the "
+                               "steps after it")  # fmt: skip
         for ref, stamp in record.get("files", {}).items():
-            if self._file_stamp(ref) != stamp and step.kind == "gate":
+            if self._file_stamp(ref) == stamp:
+                continue
+            if step.kind == "gate":
                 # A gate's verdict feeds no later step, and its `against` is the file the
                 # export is copied over once the gate passes (recipes/standard.toml): said,
                 # not refused (a review: the recipe's own workflow ended in a refusal).
-                self.log(f"{step.name}: the file {ref!r} holds something else now than "
-                         "when the gate ran; its verdict stands (remove "
-                         f"{folder!r} to gate again)")  # fmt: skip
-            elif self._file_stamp(ref) != stamp:
+                say(
+                    f"{step.name}: the file {ref!r} holds something else now than when the "
+                    f"gate ran; its verdict stands (remove {folder!r} to gate again)"
+                )
+            else:
                 raise DoubletError(f"step {step.name!r} was made from the file {ref!r} as it "
                                    "was then, and it holds something else now (or is gone): "
                                    f"put it back, or remove {folder!r} to run the step again, "
@@ -444,37 +459,30 @@ class Pipeline:
                                    "the steps after it")  # fmt: skip
         return record
 
-    def _inputs(self, step: Step) -> list[str]:
-        """The earlier steps whose results `step` uses."""
-        data = step.get("data")
-        refs = [step.get(k) for k in ("model", "against", "init")]
-        refs += data if isinstance(data, list) else [data]
-        return [r for r in refs if isinstance(r, str) and r in self.names]
-
-    def _files(self, step: Step) -> list[str]:
-        """The files and folders (by the recipe's own words) that `step` reads, not made by
-        an earlier step: models, judges, data given by path."""
+    @staticmethod
+    def _refs(step: Step) -> list[str]:
+        """What `step` reads, in the recipe's own words: earlier steps' names and paths."""
         data = step.get("data")
         refs = [step.get(k) for k in ("model", "against", "init", "judge", "refset", "cube")]
         refs += data if isinstance(data, list) else [data]
-        return [r for r in refs if isinstance(r, str) and r not in self.names]
+        return [r for r in refs if isinstance(r, str)]
+
+    def _inputs(self, step: Step) -> list[str]:
+        """The earlier steps whose results `step` uses."""
+        return [r for r in self._refs(step) if r in self.names]
+
+    def _files(self, step: Step) -> list[str]:
+        """The files and folders that `step` reads, not made by an earlier step: models,
+        judges, data given by path."""
+        return [r for r in self._refs(step) if r not in self.names]
 
     def _file_stamp(self, ref: str) -> str:
         """sha256 of a file given by path (a folder: of its chunks), as `_digest` of a
         step's result: a model replaced at the same path is another input (a review)."""
         if ref not in self._paths:
             path = _under(self.base, ref)
-            files = sorted(path.glob("chunk-*.npz")) if path.is_dir() else [path]
-            h = hashlib.sha256()
-            for f in files:
-                h.update(f.name.encode())
-                try:
-                    with open(f, "rb") as fh:
-                        for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                            h.update(block)
-                except OSError:
-                    h.update(b"\0missing")
-            self._paths[ref] = h.hexdigest()
+            self._paths[ref] = _sha256(sorted(path.glob("chunk-*.npz")) if path.is_dir()
+                                       else [path])  # fmt: skip
         return self._paths[ref]
 
     def _stamp(self, name: str) -> str | None:
@@ -507,14 +515,7 @@ class Pipeline:
             files = [self.exported(step), _trail_path(self.exported(step))]
         else:
             return None
-        h = hashlib.sha256()
-        for f in files:
-            h.update(f.name.encode())
-            try:
-                h.update(f.read_bytes())
-            except OSError:  # gone: a digest no record holds
-                h.update(b"\0missing")
-        return h.hexdigest()
+        return _sha256(files)
 
     # -- running -----------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> int:
@@ -522,12 +523,8 @@ class Pipeline:
         self._check_exports()
         # Every step's record is checked before any step runs (a review: a step renamed
         # or edited past the first one to run was found only when the run reached it).
-        quiet, self.log = self.log, lambda *_: None
-        try:
-            for step in self.steps:
-                self.done(step, early=True)
-        finally:
-            self.log = quiet
+        for step in self.steps:
+            self.done(step, early=True)
         t0, ran = time.time(), 0
         for step in self.steps:
             record = self.done(step)
