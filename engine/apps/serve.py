@@ -123,6 +123,7 @@ is searched at 0 ply, and other rolls (and cube decisions) at 1 ply at most (2 p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import re
@@ -586,17 +587,22 @@ POSITION_FIELD = (
 )
 
 
+def request_position(body: dict[str, Any], variant: str
+                     ) -> tuple[Any, int, CubeState, tuple[int, int] | None]:  # fmt: skip
+    """A request's "position" (a game's start, the analysis page's), in play: (board,
+    variant, its cube state, its dice or None). A JSON board names its own variant:
+    'variant' left out does not contradict it."""
+    board, v, meta = parse_position(body["position"], variant if "variant" in body else None)
+    check_in_play(board, v)
+    return board, v, position_state(body, meta), _dice_field(body) or meta.get("roll")
+
+
 def series_at(body: dict[str, Any], variant: str, ply: int, seed: int | None) -> Series:
     """A series of one game that starts at the request's position, the person (side 0)
     on roll with its cube and score; a match goes on from that score."""
-    text = body["position"]
-    if not isinstance(text, (str, dict)):  # a JSON board as text or as an object
+    if not isinstance(body["position"], (str, dict)):  # a JSON board as text or an object
         raise ApiError(400, POSITION_FIELD)
-    # A JSON board names its own variant; 'variant' left out does not contradict it.
-    board, v, meta = parse_position(text, variant if "variant" in body else None)
-    check_in_play(board, v)
-    st = position_state(body, meta)
-    dice = _dice_field(body) or meta.get("roll")
+    board, v, st, dice = request_position(body, variant)
     s = Series.new(v, 1, seed, ply, YOU, st.length, True, st.jacoby, st.beavers)
     if st.is_match:
         s.score = [st.length - st.away[0], st.length - st.away[1]]
@@ -1000,11 +1006,7 @@ def analyse(body: dict[str, Any], default_ply: int) -> dict[str, Any]:
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ApiError(400, f"'variant' must be one of {', '.join(VARIANTS)}, got {variant!r}")
     ply = _int_field(body, "ply", min(default_ply, 2), 0, MAX_PLAY_PLY)
-    # A JSON board names its own variant; 'variant' left out does not contradict it.
-    board, v, meta = parse_position(text, variant if "variant" in body else None)
-    check_in_play(board, v)
-    state = position_state(body, meta)
-    dice = _dice_field(body) or meta.get("roll")
+    board, v, state, dice = request_position(body, variant)
     pos = Position(board, v)
     cube_ply = engine_depth(v, ply, (6, 5))
     doc: dict[str, Any] = {
@@ -1118,10 +1120,8 @@ def create_app(data: str | os.PathLike[str] | None = None, ply: int = 1,
                 doc = await body_of(request, ids) if body else dict(request.query_params)
                 gid = request.path_params.get("gid", "")
 
-                def locked() -> Any:
-                    if not lock:  # (a review: the version waited 10 s for a search)
-                        return work(gid, doc)
-                    with _ENGINE:
+                def locked() -> Any:  # (a review: the version waited 10 s for a search)
+                    with _ENGINE if lock else contextlib.nullcontext():
                         return work(gid, doc)
 
                 result = await run_in_threadpool(locked)

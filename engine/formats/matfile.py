@@ -165,8 +165,9 @@ def parse_mat(text: str) -> MatMatch:
     tags: dict[str, str] = {}
     length: int | None = None
     games: list[MatGame] = []
-    right = _right_column(text.removeprefix(BOM).splitlines())
-    for k, raw in enumerate(text.removeprefix(BOM).splitlines(), 1):
+    lines = text.removeprefix(BOM).splitlines()
+    right = _right_column(lines)
+    for k, raw in enumerate(lines, 1):
         line = raw.rstrip()
         if not line.strip():
             continue
